@@ -1,0 +1,3 @@
+from rig.cli import main
+
+main()

@@ -1,0 +1,212 @@
+"""Read and write sigrok session files (`.sr`, the "srzip" format, version 2).
+
+We write `.sr` ourselves instead of asking sigrok-cli to: sigrok-cli rewrites the whole
+zip for every packet, which is unusably slow at MHz rates. The files we write are read
+by sigrok-cli and PulseView like any other capture (the tests check that with the real
+sigrok-cli).
+"""
+
+from __future__ import annotations
+
+import configparser
+import re
+import zipfile
+import zlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+#: libsigrok's srzip output splits logic data into files of this size; we do the same so
+#: that readers never need one huge member in memory twice.
+CHUNK_BYTES = 4 << 20
+
+_RATE_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*(|k|M|G)Hz\s*$")
+_RATE_MUL = {"": 1, "k": 1_000, "M": 1_000_000, "G": 1_000_000_000}
+
+
+class CaptureError(ValueError):
+    """A capture file that cannot be read; the message names the file and the problem."""
+
+
+@dataclass(frozen=True)
+class Capture:
+    """A logic capture: one byte (up to 8 channels) per sample."""
+
+    path: Path | None
+    samplerate: int
+    channels: tuple[str, ...]  # index -> name, bit i of each sample is channel i
+    data: np.ndarray  # uint8, one element per sample
+
+    @property
+    def samples(self) -> int:
+        return int(self.data.shape[0])
+
+    def index(self, name: str) -> int | None:
+        try:
+            return self.channels.index(name)
+        except ValueError:
+            return None
+
+
+def format_samplerate(hz: int) -> str:
+    """Format like libsigrok's sr_samplerate_string ("1 MHz", "24 MHz", "500 kHz")."""
+    for suffix, mul in (("GHz", 10**9), ("MHz", 10**6), ("kHz", 10**3)):
+        if hz >= mul and hz % mul == 0:
+            return f"{hz // mul} {suffix}"
+    return f"{hz} Hz"
+
+
+def parse_samplerate(text: str) -> int:
+    m = _RATE_RE.match(text)
+    if not m:
+        raise ValueError(f"not a sample rate: {text!r}")
+    return round(float(m.group(1)) * _RATE_MUL[m.group(2)])
+
+
+def _metadata(channels: Sequence[str], samplerate: int) -> str:
+    lines = [
+        "[global]",
+        "sigrok version=0.5.2",  # the libsigrok srzip format we emulate; readers ignore it
+        "",
+        "[device 1]",
+        "capturefile=logic-1",
+        f"total probes={len(channels)}",
+        f"samplerate={format_samplerate(samplerate)}",
+        "total analog=0",
+    ]
+    lines += [f"probe{i + 1}={name}" for i, name in enumerate(channels)]
+    lines += ["unitsize=1", ""]
+    return "\n".join(lines)
+
+
+def write_sr(
+    path: Path,
+    channels: Sequence[str],
+    samplerate: int,
+    chunks: Iterable[bytes | np.ndarray],
+) -> int:
+    """Write a `.sr` from an iterable of sample blocks (uint8). Returns samples written.
+
+    Writes to a temporary name and renames, so a crash never leaves a half file that
+    looks complete.
+    """
+    if not 1 <= len(channels) <= 8:
+        raise ValueError(f"{path}: 1 to 8 logic channels supported, got {len(channels)}")
+    tmp = path.with_name(path.name + ".part")
+    total = 0
+    index = 0
+    pending = bytearray()
+    with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as z:
+        z.writestr("version", "2")
+        z.writestr("metadata", _metadata(channels, samplerate))
+
+        def flush(block: bytes) -> None:
+            nonlocal index
+            index += 1
+            z.writestr(f"logic-1-{index}", block)
+
+        for block in chunks:
+            raw = block.tobytes() if isinstance(block, np.ndarray) else bytes(block)
+            total += len(raw)
+            pending += raw
+            while len(pending) >= CHUNK_BYTES:
+                flush(bytes(pending[:CHUNK_BYTES]))
+                del pending[:CHUNK_BYTES]
+        if pending or index == 0:
+            flush(bytes(pending))
+    tmp.replace(path)
+    return total
+
+
+def convert_binary(raw: Path, sr: Path, channels: Sequence[str], samplerate: int) -> int:
+    """Turn a raw 1-byte-per-sample capture (sigrok-cli `-O binary`) into a `.sr`."""
+
+    def blocks() -> Iterable[bytes]:
+        with raw.open("rb") as f:
+            while block := f.read(CHUNK_BYTES):
+                yield block
+
+    return write_sr(sr, channels, samplerate, blocks())
+
+
+@dataclass(frozen=True)
+class CaptureInfo:
+    """A capture's metadata, read without loading the samples."""
+
+    path: Path
+    samplerate: int
+    channels: tuple[str, ...]
+    members: tuple[str, ...]  # logic data members in order
+    samples: int
+
+
+def _open(path: Path) -> zipfile.ZipFile:
+    try:
+        return zipfile.ZipFile(path)
+    except FileNotFoundError:
+        raise CaptureError(f"{path}: no such capture file") from None
+    except (zipfile.BadZipFile, OSError) as e:
+        raise CaptureError(f"{path}: not a sigrok session (bad zip: {e})") from None
+
+
+def _info(path: Path, z: zipfile.ZipFile) -> CaptureInfo:
+    names = set(z.namelist())
+    if "metadata" not in names:
+        raise CaptureError(f"{path}: no 'metadata' member; not a sigrok session file")
+    cp = configparser.ConfigParser(interpolation=None, strict=False)
+    try:
+        cp.read_string(z.read("metadata").decode("utf-8", "replace"))
+    except (configparser.Error, zipfile.BadZipFile, OSError, EOFError) as e:
+        raise CaptureError(f"{path}: metadata is not readable: {e}") from None
+    dev = next((s for s in cp.sections() if s.startswith("device ")), None)
+    if dev is None:
+        raise CaptureError(f"{path}: metadata has no [device N] section")
+    sec = cp[dev]
+    prefix = sec.get("capturefile")
+    if not prefix:
+        raise CaptureError(f"{path}: metadata [{dev}] has no 'capturefile' key")
+    try:
+        samplerate = parse_samplerate(sec.get("samplerate", ""))
+    except ValueError:
+        raise CaptureError(
+            f"{path}: metadata [{dev}] samplerate: expected e.g. '1 MHz', "
+            f"found {sec.get('samplerate')!r}"
+        ) from None
+    unitsize = sec.getint("unitsize", fallback=1)
+    if unitsize != 1:
+        raise CaptureError(f"{path}: unitsize {unitsize} not supported (only 8 channels)")
+    probes = {int(k[5:]): v for k, v in sec.items() if k.startswith("probe") and k[5:].isdigit()}
+    if not probes:
+        raise CaptureError(f"{path}: metadata [{dev}] names no channels (no probeN keys)")
+    total = max(sec.getint("total probes", fallback=0), *probes)
+    channels = tuple(probes.get(i + 1, str(i)) for i in range(total))
+    members = sorted(
+        (n for n in names if n == prefix or n.startswith(prefix + "-")),
+        key=lambda n: int(n.rsplit("-", 1)[1]) if n != prefix else 0,
+    )
+    if not members:
+        raise CaptureError(f"{path}: no logic data members named {prefix}-N")
+    samples = sum(z.getinfo(m).file_size for m in members)
+    return CaptureInfo(path, samplerate, channels, tuple(members), samples)
+
+
+def read_info(path: Path) -> CaptureInfo:
+    """Read only a capture's metadata (sample rate, channel names, sample count)."""
+    path = Path(path)
+    with _open(path) as z:
+        return _info(path, z)
+
+
+def read_sr(path: Path) -> Capture:
+    """Read a `.sr` logic capture fully into memory; errors name the file and what is wrong."""
+    path = Path(path)
+    with _open(path) as z:
+        info = _info(path, z)
+        try:
+            parts = [np.frombuffer(z.read(m), dtype=np.uint8) for m in info.members]
+        except (zipfile.BadZipFile, OSError, EOFError, zlib.error) as e:
+            raise CaptureError(f"{path}: logic data is corrupt: {e}") from None
+    data = np.concatenate(parts) if len(parts) > 1 else parts[0]
+    return Capture(path=path, samplerate=info.samplerate, channels=info.channels, data=data)

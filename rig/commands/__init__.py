@@ -1,0 +1,1 @@
+"""Command-line subcommands: thin wrappers that parse options and call the layers."""

@@ -1,0 +1,35 @@
+"""Helpers every subcommand shares: `--json` output and error reporting."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+from rich.console import Console
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+console = Console()
+err_console = Console(stderr=True)
+
+
+def json_option(f: F) -> F:
+    return click.option(
+        "--json", "as_json", is_flag=True, help="Print one JSON object instead of tables."
+    )(f)
+
+
+def emit_json(obj: Any) -> None:
+    sys.stdout.write(json.dumps(obj, indent=2, sort_keys=False) + "\n")
+
+
+def fail(message: str, as_json: bool, code: int = 2) -> None:
+    """Report an error (as JSON with --json) and exit with `code`."""
+    if as_json:
+        emit_json({"error": message})
+    else:
+        err_console.print(f"[bold red]error:[/] {message}", highlight=False)
+    raise SystemExit(code)

@@ -1,0 +1,33 @@
+"""Plain data passed between the layers (artifacts -> analysis -> sinks)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class MarkerScan:
+    """What a capture says about the power rail and the marker channels.
+
+    Sample numbers count from the first sample of the capture. A power-up is the first
+    sample of a rising edge after which the rail stays high for the debounce time; a
+    marker edge is the first sample at the new level (hooks toggle, so both directions
+    count).
+    """
+
+    samplerate: int
+    samples: int
+    channels: tuple[str, ...]
+    power_up: tuple[int, ...]
+    power_down: tuple[int, ...]
+    edges: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    bounces: int = 0  # rail transitions rejected by the debounce
+    engine: str = "sigrok"
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One read from the console: host CLOCK_MONOTONIC ns of arrival and the raw bytes."""
+
+    t_ns: int
+    data: bytes

@@ -1,0 +1,24 @@
+"""Names that tools outside the rig rely on (DESIGN.md, "Contracts"). Extend, never rename."""
+
+from __future__ import annotations
+
+import re
+
+RUN_SCHEMA = "bootrig.run/1"
+REPORT_SCHEMA = "bootrig.report/1"
+TRUTH_SCHEMA = "bootrig.truth/1"
+
+#: Analyzer channel names a capture written by the rig carries.
+POWER = "power"
+MARKERS = ("bootm", "do_mount_root", "kernel_init", "ui_ready")
+UART_TX = "uart_tx"
+CHANNELS = (POWER, *MARKERS, UART_TX)
+#: Old kernels call the kernel_init boundary init_post; both name the same point.
+MARKER_ALIASES = {"init_post": "kernel_init"}
+
+#: The console tag every firmware hook prints next to its GPIO toggle.
+TAG_RE = re.compile(rb"bootrig: marker ([A-Za-z0-9_]+)")
+
+
+def canonical_marker(name: str) -> str:
+    return MARKER_ALIASES.get(name, name)
