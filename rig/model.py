@@ -22,6 +22,7 @@ class MarkerScan:
     power_down: tuple[int, ...]
     edges: dict[str, tuple[int, ...]] = field(default_factory=dict)
     bounces: int = 0  # rail transitions rejected by the debounce
+    warnings: tuple[str, ...] = ()  # the decoder's warnings (marker before power-up, ...)
     engine: str = "sigrok"
 
 

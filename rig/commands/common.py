@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import click
 from rich.console import Console
@@ -26,7 +26,7 @@ def emit_json(obj: Any) -> None:
     sys.stdout.write(json.dumps(obj, indent=2, sort_keys=False) + "\n")
 
 
-def fail(message: str, as_json: bool, code: int = 2) -> None:
+def fail(message: str, as_json: bool, code: int = 2) -> NoReturn:
     """Report an error (as JSON with --json) and exit with `code`."""
     if as_json:
         emit_json({"error": message})

@@ -1,0 +1,146 @@
+"""Scan a capture's power rail and marker channels with sigrok-cli and our `bootmarkers` decoder.
+
+The decoder is the reference implementation (it is also what people see in PulseView);
+this module only runs it and parses its annotation texts (format: docs/decoder.md).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+from rig.artifacts.srzip import read_info
+from rig.model import MarkerScan
+from rig.names import MARKER_ALIASES, MARKERS, POWER
+
+DECODER = "bootmarkers"
+ENV_DIR = "BOOTRIG_DECODERS_DIR"
+
+# "123-456 bootmarkers-1: text", as printed with --protocol-decoder-samplenum.
+_LINE_RE = re.compile(rf"^(\d+)-(\d+) {DECODER}-\d+: (.*)$")
+_MARKER_RE = re.compile(r"^marker (\w+) (rise|fall)$")
+_BOUNCE_RE = re.compile(r"^bounce (\d+)$")
+# sigrok-cli exits 0 even when the decoder raised or a channel name did not resolve; these
+# stderr lines are how such failures show.
+_FAILURE_RE = re.compile(r"^(srd|cli): |Traceback|Fatal Python error", re.MULTILINE)
+
+
+class DecodeError(RuntimeError):
+    """sigrok-cli or the decoder failed; the message names the capture, command and stderr."""
+
+
+def user_decoders_dir() -> Path:
+    """The per-user directory libsigrokdecode searches (glib's g_get_user_data_dir)."""
+    data = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(data) / "libsigrokdecode" / "decoders"
+
+
+def repo_decoders_dir() -> Path:
+    """The source tree's `decoders/`, next to the `rig` package (editable installs)."""
+    return Path(__file__).resolve().parents[2] / "decoders"
+
+
+def installed_decoders_dir() -> Path:
+    """Where a (non-editable) install of the package puts `decoders/` (pyproject data-files)."""
+    return Path(sys.prefix) / "share" / "bootrig" / "decoders"
+
+
+def find_decoders() -> tuple[Path, str]:
+    """Where the rig loads `bootmarkers` from, and why: "env", "repo", "package" or "user"."""
+    env = os.environ.get(ENV_DIR)
+    if env:
+        # An explicit setting that is wrong must be loud, not silently replaced.
+        if not (Path(env) / DECODER / "pd.py").is_file():
+            raise DecodeError(f"{ENV_DIR}={env}: no {DECODER}/pd.py there")
+        return Path(env), "env"
+    for d, source in (
+        (repo_decoders_dir(), "repo"),
+        (installed_decoders_dir(), "package"),
+        (user_decoders_dir(), "user"),
+    ):
+        if (d / DECODER / "pd.py").is_file():
+            return d, source
+    raise DecodeError(
+        f"decoder '{DECODER}' not found in {repo_decoders_dir()} or {user_decoders_dir()}; "
+        f"run `rig decoders install` or set {ENV_DIR}"
+    )
+
+
+def channel_map(capture_channels: tuple[str, ...]) -> dict[str, str]:
+    """Decoder channel id -> capture channel name, for the channels the capture has."""
+    mapping = {}
+    for name in (POWER, *MARKERS):
+        aliases = [a for a, canon in MARKER_ALIASES.items() if canon == name]
+        found = next((c for c in (name, *aliases) if c in capture_channels), None)
+        if found is not None:
+            mapping[name] = found
+    return mapping
+
+
+def scan_markers(
+    capture: Path, debounce_us: float = 1000.0, sigrok_cli: str = "sigrok-cli"
+) -> MarkerScan:
+    """Find debounced power edges and marker edges in `capture` (sample numbers from 0)."""
+    if not debounce_us >= 0:
+        raise ValueError(f"debounce_us must be >= 0, got {debounce_us}")
+    capture = Path(capture)
+    info = read_info(capture)
+    mapping = channel_map(info.channels)
+    if POWER not in mapping:
+        raise DecodeError(f"{capture}: no '{POWER}' channel (channels: {', '.join(info.channels)})")
+    opts = [f"debounce_us={float(debounce_us)!r}"] + [f"{k}={v}" for k, v in mapping.items()]
+    cmd = [sigrok_cli, "-i", str(capture), "-P", ":".join([DECODER, *opts])]
+    cmd.append("--protocol-decoder-samplenum")
+    env = {**os.environ, "SIGROKDECODE_DIR": str(find_decoders()[0])}
+    where = f"{capture}: `{shlex.join(cmd)}`"
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
+    except OSError as e:
+        raise DecodeError(f"{where} could not start: {e}") from None
+    if proc.returncode != 0 or _FAILURE_RE.search(proc.stderr):
+        raise DecodeError(f"{where} failed (exit {proc.returncode}):\n{proc.stderr.strip()}")
+    return _parse(proc.stdout, info.samplerate, info.samples, info.channels, tuple(mapping))
+
+
+def _parse(
+    out: str,
+    samplerate: int,
+    samples: int,
+    channels: tuple[str, ...],
+    mapped: tuple[str, ...],
+) -> MarkerScan:
+    up: list[int] = []
+    down: list[int] = []
+    edges: dict[str, list[int]] = {m: [] for m in mapped if m != POWER}
+    warnings: list[str] = []
+    bounces = 0
+    for line in out.splitlines():
+        m = _LINE_RE.match(line)
+        if not m:
+            continue
+        ss, text = int(m.group(1)), m.group(3)
+        if text == "power-up":
+            up.append(ss)
+        elif text == "power-down":
+            down.append(ss)
+        elif b := _BOUNCE_RE.match(text):
+            bounces += int(b.group(1))
+        elif (e := _MARKER_RE.match(text)) and e.group(1) in edges:
+            edges[e.group(1)].append(ss)
+        elif text.startswith("warning: "):
+            warnings.append(f"sample {ss}: {text[9:]}")
+    return MarkerScan(
+        samplerate=samplerate,
+        samples=samples,
+        channels=channels,
+        power_up=tuple(sorted(up)),
+        power_down=tuple(sorted(down)),
+        edges={k: tuple(sorted(v)) for k, v in edges.items()},
+        bounces=bounces,
+        warnings=tuple(warnings),
+        engine="sigrok",
+    )
