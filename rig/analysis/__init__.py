@@ -1,0 +1,1 @@
+"""Analysis: pure functions from artifacts (already read) to a BootReport. No I/O here."""

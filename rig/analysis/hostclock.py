@@ -1,0 +1,57 @@
+"""Mapping serial arrival times (host clock) onto the reference clock.
+
+A line's bytes reach the host after they left the target: USB-serial latency is never
+negative. Over anchor lines whose reference time is known, the delay d = arrival - t
+therefore spans [offset + smallest latency, offset + largest latency]; a line known only
+by its arrival is placed in the middle of that band, with half its width (plus one
+character time) as its uncertainty.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+#: Without anchors (console-only runs) the adapter's latency is unknown; FTDI's default
+#: latency timer is 16 ms, so assume a band that wide.
+DEFAULT_BAND_S = 16e-3
+
+
+@dataclass(frozen=True)
+class HostMap:
+    low_s: float  # smallest arrival - reference delay seen (seconds)
+    high_s: float  # largest
+    anchors: int
+    char_s: float  # one character time at the console baud rate
+
+    @property
+    def uncertainty_s(self) -> float:
+        return (self.high_s - self.low_s) / 2 + self.char_s
+
+    def to_ref(self, t_ns: int) -> float:
+        return t_ns / 1e9 - (self.low_s + self.high_s) / 2
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "model": "ref = arrival_s - delay, delay in [low_s, high_s] (latency >= 0)",
+            "low_s": self.low_s,
+            "high_s": self.high_s,
+            "spread_s": self.high_s - self.low_s,
+            "anchors": self.anchors,
+            "uncertainty_s": self.uncertainty_s,
+        }
+
+
+def fit_host(pairs: Sequence[tuple[int, float]], char_s: float) -> HostMap | None:
+    """`pairs`: (arrival host ns, reference time of the line's first byte)."""
+    if not pairs:
+        return None
+    delays = [t_ns / 1e9 - ref for t_ns, ref in pairs]
+    return HostMap(min(delays), max(delays), len(pairs), char_s)
+
+
+def host_only(power_on_ns: int, char_s: float) -> HostMap:
+    """Console-only runs: t = 0 at the power-on command, latency band assumed."""
+    base = power_on_ns / 1e9
+    return HostMap(base, base + DEFAULT_BAND_S, 0, char_s)

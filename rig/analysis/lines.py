@@ -1,0 +1,81 @@
+"""Console chunks -> lines, each with the host arrival time of its first byte."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rig import names
+from rig.model import Chunk
+
+# printk's "[    1.234567] " prefix, optionally with a caller id "[    T1]", optionally
+# after a "<6>" loglevel.
+_PRINTK = re.compile(rb"^(?:<\d>)?\[\s*(\d+)\.(\d{6})\](?:\[\s*[TC]\d+\])?\s?")
+
+
+@dataclass(frozen=True)
+class Line:
+    index: int
+    offset: int  # byte offset of the first byte in the console stream
+    t_ns: int  # host arrival of the chunk that carried the first byte
+    raw: bytes  # without the line terminator
+    printk_ts: float | None  # printk timestamp in seconds, when the line has one
+    tag: str | None  # marker name when the line carries the bootrig tag
+
+    @property
+    def text(self) -> str:
+        return self.raw.decode("utf-8", "backslashreplace")
+
+    @property
+    def body(self) -> str:
+        """The text without a printk prefix."""
+        m = _PRINTK.match(self.raw)
+        return (self.raw[m.end() :] if m else self.raw).decode("utf-8", "backslashreplace")
+
+
+def _make(index: int, offset: int, t_ns: int, raw: bytes) -> Line:
+    raw = raw.rstrip(b"\r")
+    m = _PRINTK.match(raw)
+    ts = int(m.group(1)) + int(m.group(2)) / 1e6 if m else None
+    tag = names.TAG_RE.search(raw)
+    return Line(
+        index,
+        offset,
+        t_ns,
+        raw,
+        ts,
+        names.canonical_marker(tag.group(1).decode("ascii")) if tag else None,
+    )
+
+
+def split_lines(chunks: Sequence[Chunk]) -> list[Line]:
+    """Split the byte stream at LF; a line's time is that of its first byte's chunk.
+
+    Nothing is dropped: a final line without LF is still a line, and bytes that are not
+    UTF-8 stay in `raw`.
+    """
+    lines: list[Line] = []
+    buf = bytearray()
+    start_off = 0
+    start_t: int | None = None
+    offset = 0
+    for chunk in chunks:
+        data = chunk.data
+        pos = 0
+        while pos < len(data):
+            if start_t is None:
+                start_t, start_off = chunk.t_ns, offset + pos
+            nl = data.find(b"\n", pos)
+            if nl < 0:
+                buf += data[pos:]
+                break
+            buf += data[pos:nl]
+            lines.append(_make(len(lines), start_off, start_t, bytes(buf)))
+            buf.clear()
+            start_t = None
+            pos = nl + 1
+        offset += len(data)
+    if start_t is not None:
+        lines.append(_make(len(lines), start_off, start_t, bytes(buf)))
+    return lines

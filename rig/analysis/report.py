@@ -1,0 +1,93 @@
+"""Assemble the BootReport (report.json, schema bootrig.report/1) from analysed parts."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from rig import __version__, names
+from rig.analysis.events import build_timebase, marker_events
+from rig.analysis.lines import split_lines
+from rig.analysis.outcome import classify
+from rig.analysis.stages import build_stages
+from rig.config import StageSpec
+from rig.model import Chunk, MarkerScan
+
+
+def build_report(
+    run: dict[str, Any],
+    chunks: Sequence[Chunk],
+    scan: MarkerScan | None,
+    specs: tuple[StageSpec, ...],
+    baud: int,
+    artifacts: dict[str, str],
+) -> dict[str, Any]:
+    """Everything in the report follows from the arguments: the same artifacts give the
+    same report, byte for byte."""
+    lines = split_lines(chunks)
+    tb = build_timebase(scan, lines, int(run["power_on_ns"]), baud)
+    events = marker_events(lines, tb)
+    stages = build_stages(specs, events, lines, tb)
+    outcome = classify(scan, "capture" in artifacts, lines, stages, run.get("rig_error"))
+
+    first, last = (stages[0].start, stages[-1].end) if stages else (None, None)
+    total = (last.t_s - first.t_s) if first and last else None
+    total_u = math.hypot(first.uncertainty_s, last.uncertainty_s) if first and last else None
+    if first and last and first.source == last.source == "gpio":
+        total_u = max(first.uncertainty_s, last.uncertainty_s)
+
+    if tb.reference == "analyzer":
+        time_base = {
+            "reference": "analyzer",
+            "t0": "debounced rising edge of the power channel",
+            "samplerate_hz": tb.samplerate,
+            "power_edge_sample": tb.power_sample,
+        }
+    else:
+        time_base = {
+            "reference": "host",
+            "t0": "power-on command (host CLOCK_MONOTONIC), no analyzer capture",
+            "power_on_ns": run["power_on_ns"],
+        }
+    clocks: dict[str, Any] = {"host": tb.host.as_dict()}
+    if tb.printk:
+        clocks["printk"] = tb.printk.as_dict()
+    return {
+        "schema": names.REPORT_SCHEMA,
+        "run_id": run["run_id"],
+        "rig": run.get("rig"),
+        "board": run["board"],
+        "variant": run.get("variant"),
+        "started_utc": run["started_utc"],
+        "outcome": outcome,
+        "power_to_ui_s": total,
+        "power_to_ui_uncertainty_s": total_u,
+        "stages": [s.as_dict() for s in stages],
+        "events": [e.as_dict() for e in sorted(events, key=lambda e: (e.t_s, e.name))],
+        "time_base": time_base,
+        "clocks": clocks,
+        "console": {
+            "lines": len(lines),
+            "bytes": sum(len(c.data) for c in chunks),
+            "chunks": len(chunks),
+            "baud": baud,
+        },
+        "capture": (
+            {
+                "samples": scan.samples,
+                "samplerate_hz": scan.samplerate,
+                "channels": list(scan.channels),
+                "power_ups": len(scan.power_up),
+                "bounces_rejected": scan.bounces,
+                "engine": scan.engine,
+            }
+            if scan
+            else None
+        ),
+        "initcalls": [],
+        "modules": [],
+        "advisories": [],
+        "artifacts": artifacts,
+        "analysis": {"rig_version": __version__},
+    }

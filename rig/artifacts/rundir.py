@@ -1,0 +1,110 @@
+"""The artifact folder contract (DESIGN.md): run.json, console.jsonl, console.log, report.json.
+
+Everything analysis needs is in these files, so `rig analyze DIR` can recompute a report
+anywhere, later, with no config and no hardware.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import os
+import secrets
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from rig import names
+from rig.model import Chunk
+
+RUN = "run.json"
+CONSOLE_JSONL = "console.jsonl"
+CONSOLE_LOG = "console.log"
+CAPTURE = "capture.sr"
+CAPTURE_RAW = "capture.bin"
+REPORT = "report.json"
+TRUTH = "truth.json"
+
+
+class ArtifactError(ValueError):
+    """An artifact that cannot be used; the message names the file and where."""
+
+
+def new_run_id(now: datetime | None = None) -> str:
+    now = now or datetime.now(UTC)
+    return now.strftime("%Y%m%dT%H%M%S") + f"Z-{secrets.token_hex(3)}"
+
+
+def utc_now() -> str:
+    return datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def write_json(path: Path, obj: Any) -> None:
+    """Write atomically and durably: a crash leaves the old file or the new, never half."""
+    tmp = path.with_name(path.name + ".part")
+    with tmp.open("w", encoding="utf-8") as f:
+        json.dump(obj, f, indent=2)
+        f.write("\n")
+        f.flush()
+        os.fsync(f.fileno())
+    tmp.replace(path)
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    try:
+        obj = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ArtifactError(f"{path}: missing") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ArtifactError(f"{path}: not valid JSON: {e}") from None
+    if not isinstance(obj, dict):
+        raise ArtifactError(f"{path}: expected a JSON object at the top level")
+    return obj
+
+
+def read_run(folder: Path) -> dict[str, Any]:
+    path = folder / RUN
+    run = read_json(path)
+    if run.get("schema") != names.RUN_SCHEMA:
+        raise ArtifactError(
+            f"{path}: key 'schema': expected {names.RUN_SCHEMA!r}, found {run.get('schema')!r}"
+        )
+    for key in ("run_id", "board", "power_on_ns", "started_utc"):
+        if key not in run:
+            raise ArtifactError(f"{path}: missing key {key!r}")
+    if not isinstance(run["power_on_ns"], int):
+        raise ArtifactError(f"{path}: key 'power_on_ns': expected integer host ns")
+    return run
+
+
+def read_console(folder: Path) -> list[Chunk]:
+    """Read console.jsonl; a bad record is an error naming the file and line."""
+    path = folder / CONSOLE_JSONL
+    chunks: list[Chunk] = []
+    try:
+        f = path.open("rb")
+    except FileNotFoundError:
+        return chunks
+    with f:
+        for lineno, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+                t_ns = rec["t_ns"]
+                data = base64.b64decode(rec["data_b64"], validate=True)
+            except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError) as e:
+                raise ArtifactError(f"{path}:{lineno}: bad console record ({e!r})") from None
+            except binascii.Error as e:
+                raise ArtifactError(f"{path}:{lineno}: key 'data_b64': bad base64 ({e})") from None
+            if not isinstance(t_ns, int):
+                raise ArtifactError(f"{path}:{lineno}: key 't_ns': expected integer ns")
+            chunks.append(Chunk(t_ns, data))
+    return chunks
+
+
+def write_console_log(folder: Path, chunks: list[Chunk]) -> None:
+    """console.log is for people: the bytes as text, undecodable bytes shown as \\xNN."""
+    text = b"".join(c.data for c in chunks).decode("utf-8", "backslashreplace")
+    (folder / CONSOLE_LOG).write_text(text.replace("\r\n", "\n"), encoding="utf-8")

@@ -1,0 +1,34 @@
+"""`rig analyze DIR...`: recompute reports from artifact folders alone."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from rig.artifacts.decode import DecodeError
+from rig.artifacts.rundir import ArtifactError
+from rig.artifacts.srzip import CaptureError
+from rig.commands.common import console, emit_json, fail, json_option
+from rig.pipeline import analyze_folder
+from rig.sinks.terminal import print_report
+from rig.tomlcheck import ConfigError
+
+
+@click.command()
+@click.argument("folders", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--no-write", is_flag=True, help="Do not (re)write report.json.")
+@json_option
+def analyze(folders: tuple[Path, ...], no_write: bool, as_json: bool) -> None:
+    """Analyse artifact folders (results/<run-id>/) and write their report.json."""
+    reports = []
+    for folder in folders:
+        try:
+            report = analyze_folder(folder, write=not no_write)
+        except (ArtifactError, CaptureError, DecodeError, ConfigError) as e:
+            fail(str(e), as_json)
+        reports.append(report)
+        if not as_json:
+            print_report(report, console, str(folder))
+    if as_json:
+        emit_json(reports[0] if len(reports) == 1 else reports)

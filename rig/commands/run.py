@@ -1,0 +1,69 @@
+"""`rig run`: one measured power cycle, then its analysis."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+from rig.artifacts.decode import DecodeError
+from rig.artifacts.rundir import ArtifactError
+from rig.artifacts.srzip import CaptureError
+from rig.commands.common import console, emit_json, fail, json_option
+from rig.config import ConfigError, load_config
+from rig.cycle import run_cycle
+from rig.instruments.protocols import InstrumentError
+from rig.instruments.setup import Instruments
+from rig.pipeline import analyze_folder
+from rig.sinks.terminal import print_report
+
+
+@click.command()
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(path_type=Path),
+    default=Path("config/rig.toml"),
+    show_default=True,
+    help="Rig configuration.",
+)
+@click.option(
+    "--board",
+    type=click.Path(path_type=Path),
+    help="Simulated board profile to boot instead of the config's (config/boards/*.toml).",
+)
+@json_option
+def run(config_path: Path, board: Path | None, as_json: bool) -> None:
+    """Power-cycle the target once, measure the boot, write results/<run-id>/."""
+    try:
+        cfg = load_config(config_path, board=board)
+    except ConfigError as e:
+        fail(str(e), as_json)
+    try:
+        with Progress(
+            SpinnerColumn(),
+            TextColumn("{task.description}"),
+            TimeElapsedColumn(),
+            console=console,
+            transient=True,
+            disable=as_json,
+        ) as progress:
+            task = progress.add_task("starting instruments", total=None)
+
+            def step(text: str) -> None:
+                progress.update(task, description=text)
+
+            with Instruments(cfg) as bench:
+                result = run_cycle(cfg, bench, step)
+            step("analysing")
+            report = analyze_folder(result.folder)
+    except InstrumentError as e:
+        fail(str(e), as_json)
+    except (ArtifactError, CaptureError, DecodeError) as e:
+        fail(f"analysis failed (artifacts kept): {e}", as_json)
+    if as_json:
+        emit_json({"folder": str(result.folder), "report": report})
+    else:
+        print_report(report, console, str(result.folder))
+    raise SystemExit(0 if report["outcome"] == "ok" else 1)

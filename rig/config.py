@@ -1,0 +1,298 @@
+"""The rig configuration (`config/rig.toml`), validated on load.
+
+Every error names the file, the key, what was expected and what was found, because a
+lab engineer editing a config at 2 a.m. should not have to guess.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rig import names
+from rig.tomlcheck import ConfigError, Table, load_toml
+
+__all__ = ["ConfigError", "RigConfig", "load_config"]
+
+_DEVICE_CHANNEL = re.compile(r"^D([0-7])$")
+_SECRET_KEYS = re.compile(r"pass|secret|token|key$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Boundary:
+    """A point in the boot: the power edge, a GPIO marker, or a console line pattern."""
+
+    kind: str  # "power" | "marker" | "console"
+    value: str = ""  # marker name or regular expression
+
+    def describe(self) -> str:
+        return "power edge" if self.kind == "power" else f"{self.kind} {self.value!r}"
+
+    def as_dict(self) -> dict[str, str]:
+        return {"kind": self.kind, "value": self.value}
+
+
+@dataclass(frozen=True)
+class StageSpec:
+    name: str
+    start: Boundary
+    end: Boundary
+
+
+@dataclass(frozen=True)
+class PowerConfig:
+    driver: str  # "ch340"
+    port: str  # a serial port, or "sim" for the simulated board's relay
+    channel: int
+    baud: int
+    off_hold_s: float
+    power_off_after: bool
+
+
+@dataclass(frozen=True)
+class ConsoleConfig:
+    port: str
+    baud: int
+
+
+@dataclass(frozen=True)
+class AnalyzerConfig:
+    driver: str  # "sim" | "sigrok" | "none"
+    samplerate: int
+    channels: dict[str, int]  # DESIGN name -> device channel index (D0 = 0)
+    device: str  # sigrok-cli driver spec for real hardware, e.g. "fx2lafw"
+    debounce_us: float
+
+
+@dataclass(frozen=True)
+class SimConfig:
+    profile: Path
+    seed: int
+    options: dict[str, float] = field(default_factory=dict)  # CLI overrides for `rig sim`
+
+
+@dataclass(frozen=True)
+class RigConfig:
+    path: Path
+    rig: str
+    board: str
+    variant: str
+    results_dir: Path
+    power: PowerConfig
+    console: ConsoleConfig
+    analyzer: AnalyzerConfig
+    sim: SimConfig | None
+    boot_timeout_s: float
+    post_ui_s: float
+    stages: tuple[StageSpec, ...]
+    raw: dict[str, Any]
+
+    def snapshot(self) -> dict[str, Any]:
+        """The config as loaded, secrets redacted: what run.json keeps."""
+        return redact(self.raw)
+
+
+def redact(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {
+            k: "***" if _SECRET_KEYS.search(k) and isinstance(v, str) else redact(v)
+            for k, v in obj.items()
+        }
+    if isinstance(obj, list):
+        return [redact(v) for v in obj]
+    return obj
+
+
+DEFAULT_STAGES = (
+    StageSpec("bootloader", Boundary("power"), Boundary("marker", "bootm")),
+    StageSpec("kernel", Boundary("marker", "bootm"), Boundary("marker", "do_mount_root")),
+    StageSpec(
+        "rootfs_mount", Boundary("marker", "do_mount_root"), Boundary("marker", "kernel_init")
+    ),
+    StageSpec(
+        "init", Boundary("marker", "kernel_init"), Boundary("console", "Starting application")
+    ),
+    StageSpec(
+        "application", Boundary("console", "Starting application"), Boundary("marker", "ui_ready")
+    ),
+)
+
+
+def _boundary(t: Table, key: str, default: Boundary | None) -> Boundary:
+    if not t.has(key):
+        if default is None:
+            raise ConfigError(f"{t.path}: missing key '{t.key(key)}'")
+        return default
+    b = t.table(key)
+    kinds = [k for k in ("marker", "console", "power") if b.has(k)]
+    if len(kinds) != 1:
+        b.error("", "exactly one of marker = NAME, console = REGEX, power = true", b.data)
+    kind = kinds[0]
+    if kind == "power":
+        if b.bool("power") is not True:
+            b.error("power", "true", False)
+        b.done()
+        return Boundary("power")
+    value = b.str(kind)
+    if kind == "marker":
+        value = names.canonical_marker(value)
+        if value not in names.MARKERS:
+            b.error(kind, "one of " + ", ".join(names.MARKERS), value)
+    else:
+        try:
+            re.compile(value)
+        except re.error as e:
+            b.error(kind, f"a regular expression ({e})", value)
+    b.done()
+    return Boundary(kind, value)
+
+
+def _stages(root: Table) -> tuple[StageSpec, ...]:
+    tables = root.tables("stages")
+    if not tables:
+        return DEFAULT_STAGES
+    out: list[StageSpec] = []
+    prev = Boundary("power")
+    for t in tables:
+        name = t.str("name")
+        start = _boundary(t, "start", prev)
+        end = _boundary(t, "end", None)
+        t.done()
+        out.append(StageSpec(name, start, end))
+        prev = end
+    seen = [s.name for s in out]
+    dup = next((n for n in seen if seen.count(n) > 1), None)
+    if dup:
+        raise ConfigError(f"{root.path}: key 'stages': stage name {dup!r} appears twice")
+    return tuple(out)
+
+
+def stages_from_snapshot(snapshot: dict[str, Any] | None, where: Path) -> tuple[StageSpec, ...]:
+    """The stage list of a config snapshot kept in run.json (defaults when it has none)."""
+    if not snapshot or "stages" not in snapshot:
+        return DEFAULT_STAGES
+    return _stages(Table(where, {"stages": snapshot["stages"]}))
+
+
+def _channels(t: Table) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for name in list(t.data):
+        dev = t.str(name)
+        canon = names.canonical_marker(name)
+        if canon not in names.CHANNELS:
+            raise ConfigError(
+                f"{t.path}: key '{t.key(name)}': expected a channel name "
+                f"({', '.join(names.CHANNELS)}), found {name!r}"
+            )
+        m = _DEVICE_CHANNEL.match(dev)
+        if not m:
+            t.error(name, "a device channel D0..D7", dev)
+        idx = int(m.group(1))
+        if idx in out.values():
+            t.error(name, "a device channel not used by another signal", dev)
+        out[canon] = idx
+    if names.POWER not in out:
+        raise ConfigError(f"{t.path}: missing key '{t.key(names.POWER)}' (the power rail channel)")
+    return out
+
+
+def load_config(path: Path, board: Path | None = None) -> RigConfig:
+    """Load and validate a rig config; `board` replaces the simulated board profile."""
+    path = Path(path)
+    data = load_toml(path)
+    root = Table(path, data)
+    base = path.parent
+
+    rig = root.table("rig")
+    rig_name = rig.str("name", "bootrig")
+    results_dir = (base / rig.str("results_dir", "../results")).resolve()
+    rig.done()
+
+    p = root.table("power", required=True)
+    power = PowerConfig(
+        driver=p.str("driver", "ch340", choices=("ch340",)),
+        port=p.str("port"),
+        channel=p.int("channel", 1, min=1),
+        baud=p.int("baud", 9600, min=1),
+        off_hold_s=p.float("off_hold_s", 0.5, min=0.0),
+        power_off_after=p.bool("power_off_after", True),
+    )
+    p.done()
+
+    c = root.table("console", required=True)
+    console = ConsoleConfig(port=c.str("port"), baud=c.int("baud", 115200, min=1))
+    c.done()
+
+    a = root.table("analyzer")
+    analyzer = AnalyzerConfig(
+        driver=a.str("driver", "none", choices=("sim", "sigrok", "none")),
+        samplerate=a.int("samplerate", 1_000_000, min=1),
+        channels=_channels(a.table("channels")) if a.has("channels") else {names.POWER: 0},
+        device=a.str("device", ""),
+        debounce_us=a.float("debounce_us", 1000.0, min=0.0),
+    )
+    a.done()
+
+    sim: SimConfig | None = None
+    if root.has("sim") or board is not None:
+        s = root.table("sim")
+        profile = board.resolve() if board else (base / s.str("profile")).resolve()
+        if board:
+            s.raw("profile", None)
+        if not profile.is_file():
+            where = "--board" if board else f"{path}: key 'sim.profile'"
+            raise ConfigError(f"{where}: board profile {profile} does not exist")
+        seed = s.int("seed", 1)
+        opts = {
+            k: s.float(k) for k in ("usb_latency_ms", "usb_buffer_bytes", "drift_ppm") if s.has(k)
+        }
+        s.done()
+        sim = SimConfig(profile=profile, seed=seed, options=opts)
+
+    b = root.table("board")
+    board_name = b.str("name", None)
+    variant = b.str("variant", None)
+    b.done()
+    if sim is not None:
+        # The simulated board names itself; --board always wins over rig.toml's [board].
+        prof = load_toml(sim.profile).get("board", {})
+        if board is not None or board_name is None:
+            board_name = prof.get("name", board_name)
+        if board is not None or variant is None:
+            variant = prof.get("variant", variant)
+
+    t = root.table("timeouts")
+    boot_timeout_s = t.float("boot_s", 60.0, min=0.001)
+    post_ui_s = t.float("post_ui_s", 0.05, min=0.0)
+    t.done()
+
+    stages = _stages(root)
+    root.done()
+
+    for port, key in ((power.port, "power.port"), (console.port, "console.port")):
+        if port == "sim" and sim is None:
+            raise ConfigError(f"{path}: key '{key}': port 'sim' needs a [sim] table")
+    if analyzer.driver == "sim" and sim is None:
+        raise ConfigError(f"{path}: key 'analyzer.driver': 'sim' needs a [sim] table")
+
+    raw = dict(data)
+    if board:
+        raw.setdefault("sim", {})
+        raw["sim"] = {**raw["sim"], "profile": str(board)}
+    return RigConfig(
+        path=path,
+        rig=rig_name,
+        board=str(board_name or "unknown"),
+        variant=str(variant or "default"),
+        results_dir=results_dir,
+        power=power,
+        console=console,
+        analyzer=analyzer,
+        sim=sim,
+        boot_timeout_s=boot_timeout_s,
+        post_ui_s=post_ui_s,
+        stages=stages,
+        raw=raw,
+    )

@@ -1,0 +1,1 @@
+"""Instruments: the rig's I/O with hardware (or the simulated board), behind small protocols."""

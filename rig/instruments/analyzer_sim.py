@@ -1,0 +1,55 @@
+"""The simulated board's logic analyzer, driven over the simulator's control socket.
+
+It delivers what a real analyzer delivers through `sigrok-cli -O binary`: raw samples in
+device channel order, from arming to stop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from rig.instruments.protocols import AnalyzerProtocol, CaptureResult, InstrumentError
+
+Control = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+class SimAnalyzer(AnalyzerProtocol):
+    def __init__(self, control: Control, samplerate: int, wiring: Mapping[str, int]) -> None:
+        self._control = control
+        self.samplerate = samplerate
+        self.wiring = dict(wiring)
+        self._armed_ns: int | None = None
+        self._raw: Path | None = None
+
+    def _call(self, req: dict[str, Any]) -> dict[str, Any]:
+        try:
+            resp = self._control(req)
+        except OSError as e:
+            raise InstrumentError(f"sim analyzer: {req['cmd']} failed: {e}") from None
+        if not resp.get("ok"):
+            raise InstrumentError(f"sim analyzer: {req['cmd']}: {resp.get('error')}")
+        return resp
+
+    def arm(self, raw: Path) -> int:
+        self._raw = raw
+        resp = self._call({"cmd": "arm", "samplerate": self.samplerate, "wiring": self.wiring})
+        self._armed_ns = int(resp["armed_ns"])
+        return self._armed_ns
+
+    def stop(self) -> CaptureResult:
+        """Also leaves the simulator's ground truth as `truth.json` beside the samples."""
+        raw = self._raw
+        if self._armed_ns is None or raw is None:
+            raise InstrumentError("sim analyzer: stop without arm")
+        truth = raw.with_name("truth.json")
+        resp = self._call({"cmd": "stop", "raw": str(raw), "truth": str(truth)})
+        armed, self._armed_ns = self._armed_ns, None
+        return CaptureResult(
+            raw=raw,
+            samples=int(resp["samples"]),
+            samplerate=int(resp["samplerate"]),
+            armed_ns=armed,
+            stopped_ns=int(resp["stopped_ns"]),
+        )

@@ -1,0 +1,87 @@
+"""The target's serial console, read with pyserial and stamped on the host monotonic clock.
+
+Each read becomes one `console.jsonl` record, written as it arrives so that a crash of
+the rig loses nothing already received.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO
+
+import serial
+
+from rig.instruments.protocols import InstrumentError
+from rig.model import Chunk
+
+#: How long one blocking read waits before checking whether to stop.
+_POLL_S = 0.05
+
+
+class SerialConsole:
+    """Reads a serial port in a thread; `on_chunk` sees every chunk (for tag detection)."""
+
+    def __init__(self, port: str, baud: int) -> None:
+        try:
+            self._ser = serial.Serial(port, baudrate=baud, timeout=_POLL_S)
+        except serial.SerialException as e:
+            raise InstrumentError(f"console: cannot open {port}: {e}") from None
+        self.port = port
+        self.chunks: list[Chunk] = []
+        self.error: str | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._out: IO[str] | None = None
+
+    def start(self, jsonl: Path, on_chunk: Callable[[Chunk], None] | None = None) -> None:
+        self._ser.reset_input_buffer()  # what came before power-on is not this boot's
+        self.chunks = []
+        self.error = None
+        self._stop.clear()
+        self._out = jsonl.open("w", encoding="ascii")
+        self._thread = threading.Thread(
+            target=self._loop, args=(on_chunk,), name="console", daemon=True
+        )
+        self._thread.start()
+
+    def _loop(self, on_chunk: Callable[[Chunk], None] | None) -> None:
+        ser, out = self._ser, self._out
+        assert out is not None
+        try:
+            while not self._stop.is_set():
+                first = ser.read(1)
+                if not first:
+                    continue
+                # The stamp belongs to the chunk's first byte: take it before reading more.
+                t_ns = time.monotonic_ns()
+                rest = ser.read(ser.in_waiting) if ser.in_waiting else b""
+                chunk = Chunk(t_ns, first + rest)
+                self.chunks.append(chunk)
+                rec = {"t_ns": t_ns, "data_b64": base64.b64encode(chunk.data).decode("ascii")}
+                out.write(json.dumps(rec) + "\n")
+                out.flush()
+                if on_chunk:
+                    on_chunk(chunk)
+        except (serial.SerialException, OSError) as e:
+            self.error = f"console {self.port}: {e}"
+
+    def stop(self) -> list[Chunk]:
+        self._stop.set()
+        if self._thread:
+            self._thread.join(timeout=5)
+        if self._out:
+            self._out.flush()
+            os.fsync(self._out.fileno())
+            self._out.close()
+            self._out = None
+        return self.chunks
+
+    def close(self) -> None:
+        self.stop()
+        self._ser.close()

@@ -1,0 +1,60 @@
+"""What the cycle needs from each instrument, as abstract protocols (labgrid-style).
+
+A new instrument (a PyVISA supply, a labgrid place, a sigrok hardware analyzer) drops in
+by implementing one of these; the cycle never learns which one it drives.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from pathlib import Path
+
+
+class InstrumentError(RuntimeError):
+    """An instrument failed; the message says which one and how."""
+
+
+class PowerProtocol(ABC):
+    """Switches the target's supply."""
+
+    @abstractmethod
+    def on(self) -> int:
+        """Power on; returns host CLOCK_MONOTONIC ns taken right before the command."""
+
+    @abstractmethod
+    def off(self) -> int:
+        """Power off; returns host CLOCK_MONOTONIC ns taken right before the command."""
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release the port; the supply keeps its state."""
+
+
+@dataclass(frozen=True)
+class CaptureResult:
+    """What an analyzer recorded: raw 1-byte-per-sample data, device channel order."""
+
+    raw: Path
+    samples: int
+    samplerate: int
+    armed_ns: int
+    stopped_ns: int
+
+
+class AnalyzerProtocol(ABC):
+    """A logic analyzer that records from `arm()` until `stop()`."""
+
+    samplerate: int
+
+    @abstractmethod
+    def arm(self, raw: Path) -> int:
+        """Start sampling into `raw` (sigrok `-O binary` layout, device channel order).
+
+        Returns host monotonic ns at (or just before) sample 0."""
+
+    @abstractmethod
+    def stop(self) -> CaptureResult:
+        """Stop sampling; the samples are complete in the file given to `arm`."""
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release the device, stopping a capture still running."""

@@ -1,0 +1,1 @@
+"""Sinks: where reports go (terminal, files, later InfluxDB)."""

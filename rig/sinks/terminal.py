@@ -1,0 +1,72 @@
+"""The stage table people read in the terminal (rich)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+
+def fmt_s(v: float | None) -> str:
+    if v is None:
+        return "—"
+    return f"{v:.6f}" if abs(v) < 10 else f"{v:.4f}"
+
+
+def fmt_u(v: float | None) -> str:
+    if v is None:
+        return "—"
+    if v < 1e-3:
+        return f"± {v * 1e6:.1f} µs"
+    return f"± {v * 1e3:.2f} ms"
+
+
+def stage_table(report: dict[str, Any]) -> Table:
+    title = (
+        f"{report['board']} / {report.get('variant') or '-'}  ·  run {report['run_id']}"
+        f"  ·  outcome [bold]{report['outcome']}[/]"
+    )
+    t = Table(title=title, title_justify="left")
+    t.add_column("stage")
+    t.add_column("start (s)", justify="right")
+    t.add_column("duration (s)", justify="right")
+    t.add_column("source")
+    t.add_column("uncertainty", justify="right")
+    for s in report["stages"]:
+        t.add_row(
+            s["name"],
+            fmt_s(s["start_s"]),
+            fmt_s(s["duration_s"]),
+            s["source"] or "not reached",
+            fmt_u(s["uncertainty_s"]),
+        )
+    t.add_section()
+    t.add_row(
+        "[bold]power_to_ui[/]",
+        fmt_s(0.0 if report["power_to_ui_s"] is not None else None),
+        f"[bold]{fmt_s(report['power_to_ui_s'])}[/]",
+        "",
+        fmt_u(report.get("power_to_ui_uncertainty_s")),
+    )
+    return t
+
+
+def print_report(report: dict[str, Any], console: Console, folder: str | None = None) -> None:
+    console.print(stage_table(report))
+    tb = report["time_base"]
+    if tb["reference"] == "analyzer":
+        console.print(
+            f"t = 0: {tb['t0']} (sample {tb['power_edge_sample']} at "
+            f"{tb['samplerate_hz'] / 1e6:g} MHz)"
+        )
+    else:
+        console.print(f"[yellow]t = 0: {tb['t0']}[/]")
+    fit = report["clocks"].get("printk")
+    if fit:
+        console.print(
+            f"printk clock: {len(fit['anchors'])} anchors, drift {fit['drift_ppm']:+.1f} ppm, "
+            f"rms residual {fit['rms_residual_s'] * 1e6:.1f} µs"
+        )
+    if folder:
+        console.print(f"artifacts: {folder}")

@@ -1,0 +1,112 @@
+"""Typed access to a parsed TOML table that names file and key in every error."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any, NoReturn
+
+
+class ConfigError(ValueError):
+    """A config file that is wrong; the message names file, key, expected and found."""
+
+
+def _kind(value: object) -> str:
+    if isinstance(value, bool):
+        return f"boolean {str(value).lower()}"
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, list):
+        return "an array"
+    return f"{type(value).__name__} {value!r}"
+
+
+def load_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as f:
+            return tomllib.load(f)
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such config file") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{path}: not valid TOML: {e}") from None
+
+
+class Table:
+    """One TOML table; reading a key checks its type, `done()` rejects unknown keys."""
+
+    def __init__(self, path: Path, data: dict[str, Any], where: str = "") -> None:
+        self.path = path
+        self.data = data
+        self.where = where
+        self._seen: set[str] = set()
+
+    def key(self, key: str) -> str:
+        if not key:
+            return self.where
+        return f"{self.where}.{key}" if self.where else key
+
+    def error(self, key: str, expected: str, found: object) -> NoReturn:
+        raise ConfigError(
+            f"{self.path}: key '{self.key(key)}': expected {expected}, found {_kind(found)}"
+        )
+
+    def has(self, key: str) -> bool:
+        return key in self.data
+
+    def raw(self, key: str, default: Any = ...) -> Any:
+        self._seen.add(key)
+        if key not in self.data:
+            if default is ...:
+                raise ConfigError(f"{self.path}: missing key '{self.key(key)}'")
+            return default
+        return self.data[key]
+
+    def str(self, key: str, default: Any = ..., choices: tuple[str, ...] = ()) -> Any:
+        v = self.raw(key, default)
+        if v is default and default is not ...:
+            return v
+        if not isinstance(v, str) or (choices and v not in choices):
+            self.error(key, " or ".join(repr(c) for c in choices) if choices else "a string", v)
+        return v
+
+    def int(self, key: str, default: Any = ..., min: int | None = None) -> Any:
+        v = self.raw(key, default)
+        if v is default and default is not ...:
+            return v
+        if isinstance(v, bool) or not isinstance(v, int) or (min is not None and v < min):
+            self.error(key, "an integer" + (f" >= {min}" if min is not None else ""), v)
+        return v
+
+    def float(self, key: str, default: Any = ..., min: float | None = None) -> Any:
+        v = self.raw(key, default)
+        if v is default and default is not ...:
+            return v
+        if isinstance(v, bool) or not isinstance(v, int | float) or (min is not None and v < min):
+            self.error(key, "a number" + (f" >= {min}" if min is not None else ""), v)
+        return float(v)
+
+    def bool(self, key: str, default: Any = ...) -> Any:
+        v = self.raw(key, default)
+        if not isinstance(v, bool):
+            self.error(key, "true or false", v)
+        return v
+
+    def table(self, key: str, required: bool = False) -> Table:
+        v = self.raw(key, ... if required else {})
+        if not isinstance(v, dict):
+            self.error(key, "a table", v)
+        return Table(self.path, v, self.key(key))
+
+    def tables(self, key: str) -> list[Table]:
+        v = self.raw(key, [])
+        if not isinstance(v, list) or not all(isinstance(x, dict) for x in v):
+            self.error(key, "an array of tables", v)
+        return [Table(self.path, x, f"{self.key(key)}[{i}]") for i, x in enumerate(v)]
+
+    def done(self) -> None:
+        unknown = sorted(set(self.data) - self._seen)
+        if unknown:
+            raise ConfigError(
+                f"{self.path}: unknown key '{self.key(unknown[0])}' "
+                f"(known here: {', '.join(sorted(self._seen)) or 'none'})"
+            )

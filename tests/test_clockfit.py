@@ -1,0 +1,39 @@
+from __future__ import annotations
+
+import pytest
+
+from rig.analysis.clockfit import Anchor, fit
+from rig.analysis.hostclock import fit_host
+
+
+def test_recovers_offset_and_drift() -> None:
+    # printk = (t - 0.4) * (1 + 50e-6); the fit maps printk back to t.
+    true = [0.5, 0.9, 1.7, 2.2]
+    anchors = [Anchor(f"m{i}", (t - 0.4) * (1 + 50e-6), t) for i, t in enumerate(true)]
+    f = fit(anchors)
+    assert f is not None
+    assert f.drift_ppm == pytest.approx(50.0, abs=1e-3)
+    assert f(1.0 * (1 + 50e-6)) == pytest.approx(1.4, abs=1e-9)
+    assert max(abs(r) for r in f.residuals) < 1e-12
+    assert 1e-6 <= f.uncertainty(1.0) < 20e-6
+
+
+def test_single_anchor_assumes_no_drift_and_says_so() -> None:
+    f = fit([Anchor("bootm", 0.1, 0.6)])
+    assert f is not None and f.slope == 1.0
+    assert f(0.2) == pytest.approx(0.7)
+    assert f.uncertainty(10.0) > f.uncertainty(0.1)
+
+
+def test_no_anchor() -> None:
+    assert fit([]) is None
+
+
+def test_host_band_centres_latency() -> None:
+    # Arrivals 1..3 ms after the true times; a line arriving at 12.002 s host maps to
+    # 2.0 s reference within the stated uncertainty.
+    pairs = [(int((10 + t + lat) * 1e9), t) for t, lat in ((0.1, 1e-3), (0.5, 3e-3), (0.9, 2e-3))]
+    hm = fit_host(pairs, char_s=10 / 115200)
+    assert hm is not None
+    assert abs(hm.to_ref(int(12.002e9)) - 2.0) <= hm.uncertainty_s
+    assert hm.uncertainty_s == pytest.approx(1e-3 + 10 / 115200)

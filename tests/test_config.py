@@ -1,0 +1,103 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rig.config import DEFAULT_STAGES, ConfigError, load_config
+
+MINIMAL = """
+[power]
+port = "/dev/ttyUSB1"
+[console]
+port = "/dev/ttyUSB0"
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    p = tmp_path / "rig.toml"
+    p.write_text(text)
+    return p
+
+
+def test_default_config_loads(repo: Path) -> None:
+    cfg = load_config(repo / "config" / "rig.toml")
+    assert cfg.sim is not None and cfg.sim.profile.name == "ecovec-optimised.toml"
+    assert cfg.analyzer.channels["power"] == 0
+    assert [s.name for s in cfg.stages] == [s.name for s in DEFAULT_STAGES]
+    assert cfg.board == "ecovec" and cfg.variant == "optimised"
+
+
+def test_board_override_names_board(repo: Path) -> None:
+    cfg = load_config(repo / "config" / "rig.toml", board=repo / "config/boards/fast.toml")
+    assert cfg.sim is not None and cfg.sim.profile.name == "fast.toml"
+    assert cfg.variant != "optimised"
+
+
+def test_minimal_hardware_config(tmp_path: Path) -> None:
+    cfg = load_config(write(tmp_path, MINIMAL))
+    assert cfg.sim is None and cfg.analyzer.driver == "none"
+    assert cfg.stages == DEFAULT_STAGES
+
+
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
+        ("[console]\nport = 3\n", None),  # duplicate table: TOML error names the file
+        (
+            '[timeouts]\nboot_s = "long"\n',
+            "key 'timeouts.boot_s': expected a number >= 0.001, found str 'long'",
+        ),
+        ("[timeouts]\nbot_s = 3\n", "unknown key 'timeouts.bot_s'"),
+        (
+            '[analyzer]\ndriver = "saleae"\n',
+            "key 'analyzer.driver': expected 'sim' or 'sigrok' or 'none'",
+        ),
+        (
+            '[analyzer.channels]\npower = "D9"\n',
+            "key 'analyzer.channels.power': expected a device channel D0..D7",
+        ),
+        ('[analyzer.channels]\npower = "D0"\nbootm = "D0"\n', "key 'analyzer.channels.bootm'"),
+        ('[analyzer.channels]\nbootm = "D1"\n', "missing key 'analyzer.channels.power'"),
+        ('[analyzer.channels]\npower = "D0"\nvsync = "D1"\n', "expected a channel name"),
+        ('[[stages]]\nname = "x"\nend = { marker = "nope" }\n', "key 'stages[0].end.marker'"),
+        ('[[stages]]\nname = "x"\nend = { console = "(" }\n', "expected a regular expression"),
+        ('[[stages]]\nname = "x"\n', "missing key 'stages[0].end'"),
+        ("[power]\n", None),
+    ],
+)
+def test_errors_name_file_and_key(tmp_path: Path, extra: str, needle: str | None) -> None:
+    path = write(tmp_path, MINIMAL + extra)
+    with pytest.raises(ConfigError) as e:
+        load_config(path)
+    assert str(path) in str(e.value)
+    if needle:
+        assert needle in str(e.value)
+
+
+def test_missing_power_table(tmp_path: Path) -> None:
+    path = write(tmp_path, '[console]\nport = "x"\n')
+    with pytest.raises(ConfigError, match="missing key 'power'"):
+        load_config(path)
+
+
+def test_sim_port_needs_sim(tmp_path: Path) -> None:
+    path = write(tmp_path, MINIMAL.replace('"/dev/ttyUSB1"', '"sim"'))
+    with pytest.raises(ConfigError, match=r"key 'power\.port'"):
+        load_config(path)
+
+
+def test_missing_profile(tmp_path: Path) -> None:
+    path = write(tmp_path, MINIMAL + '[sim]\nprofile = "nowhere.toml"\n')
+    with pytest.raises(ConfigError, match=r"sim\.profile"):
+        load_config(path)
+
+
+def test_secrets_redacted(tmp_path: Path) -> None:
+    cfg = load_config(write(tmp_path, MINIMAL + '[rig]\nname = "a"\n'))
+    raw = dict(cfg.raw)
+    raw["influx"] = {"password": "hunter2", "url": "http://127.0.0.1:8086"}
+    object.__setattr__(cfg, "raw", raw)
+    snap = cfg.snapshot()
+    assert snap["influx"]["password"] == "***"
+    assert snap["influx"]["url"].startswith("http")
