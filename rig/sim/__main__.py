@@ -1,0 +1,9 @@
+"""`python -m rig.sim serve ...`: the simulator without the rest of the `rig` command.
+
+`python -m rig sim ...` is the same command; this entry point only imports the
+simulator, so a board can be started even while other subcommands fail to import.
+"""
+
+from rig.sim.cli import sim
+
+sim(prog_name="rig sim")

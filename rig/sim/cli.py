@@ -1,0 +1,158 @@
+"""`rig sim`: run the simulated board (`serve`) or show a planned boot (`timeline`).
+
+Heavy imports stay inside the commands: `rig/cli.py` imports this group for every
+`rig` invocation.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+import click
+
+from rig.commands.common import emit_json, fail, json_option
+
+_PROFILE = click.Path(exists=True, dir_okay=False, path_type=Path)
+
+
+@click.group()
+def sim() -> None:
+    """The simulated target board (stands in for relay, console and analyzer)."""
+
+
+def _fault(text: str | None, as_json: bool) -> Any:
+    from rig.sim.timeline import Fault
+
+    try:
+        return Fault.parse(text) if text else None
+    except ValueError as e:
+        fail(str(e), as_json)
+
+
+_FAULT_HELP = "Inject a fault: hang:STAGE, panic:STAGE or console-lost."
+
+
+def _load(profile: Path, as_json: bool, **overrides: Any) -> Any:
+    from rig.sim.profile import load
+    from rig.tomlcheck import ConfigError
+
+    try:
+        return load(profile).with_overrides(**overrides)
+    except ConfigError as e:
+        fail(str(e), as_json)
+
+
+@sim.command()
+@click.argument("profile", type=_PROFILE)
+@click.option(
+    "--seed", type=int, help="Seed of all randomness; boot k is reproducible. Default: random."
+)
+@click.option(
+    "--state-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Where the control socket lives (default: a fresh temp dir).",
+)
+@click.option("--drift-ppm", type=float, help="Override the kernel clock drift.")
+@click.option("--usb-latency-ms", type=float, help="Override the USB-serial latency timer.")
+@click.option("--usb-buffer-bytes", type=int, help="Override the USB-serial buffer size.")
+@click.option("--nominal", is_flag=True, help="No run-to-run variance: every boot is nominal.")
+@click.option("--fault", "fault_text", metavar="FAULT", help=_FAULT_HELP)
+@json_option
+def serve(
+    profile: Path,
+    seed: int | None,
+    state_dir: Path | None,
+    drift_ppm: float | None,
+    usb_latency_ms: float | None,
+    usb_buffer_bytes: int | None,
+    nominal: bool,
+    fault_text: str | None,
+    as_json: bool,
+) -> None:
+    """Run a board: prints one JSON ready line, serves until SIGTERM/SIGINT or shutdown."""
+    from rig.sim.simulator import Simulator
+
+    done = threading.Event()  # handlers first: a SIGTERM during start-up still cleans up
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: done.set())
+
+    prof = _load(
+        profile,
+        as_json,
+        drift_ppm=drift_ppm,
+        usb_latency_ms=usb_latency_ms,
+        usb_buffer_bytes=usb_buffer_bytes,
+    )
+    fault = _fault(fault_text, as_json)
+    seed = seed if seed is not None else secrets.randbelow(2**31)
+    if fault is not None:
+        from rig.sim.timeline import plan
+
+        try:
+            plan(prof, seed, 0, nominal, fault)  # a fault the profile cannot honour fails now
+        except ValueError as e:
+            fail(str(e), as_json)
+    own_dir = state_dir is None
+    state = Path(tempfile.mkdtemp(prefix="bootrig-sim-")) if state_dir is None else state_dir
+    state.mkdir(parents=True, exist_ok=True)
+    try:
+        board = Simulator(prof, str(profile), seed, nominal, state, fault, done)
+    except OSError as e:
+        if own_dir:
+            shutil.rmtree(state, ignore_errors=True)
+        fail(f"cannot start the simulator in {state}: {e}", as_json)
+    # Hand the GIL over within 0.5 ms (default 5 ms): the console writer is due on time.
+    sys.setswitchinterval(0.0005)
+    try:
+        sys.stdout.write(json.dumps(board.ready_line(os.getpid())) + "\n")
+        sys.stdout.flush()
+        while not done.wait(0.5):
+            pass
+    finally:
+        board.close()
+        if own_dir:
+            shutil.rmtree(state, ignore_errors=True)
+
+
+@sim.command()
+@click.argument("profile", type=_PROFILE)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--boot", "boot", type=int, default=0, show_default=True, help="Boot index k.")
+@click.option("--nominal", is_flag=True, help="Sigma-free nominal durations.")
+@click.option("--drift-ppm", type=float, help="Override the kernel clock drift.")
+@click.option("--lines", "show_lines", is_flag=True, help="Also list every console line.")
+@click.option("--fault", "fault_text", metavar="FAULT", help=_FAULT_HELP)
+@json_option
+def timeline(
+    profile: Path,
+    seed: int,
+    boot: int,
+    nominal: bool,
+    drift_ppm: float | None,
+    show_lines: bool,
+    fault_text: str | None,
+    as_json: bool,
+) -> None:
+    """Show the planned boot: stages, markers, console lines and bytes."""
+    from rig.sim.timeline import plan
+    from rig.sim.timeline_view import as_dict, print_timeline
+
+    prof = _load(profile, as_json, drift_ppm=drift_ppm)
+    fault = _fault(fault_text, as_json)
+    try:
+        tl = plan(prof, seed=seed, boot=boot, nominal=nominal, fault=fault)
+    except ValueError as e:
+        fail(str(e), as_json)
+    if as_json:
+        emit_json(as_dict(prof, tl, show_lines))
+    else:
+        print_timeline(prof, tl, show_lines)

@@ -1,0 +1,146 @@
+"""One simulated board with its relay, console and analyzer, behind a control socket."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from rig.sim import truth
+from rig.sim.board import Board
+from rig.sim.capture import Arming, check_arming, render, sample_count
+from rig.sim.console import ConsolePort
+from rig.sim.profile import Profile
+from rig.sim.relay import RelayPort
+from rig.sim.server import ControlServer
+from rig.sim.timeline import Fault
+
+COMMANDS = ("status", "arm", "stop", "shutdown")
+
+
+class Simulator:
+    def __init__(
+        self,
+        profile: Profile,
+        label: str,
+        seed: int,
+        nominal: bool,
+        state_dir: Path,
+        fault: Fault | None = None,
+        done: threading.Event | None = None,
+    ) -> None:
+        self.profile = profile
+        self.label = label
+        self.seed = seed
+        self.done = done or threading.Event()  # set by a shutdown request
+        self._arming: Arming | None = None
+        self._arm_lock = threading.Lock()
+        self.console = ConsolePort()
+        self.fault = fault
+        self.board = Board(profile, seed, nominal, self.console.submit, fault=fault)
+        self.relay = RelayPort(profile.power.relay_channels, self.board.frame)
+        self.control_path = Path(state_dir) / "control.sock"
+        self.server = ControlServer(self.control_path, self.handle)
+
+    def ready_line(self, pid: int) -> dict[str, Any]:
+        b = self.profile.board
+        return {
+            "relay": self.relay.path,
+            "console": self.console.path,
+            "control": str(self.control_path),
+            "pid": pid,
+            "profile": self.label,
+            "board": b.name,
+            "variant": b.variant,
+            "seed": self.seed,
+            "fault": str(self.fault) if self.fault else None,
+        }
+
+    def handle(self, req: dict[str, Any]) -> dict[str, Any]:
+        cmd = req["cmd"]
+        if cmd == "status":
+            return self._status()
+        if cmd == "arm":
+            return self._arm(req)
+        if cmd == "stop":
+            return self._stop(req)
+        if cmd == "shutdown":
+            self.done.set()
+            return {"ok": True}
+        return {"ok": False, "error": f"unknown cmd {cmd!r}; expected one of {', '.join(COMMANDS)}"}
+
+    def _status(self) -> dict[str, Any]:
+        frames, bad, garbage = self.relay.counters()
+        with self.board.lock:
+            relays = {str(ch): on for ch, on in self.board.relays.items()}
+            boots = self.board.boot_count
+        return {
+            "ok": True,
+            "powered": self.board.powered(time.monotonic_ns()),
+            "relays": relays,
+            "frames": frames,
+            "bad_frames": bad,
+            "garbage_bytes": garbage,
+            "boots": boots,
+            "armed": self._arming is not None,
+            "console_sent": self.console.sent,
+            "console_dropped": self.console.dropped,
+            "console_late_max_us": self.console.late_max_ns / 1e3,
+        }
+
+    def _arm(self, req: dict[str, Any]) -> dict[str, Any]:
+        samplerate, wiring = check_arming(req.get("samplerate", 1_000_000), req.get("wiring"))
+        with self._arm_lock:
+            self._arming = Arming(time.monotonic_ns(), samplerate, wiring)
+            return {
+                "ok": True,
+                "armed_ns": self._arming.armed_ns,
+                "samplerate": samplerate,
+                "wiring": wiring,
+            }
+
+    def _stop(self, req: dict[str, Any]) -> dict[str, Any]:
+        stopped_ns = time.monotonic_ns()
+        arming = self._arming
+        if arming is None:
+            return {"ok": False, "error": "stop: the analyzer is not armed"}
+        paths: dict[str, Path] = {}
+        for key in ("raw", "truth"):
+            if key not in req:
+                continue
+            if not isinstance(req[key], str) or not Path(req[key]).parent.is_dir():
+                expected = "a file path in an existing directory"
+                return {
+                    "ok": False,
+                    "error": f"stop: {key}: expected {expected}, found {req[key]!r}",
+                }
+            paths[key] = Path(req[key])
+        with self._arm_lock:  # a failed stop leaves the analyzer armed, so it can be retried
+            if self._arming is arming:
+                self._arming = None
+        boots = self.board.snapshot(arming.armed_ns)
+        t0 = time.perf_counter()
+        n = (
+            render(paths["raw"], boots, arming, stopped_ns)
+            if "raw" in paths
+            else sample_count(arming, stopped_ns)
+        )
+        render_s = time.perf_counter() - t0
+        if "truth" in paths:
+            doc = truth.truth(self.profile, self.label, self.seed, boots, arming, stopped_ns)
+            doc["fault"] = str(self.fault) if self.fault else None
+            truth.write(paths["truth"], doc)
+        return {
+            "ok": True,
+            "samples": n,
+            "samplerate": arming.samplerate,
+            "armed_ns": arming.armed_ns,
+            "stopped_ns": stopped_ns,
+            "render_s": round(render_s, 4),
+        }
+
+    def close(self) -> None:
+        self.server.close()
+        self.relay.close()
+        self.console.close()

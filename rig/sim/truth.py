@@ -1,0 +1,105 @@
+"""Ground truth of the boots an analyzer capture covers (`truth.json`).
+
+All `*_s` times are true, continuous times in seconds from that boot's power edge; the
+`*_ns` values are host CLOCK_MONOTONIC. Only what happened before the rail fell and
+before the capture stopped is reported.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from rig.names import TRUTH_SCHEMA
+from rig.sim.board import Boot
+from rig.sim.capture import Arming, first_sample, sample_count
+from rig.sim.profile import Profile
+
+
+def boot_truth(boot: Boot, profile: Profile, arming: Arming, stopped_ns: int) -> dict[str, Any]:
+    tl = boot.timeline
+    cut = min(boot.cut_s(), (stopped_ns - boot.power_edge_ns) / 1e9)
+    n = sample_count(arming, stopped_ns)
+    edge_sample = int(first_sample(boot.power_edge_ns - arming.armed_ns, arming.samplerate))
+    edge_seen = 0 <= edge_sample < n and boot.cut_s() > 0
+    c = profile.console
+    return {
+        "boot_index": boot.index,
+        "relay_on_ns": boot.relay_on_ns,
+        "power_edge_ns": boot.power_edge_ns,
+        "power_edge_sample": edge_sample if edge_seen else None,
+        "bounce_s": [(float(b) - float(boot.bounce_ns[-1])) / 1e9 for b in boot.bounce_ns],
+        "relay_off_ns": boot.off_ns,
+        "power_drop_ns": boot.drop_ns,
+        "markers": {k: t for k, t in tl.markers.items() if t < cut},
+        "stages": [
+            {
+                "name": s.name,
+                "start_s": s.start_s,
+                "end_s": s.end_s,
+                "duration_s": s.duration_s,
+                "nominal_s": s.nominal_s,
+                "factor": s.factor,
+            }
+            for s in tl.stages
+            if s.end_s < cut
+        ],
+        "lines": [
+            {
+                "text": ln.text,
+                "t_s": ln.t_s,
+                "event_s": ln.event_s,
+                "printk_ts": ln.printk_ts,
+                "bytes": ln.offset,
+            }
+            for ln in tl.lines
+            if ln.t_s < cut
+        ],
+        "kernel_clock": {
+            "start_s": tl.kernel_start_s
+            if tl.kernel_start_s is not None and tl.kernel_start_s < cut
+            else None,
+            "offset_s": tl.offset_s,
+            "drift_ppm": tl.drift_ppm,
+        },
+        "console": {
+            "baud": c.baud,
+            "usb_latency_ms": c.usb_latency_ms,
+            "usb_buffer_bytes": c.usb_buffer_bytes,
+            "bytes": tl.bytes_sent_by(cut),
+        },
+        "halted": tl.halted,  # "hang" or "panic" from an injected fault
+        "completed": tl.end_s <= cut and tl.halted is None,
+    }
+
+
+def truth(
+    profile: Profile,
+    label: str,
+    seed: int,
+    boots: list[Boot],
+    arming: Arming,
+    stopped_ns: int,
+) -> dict[str, Any]:
+    """Every boot whose power-on (relay frame) happened while the analyzer was armed."""
+    inside = [b for b in boots if arming.armed_ns <= b.relay_on_ns <= stopped_ns]
+    return {
+        "schema": TRUTH_SCHEMA,
+        "profile": label,
+        "board": profile.board.name,
+        "variant": profile.board.variant,
+        "seed": seed,
+        "samplerate": arming.samplerate,
+        "armed_ns": arming.armed_ns,
+        "stopped_ns": stopped_ns,
+        "wiring": arming.wiring,
+        "boots": [boot_truth(b, profile, arming, stopped_ns) for b in inside],
+    }
+
+
+def write(path: Path, doc: dict[str, Any]) -> None:
+    tmp = Path(path).with_name(Path(path).name + ".part")
+    # allow_nan=False: a NaN or inf here would be a simulator bug, not data.
+    tmp.write_text(json.dumps(doc, indent=1, allow_nan=False) + "\n", encoding="utf-8")
+    tmp.replace(path)
