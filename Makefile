@@ -5,11 +5,11 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 RIG := $(BIN)/rig
-APT_PACKAGES := sigrok-cli python3-venv
+APT_PACKAGES := sigrok-cli python3-venv influxdb
 CONFIG ?= config/rig.toml
 BOARD ?=
 
-.PHONY: setup demo test lint fmt pytest robot clean-venv
+.PHONY: setup demo test lint fmt pytest robot clean-venv influx-up influx-down
 
 # Debian packages: installed only when missing, so repeated runs do not touch apt.
 $(VENV)/.apt-ok:
@@ -48,6 +48,13 @@ robot: setup
 	$(BIN)/robot --outputdir results/robot testsuites
 
 test: lint pytest robot
+
+# A private InfluxDB on 127.0.0.1 (data under results/influxdb), for `[influx]` in a config.
+influx-up: setup
+	$(RIG) influx serve --detach
+
+influx-down: setup
+	$(RIG) influx stop
 
 clean-venv:
 	rm -rf $(VENV)

@@ -95,6 +95,7 @@ def run_cycle(cfg: RigConfig, bench: Bench, step: Step = lambda _s: None) -> Cyc
 
     step("power on")
     run["power_on_ns"] = bench.power.on()
+    run["power_on_utc"] = rundir.utc_now()  # wall-clock twin of power_on_ns, for sinks
     step("booting")
     ui_seen = watch.seen.wait(cfg.boot_timeout_s)
     t_boot_end = watch.t_ns if ui_seen else time.monotonic_ns()

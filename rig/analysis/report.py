@@ -60,6 +60,7 @@ def build_report(
         "board": run["board"],
         "variant": run.get("variant"),
         "started_utc": run["started_utc"],
+        "power_on_utc": run.get("power_on_utc"),
         "outcome": outcome,
         "power_to_ui_s": total,
         "power_to_ui_uncertainty_s": total_u,

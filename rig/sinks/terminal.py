@@ -11,7 +11,7 @@ from rich.table import Table
 def fmt_s(v: float | None) -> str:
     if v is None:
         return "—"
-    return f"{v:.6f}" if abs(v) < 10 else f"{v:.4f}"
+    return f"{v:.6f}"
 
 
 def fmt_u(v: float | None) -> str:

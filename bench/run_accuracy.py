@@ -1,0 +1,103 @@
+"""Accuracy and overhead of measured boots of the simulated board, against its truth.
+
+Boots the fast profile N times in one rig session with the kernel_init GPIO unwired, so
+that boundary is measured from its printk tag through the clock fit, and compares every
+stage boundary with truth.json. Targets (issue 2): GPIO boundaries within one sample
+period, printk-derived boundaries within 100 µs, and no error larger than the
+uncertainty the report states.
+
+    python bench/run_accuracy.py [--boots N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from rig.config import load_config  # noqa: E402
+from rig.cycle import run_cycle  # noqa: E402
+from rig.instruments.setup import Instruments  # noqa: E402
+from rig.pipeline import analyze_folder  # noqa: E402
+
+
+def config(tmp: Path) -> Path:
+    text = (REPO / "config" / "rig.toml").read_text()
+    text = text.replace('results_dir = "../results"', f'results_dir = "{tmp}"')
+    text = text.replace("boards/ecovec-optimised.toml", str(REPO / "config/boards/fast.toml"))
+    text = text.replace("off_hold_s = 0.5", "off_hold_s = 0.05")
+    text = re.sub(r'^kernel_init = "D\d"\n', "", text, flags=re.M)
+    path = tmp / "rig.toml"
+    path.write_text(text)
+    return path
+
+
+def pct(values: list[float], q: float) -> float:
+    v = sorted(values)
+    return v[min(len(v) - 1, round(q / 100 * (len(v) - 1)))]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--boots", type=int, default=20)
+    args = ap.parse_args()
+    errors: dict[str, list[float]] = {}
+    over_bound = 0
+    overheads: list[float] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        cfg = load_config(config(Path(tmp)))
+        fs = cfg.analyzer.samplerate
+        with Instruments(cfg) as bench:
+            for _ in range(args.boots):
+                res = run_cycle(cfg, bench)
+                report = analyze_folder(res.folder)
+                truth = json.loads((res.folder / "truth.json").read_text())["boots"][-1]
+                true = {s["name"]: s for s in truth["stages"]}
+                for s in report["stages"]:
+                    for side in ("start", "end"):
+                        err = abs(s[f"{side}_s"] - true[s["name"]][f"{side}_s"])
+                        errors.setdefault(s[side]["source"], []).append(err)
+                        over_bound += err > s[side]["uncertainty_s"]
+                overheads.append(res.run["timing"]["overhead_s"])
+    targets = {"gpio": 1 / fs, "printk": 100e-6}
+    figures = {}
+    for src, errs in sorted(errors.items()):
+        figures[src] = {
+            "n": len(errs),
+            "p50_us": pct(errs, 50) * 1e6,
+            "p99_us": pct(errs, 99) * 1e6,
+            "max_us": max(errs) * 1e6,
+        }
+        print(
+            f"{src:7s} n={len(errs):4d} p50={figures[src]['p50_us']:9.2f} µs "
+            f"p99={figures[src]['p99_us']:9.2f} µs max={figures[src]['max_us']:9.2f} µs"
+        )
+    ratio = {s: max(errors.get(s, [0.0])) / t for s, t in targets.items()}
+    met = all(r <= 1.0 for r in ratio.values()) and over_bound == 0 and "printk" in errors
+    print(f"errors beyond the stated uncertainty: {over_bound}")
+    print(f"rig overhead per cycle: median {statistics.median(overheads) * 1e3:.1f} ms")
+    result = {
+        "bench": "run_accuracy",
+        "boots": args.boots,
+        "errors": figures,
+        "beyond_uncertainty": over_bound,
+        "overhead_median_ms": statistics.median(overheads) * 1e3,
+        "reference": {
+            "truth": "simulator truth.json",
+            "targets_us": {k: v * 1e6 for k, v in targets.items()},
+        },
+        "ratio": ratio,
+        "target_met": met,
+    }
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
