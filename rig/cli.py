@@ -7,6 +7,7 @@ import click
 from rig import __version__
 from rig.commands.analyze import analyze
 from rig.commands.decoders import decoders
+from rig.commands.influx import influx
 from rig.commands.run import run
 from rig.sim.cli import sim
 
@@ -21,3 +22,4 @@ main.add_command(run)
 main.add_command(analyze)
 main.add_command(sim)
 main.add_command(decoders)
+main.add_command(influx)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from rig import names
+from rig.sinks.influx.settings import InfluxSettings, parse_settings
 from rig.tomlcheck import ConfigError, Table, load_toml
 
 __all__ = ["ConfigError", "RigConfig", "load_config"]
@@ -88,6 +89,7 @@ class RigConfig:
     post_ui_s: float
     stages: tuple[StageSpec, ...]
     raw: dict[str, Any]
+    influx: InfluxSettings | None = None
 
     def snapshot(self) -> dict[str, Any]:
         """The config as loaded, secrets redacted: what run.json keeps."""
@@ -269,6 +271,7 @@ def load_config(path: Path, board: Path | None = None) -> RigConfig:
     t.done()
 
     stages = _stages(root)
+    influx = parse_settings(root.table("influx"), base) if root.has("influx") else None
     root.done()
 
     for port, key in ((power.port, "power.port"), (console.port, "console.port")):
@@ -295,4 +298,5 @@ def load_config(path: Path, board: Path | None = None) -> RigConfig:
         post_ui_s=post_ui_s,
         stages=stages,
         raw=raw,
+        influx=influx if influx and influx.enabled else None,
     )

@@ -16,6 +16,8 @@ from rig.cycle import run_cycle
 from rig.instruments.protocols import InstrumentError
 from rig.instruments.setup import Instruments
 from rig.pipeline import analyze_folder
+from rig.sinks.influx.points import ReportError
+from rig.sinks.influx.sink import Delivery, deliver
 from rig.sinks.terminal import print_report
 
 
@@ -58,12 +60,22 @@ def run(config_path: Path, board: Path | None, as_json: bool) -> None:
                 result = run_cycle(cfg, bench, step)
             step("analysing")
             report = analyze_folder(result.folder)
+            influx: Delivery | str | None = None
+            if cfg.influx:
+                step("writing to InfluxDB")
+                try:
+                    influx = deliver(report, cfg.influx, cfg.results_dir)
+                except (ReportError, OSError) as e:
+                    influx = f"influx: not written or spooled: {e}"
     except InstrumentError as e:
         fail(str(e), as_json)
     except (ArtifactError, CaptureError, DecodeError) as e:
         fail(f"analysis failed (artifacts kept): {e}", as_json)
     if as_json:
-        emit_json({"folder": str(result.folder), "report": report})
+        influx_out = influx.as_dict() if isinstance(influx, Delivery) else influx
+        emit_json({"folder": str(result.folder), "report": report, "influx": influx_out})
     else:
         print_report(report, console, str(result.folder))
+        if influx:
+            console.print(influx.describe() if isinstance(influx, Delivery) else influx)
     raise SystemExit(0 if report["outcome"] == "ok" else 1)

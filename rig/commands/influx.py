@@ -1,0 +1,268 @@
+"""`rig influx`: a private InfluxDB server, backfill, spool replay and status."""
+
+from __future__ import annotations
+
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.table import Table
+
+from rig.artifacts.rundir import ArtifactError
+from rig.commands.common import console, emit_json, fail, json_option
+from rig.sinks.influx.client import Client, InfluxError
+from rig.sinks.influx.server import (
+    PrivateServer,
+    ServerError,
+    ensure_admin,
+    stop_detached,
+)
+from rig.sinks.influx.settings import (
+    CredentialError,
+    InfluxConfig,
+    InfluxSettings,
+    load_influx_config,
+)
+from rig.sinks.influx.sink import push as push_reports
+from rig.sinks.influx.sink import replay as replay_spool
+from rig.sinks.influx.sink import report_files
+from rig.sinks.influx.sink import status as server_status
+from rig.sinks.influx.spool import Spool, spool_dir
+from rig.tomlcheck import ConfigError
+
+DEFAULT_DATA_DIR = Path("results/.influxdb")
+
+config_option = click.option(
+    "--config",
+    "config_path",
+    type=click.Path(path_type=Path),
+    default=Path("config/rig.toml"),
+    show_default=True,
+    help="Rig configuration with an [influx] table.",
+)
+
+
+def _load(config_path: Path, as_json: bool) -> tuple[InfluxSettings, InfluxConfig]:
+    try:
+        cfg = load_influx_config(config_path)
+    except ConfigError as e:
+        fail(str(e), as_json)
+    if cfg.settings is None:
+        fail(f"{config_path}: no [influx] table (see docs/influxdb.md)", as_json)
+    return cfg.settings, cfg
+
+
+@click.group()
+def influx() -> None:
+    """Boot reports in InfluxDB: serve a private server, push, replay, status."""
+
+
+@influx.command()
+@click.option(
+    "--data-dir",
+    type=click.Path(path_type=Path),
+    default=DEFAULT_DATA_DIR,
+    show_default=True,
+    help="Data, meta, WAL, config and log of the private server.",
+)
+@click.option("--port", type=int, default=18086, show_default=True, help="HTTP port on 127.0.0.1.")
+@click.option(
+    "--rpc-port", type=int, default=18088, show_default=True, help="RPC (backup) port on 127.0.0.1."
+)
+@click.option("--database", default="bootrig", show_default=True, help="Database to create.")
+@click.option("--auth", is_flag=True, help="Require credentials; creates the admin user.")
+@click.option("--username", default="bootrig", show_default=True, help="Admin user for --auth.")
+@click.option(
+    "--password-env",
+    default="BOOTRIG_INFLUX_PASSWORD",
+    show_default=True,
+    help="Environment variable holding the admin password (--auth).",
+)
+@click.option(
+    "--password-file",
+    type=click.Path(path_type=Path),
+    help="File holding the admin password, instead of --password-env.",
+)
+@click.option("--influxd", "influxd_path", help="influxd binary (default: from PATH).")
+@click.option("--detach", is_flag=True, help="Return once it answers; stop with `stop`.")
+@json_option
+def serve(
+    data_dir: Path,
+    port: int,
+    rpc_port: int,
+    database: str,
+    auth: bool,
+    username: str,
+    password_env: str,
+    password_file: Path | None,
+    influxd_path: str | None,
+    detach: bool,
+    as_json: bool,
+) -> None:
+    """Run a private InfluxDB (Debian's influxd) bound to 127.0.0.1 only."""
+    settings = InfluxSettings(
+        url=f"http://127.0.0.1:{port}",
+        database=database,
+        username=username if auth else None,
+        password_env=None if password_file or not auth else password_env,
+        password_file=password_file if auth else None,
+    )
+    try:
+        secret = settings.password() if auth else None
+    except CredentialError as e:
+        fail(str(e), as_json)
+    srv = PrivateServer(data_dir, port, rpc_port, auth=auth, influxd=influxd_path)
+    if not detach:
+        # A SIGTERM (make, a test, a service manager) must stop influxd too, like Ctrl-C.
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    try:  # from here on every way out stops the server, unless it is detached
+        srv.start()
+        if auth and secret:
+            ensure_admin(port, username, secret)
+        with Client(settings) as client:
+            client.create_database()
+            version = client.ping()
+        _print_serving(srv, version, database, auth, detach, as_json)
+        if detach:
+            srv.proc = None  # leave it running; `stop` finds it by its PID file
+            return
+        assert srv.proc is not None
+        code = srv.proc.wait()
+        fail(f"influxd exited with {code}: {srv.log_tail()}", as_json, code=1)
+    except (ServerError, InfluxError) as e:
+        fail(str(e), as_json)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        if not detach:  # a second SIGTERM must not cut the stop short
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        srv.stop()
+
+
+def _print_serving(
+    srv: PrivateServer, version: str, database: str, auth: bool, detach: bool, as_json: bool
+) -> None:
+    if as_json:
+        emit_json(
+            {
+                "url": srv.url,
+                "version": version,
+                "database": database,
+                "auth": auth,
+                "pid": srv.pid,
+                "data_dir": str(srv.data_dir),
+                "log": str(srv.log_path),
+            }
+        )
+        sys.stdout.flush()
+        return
+    how = f"`rig influx stop --data-dir {srv.data_dir}`" if detach else "Ctrl-C"
+    console.print(
+        f"InfluxDB {version} at [bold]{srv.url}[/] (database {database}, pid {srv.pid})\n"
+        f"data {srv.data_dir}, log {srv.log_path}; {how} stops it"
+    )
+
+
+@influx.command()
+@click.option(
+    "--data-dir", type=click.Path(path_type=Path), default=DEFAULT_DATA_DIR, show_default=True
+)
+@json_option
+def stop(data_dir: Path, as_json: bool) -> None:
+    """Stop the detached private server of --data-dir (by its PID)."""
+    pid = stop_detached(data_dir)
+    if as_json:
+        emit_json({"stopped": pid is not None, "pid": pid})
+    elif pid is None:
+        console.print(f"no private server running for {data_dir}")
+    else:
+        console.print(f"stopped influxd (pid {pid})")
+
+
+@influx.command()
+@click.argument("targets", nargs=-1, required=True, type=click.Path(path_type=Path))
+@config_option
+@json_option
+def push(targets: tuple[Path, ...], config_path: Path, as_json: bool) -> None:
+    """Backfill reports from artifact folders (run folders or a results folder).
+
+    Idempotent: a boot written twice is overwritten, never doubled.
+    """
+    settings, _ = _load(config_path, as_json)
+    try:
+        files = report_files(targets)
+    except ArtifactError as e:
+        fail(str(e), as_json)
+    res = push_reports(files, settings)
+    if as_json:
+        emit_json(res.as_dict())
+    else:
+        console.print(f"pushed {res.reports} report(s), {res.points} points to {settings.url}")
+        for f in res.failed:
+            console.print(f"[red]not written[/] {f['file']}: {f['reason']}", highlight=False)
+        if res.error:
+            console.print(f"[bold red]error:[/] {res.error}", highlight=False)
+    raise SystemExit(0 if not (res.error or res.failed) else 1)
+
+
+@influx.command()
+@config_option
+@json_option
+def replay(config_path: Path, as_json: bool) -> None:
+    """Send the spooled boots (results/.influx-spool) and remove the acknowledged ones."""
+    settings, cfg = _load(config_path, as_json)
+    spool = Spool(spool_dir(cfg.results_dir))
+    try:
+        with Client(settings) as client:
+            res = replay_spool(client, spool, settings.batch_points)
+    except InfluxError as e:
+        fail(str(e), as_json)
+    if as_json:
+        emit_json(res.as_dict())
+    else:
+        if res.busy:
+            console.print("another process is replaying the spool right now")
+        console.print(
+            f"replayed {res.reports} boot(s), {res.points} points; {res.left} left in {spool.dir}"
+        )
+        for r in res.rejected:
+            console.print(f"[red]rejected[/] {r['file']}: {r['reason']}", highlight=False)
+        if res.error:
+            console.print(f"[bold red]error:[/] {res.error}", highlight=False)
+    raise SystemExit(0 if res.left == 0 and not res.error else 1)
+
+
+def _status_table(st: dict[str, Any]) -> Table:
+    t = Table(title="InfluxDB sink", title_justify="left", show_header=False)
+    t.add_column("what")
+    t.add_column("value")
+    reach = f"[green]up[/] ({st['version']})" if st["reachable"] else "[red]unreachable[/]"
+    t.add_row("server", f"{st['url']}  {reach}")
+    db = {True: "exists", False: "[yellow]missing[/] (created on first write)", None: "unknown"}
+    t.add_row("database", f"{st['database']}  {db[st['database_exists']]}")
+    if st["boots"] is not None:
+        t.add_row("boots stored", str(st["boots"]))
+    sp = st["spool"]
+    depth = f"{sp['reports']} boot(s), {sp['points']} points"
+    t.add_row("spool", f"{depth}  ({sp['dir']})")
+    for r in sp["rejected"] + sp["unreadable"]:
+        t.add_row("[red]stuck[/]", f"{r['file']}: {r['reason']}")
+    if st["error"]:
+        t.add_row("[red]error[/]", st["error"])
+    return t
+
+
+@influx.command()
+@config_option
+@json_option
+def status(config_path: Path, as_json: bool) -> None:
+    """Server, database and spool depth."""
+    settings, cfg = _load(config_path, as_json)
+    st = server_status(settings, cfg.results_dir)
+    if as_json:
+        emit_json(st)
+    else:
+        console.print(_status_table(st))
+    raise SystemExit(0 if st["reachable"] else 1)

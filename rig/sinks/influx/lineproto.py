@@ -1,0 +1,71 @@
+"""InfluxDB line protocol encoding (pure): one `Point` -> one line.
+
+Escaping follows the line protocol spec: measurement escapes comma and space; tag keys,
+tag values and field keys escape comma, equals sign and space; string field values
+escape backslash and double quote. Newlines become spaces everywhere (tags cannot carry
+them, and string fields parse differently across 1.x/2.x/3.x). A backslash in a tag or
+key has no portable escape (1.x keeps `\\\\` doubled and rejects a trailing one), so it
+becomes `/`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+FieldValue = float | int | bool | str
+
+
+@dataclass(frozen=True)
+class Point:
+    measurement: str
+    tags: Mapping[str, str]
+    fields: Mapping[str, FieldValue]
+    time_ns: int
+
+
+def _clean(s: str) -> str:
+    return s.replace("\r", " ").replace("\n", " ")
+
+
+def _name(s: str) -> str:
+    return _clean(s).replace("\\", "/")
+
+
+def escape_measurement(s: str) -> str:
+    return _name(s).replace(",", r"\,").replace(" ", r"\ ")
+
+
+def escape_key(s: str) -> str:
+    """Tag keys, tag values and field keys."""
+    return _name(s).replace(",", r"\,").replace("=", r"\=").replace(" ", r"\ ")
+
+
+def field_value(v: FieldValue) -> str | None:
+    """The encoded value, or None for a value line protocol cannot carry (NaN, inf)."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return f"{v}i"
+    if isinstance(v, float):
+        return repr(v) if math.isfinite(v) else None
+    return '"' + _clean(v).replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def encode(p: Point) -> str | None:
+    """One line without the newline; None when no field survives (nothing to write)."""
+    fields = []
+    for k, v in p.fields.items():
+        enc = field_value(v)
+        if enc is not None:
+            fields.append(f"{escape_key(k)}={enc}")
+    if not fields:
+        return None
+    # Sorted tags are what the server does anyway; doing it here saves it the work.
+    tags = "".join(f",{escape_key(k)}={escape_key(v)}" for k, v in sorted(p.tags.items()) if v)
+    return f"{escape_measurement(p.measurement)}{tags} {','.join(fields)} {p.time_ns}"
+
+
+def encode_all(points: Iterable[Point]) -> list[str]:
+    return [line for line in map(encode, points) if line is not None]

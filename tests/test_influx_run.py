@@ -1,0 +1,58 @@
+"""`rig run` with an [influx] table: the boot is written, or spooled while the server is
+down and replayed after. Skipped until rig.config and `rig run` are wired to the sink
+(RigConfig.influx, and an "influx" object in `rig run --json`; see docs/influxdb.md)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from rig.commands.influx import influx
+from rig.config import RigConfig
+from rig.sinks.influx.client import Client
+from rig.sinks.influx.sample import stored_run_ids
+from rig.sinks.influx.server import private_server
+from rig.sinks.influx.settings import InfluxSettings
+from tests.conftest import REPO
+from tests.e2e import make_config
+
+WIRED = "influx" in {f.name for f in dataclasses.fields(RigConfig)}
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not WIRED, reason="[influx] not wired into rig.config / rig run yet"),
+]
+
+
+def rig_run(config: Path) -> dict:
+    proc = subprocess.run(
+        [sys.executable, "-m", "rig", "run", "--config", str(config), "--json"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_rig_run_writes_then_spools_then_replays(tmp_path: Path) -> None:
+    with private_server(tmp_path / "influxd") as srv:
+        extra = f'\n[influx]\nurl = "{srv.url}"\ndatabase = "runs"\ntimeout_s = 2\n'
+        config = make_config(tmp_path, extra=extra)
+        first = rig_run(config)
+        assert first["influx"]["status"] == "written"
+        srv.stop()
+        second = rig_run(config)
+        assert second["influx"]["status"] == "spooled"
+        srv.start()
+        out = CliRunner().invoke(influx, ["replay", "--config", str(config), "--json"])
+        assert out.exit_code == 0, out.output
+        with Client(InfluxSettings(url=srv.url, database="runs")) as c:
+            ids = stored_run_ids(c, "runs")
+        assert sorted(ids) == sorted(r["report"]["run_id"] for r in (first, second))
