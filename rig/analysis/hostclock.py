@@ -2,9 +2,13 @@
 
 A line's bytes reach the host after they left the target: USB-serial latency is never
 negative. Over anchor lines whose reference time is known, the delay d = arrival - t
-therefore spans [offset + smallest latency, offset + largest latency]; a line known only
-by its arrival is placed in the middle of that band, with half its width (plus one
-character time) as its uncertainty.
+spans [offset + smallest latency, offset + largest latency]; a line known only by its
+arrival is placed in the middle of that band, with half its width (plus one character
+time) as its uncertainty.
+
+n anchors see less than the whole band (a latency timer makes latency roughly uniform),
+so the observed band is widened until a new line falls inside it with 99 % probability
+under that model.
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ from typing import Any
 #: Without anchors (console-only runs) the adapter's latency is unknown; FTDI's default
 #: latency timer is 16 ms, so assume a band that wide.
 DEFAULT_BAND_S = 16e-3
+#: Probability that a line's latency falls outside the stated band.
+MISS = 0.01
 
 
 @dataclass(frozen=True)
@@ -48,7 +54,14 @@ def fit_host(pairs: Sequence[tuple[int, float]], char_s: float) -> HostMap | Non
     if not pairs:
         return None
     delays = [t_ns / 1e9 - ref for t_ns, ref in pairs]
-    return HostMap(min(delays), max(delays), len(pairs), char_s)
+    low, high, n = min(delays), max(delays), len(delays)
+    if n < 3:
+        return HostMap(low, low + DEFAULT_BAND_S, n, char_s)
+    # For n uniform samples the gap below the minimum is Beta(1, n) distributed: widen each
+    # side by c * width, where a new sample lands beyond it with probability MISS / 2.
+    width = (high - low) * (n + 1) / (n - 1)
+    c = 1 - (MISS / 2 * (n + 1)) ** (1 / (n + 1))
+    return HostMap(low - c * width, high + c * width, n, char_s)
 
 
 def host_only(power_on_ns: int, char_s: float) -> HostMap:
