@@ -53,3 +53,30 @@ def test_host_band_covers_uniform_latency() -> None:
         lat = rnd.uniform(0, 1e-3)
         misses += abs(hm.to_ref(int((5 + 40 + lat) * 1e9)) - 40) > hm.uncertainty_s
     assert misses / trials < 0.02
+
+
+def test_outlier_anchor_is_rejected_and_reported() -> None:
+    anchors = [Anchor(f"m{i}", t - 0.4, t) for i, t in enumerate([0.5, 0.9, 1.3, 1.7, 2.1])]
+    anchors[2] = Anchor("late", 0.9 + 0.003, 1.3)  # a hook that printed 3 ms late
+    f = fit(anchors)
+    assert f is not None
+    assert [a.name for a in f.rejected] == ["late"]
+    assert f(1.0) == pytest.approx(1.4, abs=1e-9)
+    assert f.as_dict()["rejected"][0]["name"] == "late"
+
+
+def test_envelope_lies_under_every_arrival() -> None:
+    import random
+
+    from rig.analysis.clockfit import envelope_fit
+
+    rnd = random.Random(1)
+    xs = [i * 0.05 for i in range(200)]
+    anchors = [
+        Anchor(str(i), x, 2.0 + x * (1 + 40e-6) + rnd.uniform(0, 1e-3)) for i, x in enumerate(xs)
+    ]
+    env = envelope_fit(anchors, band_u=5e-4)
+    assert env is not None
+    assert all(r >= -1e-12 for r in env.residuals)
+    assert env(5.0) == pytest.approx(2.0 + 5.0 * (1 + 40e-6), abs=2e-4)
+    assert env.uncertainty(1.0) == 5e-4

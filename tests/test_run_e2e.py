@@ -102,3 +102,32 @@ def test_missing_gpio_channel_comes_from_printk(tmp_path: Path) -> None:
     assert {a["name"] for a in fit["anchors"]} >= {"do_mount_root", "ui_ready"}
     true_drift = boot["kernel_clock"]["drift_ppm"]
     assert fit["drift_ppm"] == pytest.approx(true_drift, abs=15)
+
+
+def test_console_only_breakdown_is_honest(tmp_path: Path) -> None:
+    cfg = load_config(make_config(tmp_path, analyzer="none"))
+    with Instruments(cfg) as bench:
+        assert bench.analyzer is None and bench.sim_control is not None
+        # The simulated board still keeps its truth; ask for it around the cycle.
+        assert bench.sim_control({"cmd": "arm", "wiring": {"power": 0}})["ok"]
+        result = run_cycle(cfg, bench)
+        truth = result.folder / "truth.json"
+        assert bench.sim_control({"cmd": "stop", "truth": str(truth)})["ok"]
+    report = analyze_folder(result.folder)
+    assert report["outcome"] == "ok"
+    assert report["time_base"]["reference"] == "host"
+    assert "capture" not in report["artifacts"]
+    boot = truth_boot(result.folder)
+    # t = 0 is the power-on command, not the rail: shift truth by the relay's delay.
+    delay = (boot["power_edge_ns"] - result.run["power_on_ns"]) / 1e9
+    stages = {s["name"]: s for s in report["stages"]}
+    for b in boundary_errors(report, boot):
+        b["error_s"] -= delay
+        assert within_bound(b), b
+    # Between two printk stamps the host's latency cancels: rootfs_mount is known to
+    # far better than the console's latency band.
+    rootfs = stages["rootfs_mount"]
+    assert rootfs["source"] == "printk"
+    assert rootfs["uncertainty_s"] < 0.5 * report["clocks"]["host"]["uncertainty_s"]
+    true = {s["name"]: s for s in boot["stages"]}
+    assert abs(rootfs["duration_s"] - true["rootfs_mount"]["duration_s"]) <= rootfs["uncertainty_s"]

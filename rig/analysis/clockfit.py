@@ -7,6 +7,7 @@ residuals, and each mapped time gets an uncertainty from the fit's prediction er
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -36,6 +37,7 @@ class LinearFit:
     scatter: float  # residual standard deviation, or the prior when not measurable
     x_mean: float
     sxx: float
+    rejected: tuple[Anchor, ...] = ()
 
     def __call__(self, x: float) -> float:
         return self.offset + self.slope * x
@@ -50,6 +52,13 @@ class LinearFit:
         return 3 * max(pred, self.scatter / math.sqrt(n)) + PRINTK_RESOLUTION_S
 
     @property
+    def rate_uncertainty(self) -> float:
+        """3 sigma of the fitted slope (relative rate error of the mapped clock)."""
+        if len(self.anchors) < 2:
+            return PRIOR_DRIFT_PPM * 1e-6
+        return 3 * self.scatter / math.sqrt(self.sxx)
+
+    @property
     def drift_ppm(self) -> float:
         return (1 / self.slope - 1) * 1e6 if self.slope else 0.0
 
@@ -60,14 +69,43 @@ class LinearFit:
             "slope": self.slope,
             "drift_ppm": self.drift_ppm,
             "anchors": [{"name": a.name, "printk_s": a.x, "ref_s": a.y} for a in self.anchors],
+            "rejected": [{"name": a.name, "printk_s": a.x, "ref_s": a.y} for a in self.rejected],
             "residuals_s": list(self.residuals),
             "rms_residual_s": math.sqrt(sum(r * r for r in self.residuals) / len(self.residuals)),
             "scatter_s": self.scatter,
         }
 
 
+#: An anchor whose residual exceeds this many robust sigmas (and OUTLIER_FLOOR_S) is
+#: rejected: a hook that printed late, a tag line that matched by accident.
+OUTLIER_SIGMAS = 5.0
+OUTLIER_FLOOR_S = 50e-6
+
+
 def fit(anchors: list[Anchor]) -> LinearFit | None:
-    """Least squares line through the anchors; None without any."""
+    """Least squares line through the anchors, outliers rejected; None without any.
+
+    Outliers are judged against a Theil-Sen line (median of pairwise slopes), which one
+    bad anchor cannot drag the way it drags least squares."""
+    kept, rejected = list(anchors), []
+    if len(anchors) >= 4:
+        slopes = sorted(
+            (b.y - a.y) / (b.x - a.x)
+            for i, a in enumerate(anchors)
+            for b in anchors[i + 1 :]
+            if b.x != a.x
+        )
+        if slopes:
+            k = slopes[len(slopes) // 2]
+            c = sorted(a.y - k * a.x for a in anchors)[len(anchors) // 2]
+            res = [abs(a.y - (c + k * a.x)) for a in anchors]
+            limit = max(OUTLIER_SIGMAS * 1.4826 * sorted(res)[len(res) // 2], OUTLIER_FLOOR_S)
+            kept = [a for a, r in zip(anchors, res, strict=True) if r <= limit]
+            rejected = [a for a, r in zip(anchors, res, strict=True) if r > limit]
+    return _lsq(kept, tuple(rejected))
+
+
+def _lsq(anchors: list[Anchor], rejected: tuple[Anchor, ...]) -> LinearFit | None:
     n = len(anchors)
     if n == 0:
         return None
@@ -86,4 +124,60 @@ def fit(anchors: list[Anchor]) -> LinearFit | None:
         scatter = max(math.sqrt(sum(r * r for r in res) / (n - 2)), PRINTK_RESOLUTION_S)
     else:
         scatter = PRIOR_SCATTER_S
-    return LinearFit(offset, slope, tuple(anchors), res, scatter, xm, sxx or 1.0)
+    return LinearFit(offset, slope, tuple(anchors), res, scatter, xm, sxx or 1.0, rejected)
+
+
+#: A fitted drift beyond this is not a crystal but too few or too clustered points.
+MAX_DRIFT_PPM = 1000.0
+
+
+@dataclass(frozen=True)
+class EnvelopeFit(LinearFit):
+    """A line under every point (console-only runs): the points are arrivals, which are
+    never earlier than the events, so the lower envelope is the least-latency mapping."""
+
+    band_u: float = 0.0
+
+    def uncertainty(self, x: float) -> float:
+        return self.band_u
+
+    @property
+    def rate_uncertainty(self) -> float:
+        """The envelope can tilt by the band over the span of the points."""
+        xs = [a.x for a in self.anchors]
+        span = max(xs) - min(xs)
+        return 2 * self.band_u / span if span > 0 else PRIOR_DRIFT_PPM * 1e-6
+
+    def as_dict(self) -> dict[str, Any]:
+        d = super().as_dict()
+        d["model"] = "ref = offset_s + slope * printk_s, lower envelope of arrivals"
+        d["uncertainty_s"] = self.band_u
+        return d
+
+
+def _cross(o: tuple[float, float], a: tuple[float, float], b: tuple[float, float]) -> float:
+    return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
+
+
+def envelope_fit(anchors: list[Anchor], band_u: float) -> EnvelopeFit | None:
+    """The lower-hull edge under the mean x: the line below all points that is closest to
+    them on average (the LP optimum for 'latency is never negative')."""
+    if not anchors:
+        return None
+    pts = sorted({(a.x, a.y) for a in anchors})
+    hull: list[tuple[float, float]] = []
+    for p in pts:
+        while len(hull) >= 2 and _cross(hull[-2], hull[-1], p) <= 0:
+            hull.pop()
+        hull.append(p)
+    xm = sum(a.x for a in anchors) / len(anchors)
+    slope, offset = 1.0, min(a.y - a.x for a in anchors)
+    for (x0, y0), (x1, y1) in itertools.pairwise(hull):
+        if x0 <= xm <= x1 and x1 > x0:
+            k = (y1 - y0) / (x1 - x0)
+            if k > 0 and abs(1 / k - 1) * 1e6 <= MAX_DRIFT_PPM:
+                slope, offset = k, y0 - k * x0
+            break
+    res = tuple(a.y - (offset + slope * a.x) for a in anchors)
+    sxx = sum((a.x - xm) ** 2 for a in anchors) or 1.0
+    return EnvelopeFit(offset, slope, tuple(anchors), res, 0.0, xm, sxx, (), band_u)

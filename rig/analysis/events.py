@@ -1,19 +1,37 @@
 """Every time the boot tells us about, on the reference clock, with source and uncertainty.
 
-Sources, best first: `gpio` (analyzer edge, one sample period), `printk` (printk
+Sources, best first: `gpio` (analyzer edge, one sample period), `uart` (the console
+decoded from the analyzer's uart_tx channel, sample-accurate), `printk` (printk
 timestamp through the clock fit), `host` (serial arrival through the host clock map).
+
+Each event also names the clock it was read on and splits its uncertainty into what
+that clock shares between events (its offset onto the reference) and what is its own
+(quantization, scatter), so a stage between two events on one clock is not charged
+twice for the shared offset.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
 from rig import names
-from rig.analysis.clockfit import Anchor, LinearFit, fit
+from rig.analysis.clockfit import (
+    PRINTK_RESOLUTION_S,
+    Anchor,
+    LinearFit,
+    envelope_fit,
+    fit,
+)
 from rig.analysis.hostclock import HostMap, fit_host, host_only
 from rig.analysis.lines import Line
 from rig.model import MarkerScan
+
+#: Console-only runs: t = 0 is the power-on command, and the time from the command to
+#: the rail rising (USB, relay coil, contacts) is not observed. Mechanical relays in
+#: USB modules switch within about 15 ms.
+RELAY_DELAY_BOUND_S = 15e-3
 
 
 @dataclass(frozen=True)
@@ -21,8 +39,12 @@ class Event:
     name: str
     t_s: float
     source: str
-    uncertainty_s: float
+    uncertainty_s: float  # against the reference clock
     detail: dict[str, Any] = field(default_factory=dict)
+    clock: str = ""  # the clock the time was read on ("analyzer", "printk", "host")
+    quant_s: float = 0.0  # its quantization (shared grid: differences stay within it)
+    own_s: float = 0.0  # its independent scatter
+    rate_u: float = 0.0  # relative rate error of its clock against the reference
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -32,6 +54,14 @@ class Event:
             "uncertainty_s": self.uncertainty_s,
             **self.detail,
         }
+
+
+def interval_uncertainty(a: Event, b: Event) -> float:
+    """Uncertainty of b - a: on one clock the shared offset cancels."""
+    if a.clock and a.clock == b.clock and a.clock != "host":
+        rate = max(a.rate_u, b.rate_u) * abs(b.t_s - a.t_s)
+        return max(a.quant_s, b.quant_s) + math.hypot(a.own_s, b.own_s) + rate
+    return math.hypot(a.uncertainty_s, b.uncertainty_s)
 
 
 @dataclass(frozen=True)
@@ -65,20 +95,34 @@ def first_tags(lines: list[Line]) -> dict[str, Line]:
     return out
 
 
+def _console_only(lines: list[Line], power_on_ns: int, char_s: float) -> Timebase:
+    """No capture: the host clock is the reference (t = 0 at the power-on command).
+
+    printk stamps are mapped by the lower envelope of their arrivals; the spread of the
+    arrivals above it is the latency band that lines without a stamp get."""
+    base = power_on_ns / 1e9
+    pk = [Anchor(f"line {ln.index}", ln.printk_ts, ln.t_ns / 1e9 - base)
+          for ln in lines if ln.printk_ts is not None]  # fmt: skip
+    env = envelope_fit(pk, 0.0)
+    if env is None or len(pk) < 3:
+        return Timebase("host", None, None, None, host_only(power_on_ns, char_s), {})
+    host = fit_host([(int((a.y + base) * 1e9), env(a.x)) for a in pk], char_s)
+    assert host is not None
+    # The envelope runs through the least-latency arrivals; those lines left the target
+    # at least one character time before they arrived.
+    lead = [Anchor(a.name, a.x, a.y - char_s) for a in pk]
+    return Timebase("host", None, None, envelope_fit(lead, host.uncertainty_s), host, {})
+
+
 def build_timebase(
     scan: MarkerScan | None, lines: list[Line], power_on_ns: int, baud: int
 ) -> Timebase:
     char_s = 10 / baud
     tags = first_tags(lines)
-    if scan is None or not scan.power_up:
-        return Timebase(
-            "host" if scan is None else "analyzer",
-            None,
-            None,
-            None,
-            host_only(power_on_ns, char_s),
-            {},
-        )
+    if scan is None:
+        return _console_only(lines, power_on_ns, char_s)
+    if not scan.power_up:
+        return Timebase("analyzer", None, None, None, host_only(power_on_ns, char_s), {})
     power = scan.power_up[0]
     gpio = gpio_times(scan, power)
     anchors = [
@@ -98,10 +142,20 @@ def line_event(name: str, line: Line, tb: Timebase) -> Event:
     """The best time for a console line: its printk stamp if fitted, else its arrival."""
     detail = {"line": line.index, "text": line.text[:200]}
     if line.printk_ts is not None and tb.printk is not None:
+        own = 3 * tb.printk.scatter if tb.reference == "analyzer" else 0.0
         return Event(
-            name, tb.printk(line.printk_ts), "printk", tb.printk.uncertainty(line.printk_ts), detail
+            name,
+            tb.printk(line.printk_ts),
+            "printk",
+            tb.printk.uncertainty(line.printk_ts),
+            detail,
+            clock="printk",
+            quant_s=PRINTK_RESOLUTION_S,
+            own_s=own,
+            rate_u=tb.printk.rate_uncertainty,
         )
-    return Event(name, tb.host.to_ref(line.t_ns), "host", tb.host.uncertainty_s, detail)
+    u = tb.host.uncertainty_s
+    return Event(name, tb.host.to_ref(line.t_ns), "host", u, detail, clock="host", own_s=u)
 
 
 def marker_events(lines: list[Line], tb: Timebase) -> list[Event]:
@@ -109,14 +163,15 @@ def marker_events(lines: list[Line], tb: Timebase) -> list[Event]:
     events: list[Event] = []
     if tb.power_sample is not None and tb.samplerate:
         u = 1 / tb.samplerate
-        events.append(Event("power", 0.0, "gpio", u, {"sample": tb.power_sample}))
-        for name, t in sorted(tb.gpio.items(), key=lambda kv: kv[1]):
-            events.append(Event(name, t, "gpio", u))
-    elif tb.reference == "host":
-        # No capture: t = 0 is the power-on command; the relay's own delay is unknown.
         events.append(
-            Event("power", 0.0, "host", tb.host.uncertainty_s, {"t0": "power-on command"})
+            Event("power", 0.0, "gpio", u, {"sample": tb.power_sample}, "analyzer", u, 0.0)
         )
+        for name, t in sorted(tb.gpio.items(), key=lambda kv: kv[1]):
+            events.append(Event(name, t, "gpio", u, {}, "analyzer", u, 0.0))
+    elif tb.reference == "host":
+        u = RELAY_DELAY_BOUND_S
+        detail = {"t0": "power-on command; the relay's own delay is not observed"}
+        events.append(Event("power", 0.0, "host", u, detail, "command", 0.0, u))
     for name, line in first_tags(lines).items():
         events.append(line_event(name, line, tb))
     return events

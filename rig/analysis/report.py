@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
 from rig import __version__, names
-from rig.analysis.events import build_timebase, marker_events
+from rig.analysis.events import build_timebase, interval_uncertainty, marker_events
 from rig.analysis.lines import split_lines
 from rig.analysis.outcome import classify
 from rig.analysis.stages import build_stages
@@ -33,9 +32,7 @@ def build_report(
 
     first, last = (stages[0].start, stages[-1].end) if stages else (None, None)
     total = (last.t_s - first.t_s) if first and last else None
-    total_u = math.hypot(first.uncertainty_s, last.uncertainty_s) if first and last else None
-    if first and last and first.source == last.source == "gpio":
-        total_u = max(first.uncertainty_s, last.uncertainty_s)
+    total_u = interval_uncertainty(first, last) if first and last else None
 
     if tb.reference == "analyzer":
         time_base = {

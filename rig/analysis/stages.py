@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
 from typing import Any
 
-from rig.analysis.events import Event, Timebase, line_event
+from rig.analysis.events import Event, Timebase, interval_uncertainty, line_event
 from rig.analysis.lines import Line
 from rig.config import Boundary, StageSpec
 
@@ -46,11 +45,7 @@ def _boundary(ev: Event | None) -> dict[str, Any] | None:
 def _combine(s: Event | None, e: Event | None) -> float | None:
     if s is None or e is None:
         return None
-    if s.source == e.source == "gpio":
-        # Both ends quantized on the same sample clock: the difference is off by less
-        # than one sample period, not by two.
-        return max(s.uncertainty_s, e.uncertainty_s)
-    return math.hypot(s.uncertainty_s, e.uncertainty_s)
+    return interval_uncertainty(s, e)
 
 
 def resolve(

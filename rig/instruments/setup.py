@@ -12,7 +12,7 @@ from types import TracebackType
 
 from rig.config import RigConfig
 from rig.instruments.analyzer_sigrok import SigrokAnalyzer
-from rig.instruments.analyzer_sim import SimAnalyzer
+from rig.instruments.analyzer_sim import Control, SimAnalyzer
 from rig.instruments.console_serial import SerialConsole
 from rig.instruments.protocols import AnalyzerProtocol, PowerProtocol
 from rig.instruments.relay_ch340 import Ch340Relay
@@ -24,6 +24,7 @@ class Bench:
     console: SerialConsole
     analyzer: AnalyzerProtocol | None
     sim_pid: int | None
+    sim_control: Control | None = None  # the simulated board's control socket, if any
 
 
 class Instruments:
@@ -64,7 +65,7 @@ class Instruments:
                 analyzer = SigrokAnalyzer(a.device, a.samplerate)
             if analyzer is not None:
                 self._stack.callback(analyzer.close)
-            return Bench(power, console, analyzer, sim_pid)
+            return Bench(power, console, analyzer, sim_pid, control)
         except BaseException:
             self._stack.close()
             raise
