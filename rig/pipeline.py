@@ -44,7 +44,7 @@ def analyze_folder(folder: Path, write: bool = True) -> dict[str, Any]:
         artifacts["truth"] = rundir.TRUTH
     artifacts["report"] = rundir.REPORT
 
-    report = build_report(run, chunks, scan, specs, baud, artifacts)
+    report = build_report(run, chunks, scan, specs, baud, artifacts, config.get("analysis"))
     if write:
         rundir.write_json(folder / rundir.REPORT, report)
     return report

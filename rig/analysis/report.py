@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rig import __version__, names
 from rig.analysis.events import build_timebase, interval_uncertainty, marker_events
 from rig.analysis.lines import split_lines
 from rig.analysis.outcome import classify
+from rig.analysis.parsers.breakdown import analyse_console
 from rig.analysis.stages import build_stages
 from rig.config import StageSpec
 from rig.model import Chunk, MarkerScan
@@ -21,12 +22,14 @@ def build_report(
     specs: tuple[StageSpec, ...],
     baud: int,
     artifacts: dict[str, str],
+    analysis: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Everything in the report follows from the arguments: the same artifacts give the
     same report, byte for byte."""
     lines = split_lines(chunks)
     tb = build_timebase(scan, lines, int(run["power_on_ns"]), baud)
     events = marker_events(lines, tb)
+    console = analyse_console(lines, tb, baud, analysis)
     stages = build_stages(specs, events, lines, tb)
     outcome = classify(scan, "capture" in artifacts, lines, stages, run.get("rig_error"))
 
@@ -83,9 +86,15 @@ def build_report(
             if scan
             else None
         ),
-        "initcalls": [],
-        "modules": [],
-        "advisories": [],
+        "initcalls": console["initcalls"],
+        "modules": console["modules"],
+        "top": console["top"],
+        "advisories": console["advisories"],
+        "uboot": console["uboot"],
+        "kernel": console["kernel"],
+        "systemd": console["systemd"],
+        "app_events": console["app_events"],
+        "phases": console["phases"],
         "artifacts": artifacts,
-        "analysis": {"rig_version": __version__},
+        "analysis": {"rig_version": __version__, "notes": console["notes"]},
     }

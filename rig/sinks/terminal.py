@@ -52,8 +52,44 @@ def stage_table(report: dict[str, Any]) -> Table:
     return t
 
 
+def top_table(report: dict[str, Any], n: int = 10) -> Table:
+    t = Table(title="where is the time going", title_justify="left")
+    t.add_column("#", justify="right")
+    t.add_column("stage")
+    t.add_column("what")
+    t.add_column("start (s)", justify="right")
+    t.add_column("duration (s)", justify="right")
+    t.add_column("source")
+    for row in report.get("top", [])[:n]:
+        t.add_row(
+            str(row["rank"]),
+            row.get("stage") or "",
+            row["name"],
+            fmt_s(row.get("start_s")),
+            fmt_s(row["duration_s"]),
+            row.get("source") or "",
+        )
+    return t
+
+
+def advice_table(report: dict[str, Any]) -> Table:
+    # The advice text itself is long; report.json and report.html carry it.
+    t = Table(title="advice (details in report.json)", title_justify="left")
+    t.add_column("gain (s)", justify="right")
+    t.add_column("how sure")
+    t.add_column("rule")
+    t.add_column("finding")
+    for a in report.get("advisories", []):
+        t.add_row(fmt_s(a["gain_s"]), a.get("gain_kind", ""), a["rule"], a["title"])
+    return t
+
+
 def print_report(report: dict[str, Any], console: Console, folder: str | None = None) -> None:
     console.print(stage_table(report))
+    if report.get("top"):
+        console.print(top_table(report))
+    if report.get("advisories"):
+        console.print(advice_table(report))
     tb = report["time_base"]
     if tb["reference"] == "analyzer":
         console.print(

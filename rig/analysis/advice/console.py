@@ -1,0 +1,97 @@
+"""Console output cost: bytes x character time, the "uncertainty principle" in numbers.
+
+A serial console at 115200 baud 8N1 moves 11520 bytes a second: each byte costs
+10/baud seconds, and early kernel and U-Boot output is written synchronously, so the
+boot waits for it. `quiet` keeps kernel messages (and systemd status lines) off the
+console; initcall_debug's own lines are the measurement's cost.
+"""
+
+from __future__ import annotations
+
+from rig.analysis.advice.context import Advisory, Context, ms
+from rig.analysis.parsers.initcall import InitcallLine
+from rig.analysis.parsers.text import console_bytes
+
+
+def _kernel_lines(ctx: Context) -> list[int]:
+    stamped = [ln.index for ln in ctx.lines if ln.printk_ts is not None]
+    if stamped:
+        return stamped
+    # printk.time off: the kernel speaks from "Starting kernel ..." to the hand-over.
+    k, u = ctx.parsed.kernel, ctx.parsed.uboot
+    first = u.starting_kernel + 1 if u.starting_kernel is not None else None
+    last = next((r.line for r in (k.run_init, k.freeing) if r is not None), None)
+    return list(range(first, last + 1)) if first is not None and last is not None else []
+
+
+def _status_lines(ctx: Context) -> list[int]:
+    """systemd status on the console (not its kmsg copies)."""
+    return [u.line for u in ctx.parsed.systemd.units if ctx.lines[u.line].printk_ts is None]
+
+
+def console_output(ctx: Context) -> list[Advisory]:
+    cmd = ctx.parsed.kernel.cmdline
+    if ctx.char_s == 0 or (cmd is not None and cmd.has("quiet")):
+        return []
+    kernel = _kernel_lines(ctx)
+    status = _status_lines(ctx)
+    debug = [r.line for r in ctx.parsed.initcalls if isinstance(r, InitcallLine)]
+    nbytes = {
+        "kernel": sum(console_bytes(ctx.lines, i) for i in kernel),
+        "systemd_status": sum(console_bytes(ctx.lines, i) for i in status),
+        "initcall_debug": sum(console_bytes(ctx.lines, i) for i in debug),
+    }
+    gain = (nbytes["kernel"] + nbytes["systemd_status"]) * ctx.char_s
+    if gain == 0:
+        return []
+    debug_s = nbytes["initcall_debug"] * ctx.char_s
+    note = (
+        f" {ms(debug_s)} of it is initcall_debug's own output: this boot's kernel time "
+        "includes the cost of measuring it; compare against a boot without it."
+        if debug
+        else ""
+    )
+    return [
+        Advisory(
+            "console_output",
+            f"Console output costs {ms(gain)} at {ctx.baud} baud",
+            gain,
+            ctx.evidence(cmd.line if cmd else None, kernel[0] if kernel else None),
+            f"Add `quiet` to the kernel command line: {nbytes['kernel']} kernel bytes and "
+            f"{nbytes['systemd_status']} systemd status bytes at {ctx.char_s * 1e6:.1f} us "
+            f"each stay off the serial line (logs remain in dmesg and the journal).{note}",
+            "estimate",
+            {
+                "baud": ctx.baud,
+                "char_s": ctx.char_s,
+                "bytes": nbytes,
+                "lines": {
+                    "kernel": len(kernel),
+                    "systemd_status": len(status),
+                    "initcall_debug": len(debug),
+                },
+                "initcall_debug_s": debug_s,
+            },
+        )
+    ]
+
+
+def uboot_console(ctx: Context) -> list[Advisory]:
+    """U-Boot's own chatter before the kernel starts (not the countdown's wait)."""
+    end = ctx.parsed.uboot.starting_kernel
+    if end is None or ctx.char_s == 0:
+        return []
+    n = sum(console_bytes(ctx.lines, i) for i in range(end + 1))
+    gain = n * ctx.char_s
+    return [
+        Advisory(
+            "uboot_console",
+            f"U-Boot prints {n} bytes: {ms(gain)} at {ctx.baud} baud",
+            gain,
+            ctx.evidence(0, end),
+            "Build U-Boot with CONFIG_SILENT_CONSOLE and `setenv silent 1` (keep a way to "
+            "get the console back for development).",
+            "estimate",
+            {"bytes": n, "baud": ctx.baud},
+        )
+    ]

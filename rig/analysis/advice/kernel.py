@@ -1,0 +1,120 @@
+"""Kernel offenders: calibrate_delay without lpj=, slow initcalls, waiting for root."""
+
+from __future__ import annotations
+
+from rig.analysis.advice.context import Advisory, Context, ms
+from rig.analysis.initcalls import Initcall
+
+
+def calibrate_delay(ctx: Context) -> list[Advisory]:
+    """Gain: the calibration time between the printk stamps around it."""
+    out = []
+    for p in ctx.phases_of("calibrate_delay"):
+        if p.detail.get("calibration") != "measured":
+            continue
+        lpj = p.detail.get("lpj")
+        preset = f"`lpj={lpj}`" if lpj else "`lpj=` (the value a calibrated boot prints)"
+        out.append(
+            Advisory(
+                "calibrate_delay",
+                f"calibrate_delay measures the delay loop at every boot: {ms(p.duration_s)}",
+                p.duration_s,
+                ctx.evidence(p.line, p.end_line),
+                f"Add {preset} to the kernel command line: the kernel then prints "
+                "`Calibrating delay loop (skipped) preset value..` and skips the loop.",
+            )
+        )
+    return out
+
+
+_BUILTIN = (
+    "Built in and run synchronously by kernel_init: build it as a module loaded after the "
+    "UI, let the driver probe asynchronously (PROBE_PREFER_ASYNCHRONOUS / "
+    "<module>.async_probe), or remove what it waits for (msleep, polling, firmware load)."
+)
+_ASYNC = (
+    "Runs asynchronously (async_schedule): it delays the boot only where something waits "
+    "for it (async_synchronize_*, see the async_waiting lines), so the gain is at most this."
+)
+
+
+def _module_advice(module: str) -> str:
+    return (
+        f"Module {module} is loaded during boot, in parallel with userspace: load it after "
+        "the UI is up if the UI does not need it, or find what its init waits for "
+        "(firmware, msleep). The gain is at most this, where the UI waits for it."
+    )
+
+
+def _console_inside(ctx: Context, c: Initcall) -> float | None:
+    """UART time of the lines printed between the call and its return: with a synchronous
+    console (2.6-era), part of what the kernel measured is its own chatter."""
+    if c.call is None or c.ret is None:
+        return None
+    return (ctx.lines[c.ret.line].offset - ctx.lines[c.call.line + 1].offset) * ctx.char_s
+
+
+def slow_initcalls(ctx: Context) -> list[Advisory]:
+    """One advisory per initcall over the threshold; gain = the kernel's own measure
+    (an upper bound for async entries and modules, which run beside the boot thread)."""
+    out = []
+    limit = ctx.options.initcall_threshold_s
+    for c in ctx.initcalls:
+        d = c.duration_s
+        if d is None or d < limit:
+            continue
+        r = c.rec
+        what = f"{r.function} [{r.module}]" if r.module else r.function
+        if r.module:
+            advice, kind = _module_advice(r.module), "upper_bound"
+        elif r.cookie is not None:
+            advice, kind = _ASYNC, "upper_bound"
+        else:
+            advice, kind = _BUILTIN, "measured"
+        out.append(
+            Advisory(
+                "slow_initcall",
+                f"initcall {what} takes {ms(d)}",
+                d,
+                ctx.evidence(c.call.line if c.call else None, c.ret.line if c.ret else None),
+                advice,
+                kind,
+                {
+                    "threshold_s": limit,
+                    "return": c.ret.ret if c.ret else None,
+                    "console_s": _console_inside(ctx, c),
+                },
+            )
+        )
+    return out
+
+
+def root_wait(ctx: Context) -> list[Advisory]:
+    """rootdelay= is a fixed sleep (measured gain); rootwait waits for the device to probe
+    (upper bound: the device has to be found anyway)."""
+    out = []
+    for p in ctx.phases_of("rootdelay"):
+        out.append(
+            Advisory(
+                "root_wait",
+                f"rootdelay sleeps {ms(p.duration_s)} before mounting the root filesystem",
+                p.duration_s,
+                ctx.evidence(p.line, p.end_line),
+                "Remove `rootdelay=` from the kernel command line; if the root device probes "
+                "late, `rootwait` waits only as long as needed.",
+            )
+        )
+    for p in ctx.phases_of("rootwait"):
+        out.append(
+            Advisory(
+                "root_wait",
+                f"The kernel waits {ms(p.duration_s)} for root device {p.detail.get('device')}",
+                p.duration_s,
+                ctx.evidence(p.line, p.end_line),
+                "The root device probes late: look at its host controller's probe (card-detect "
+                "debounce, bus scan), build that driver in and probe it early, or boot from "
+                "storage that is ready sooner (eMMC instead of SD or USB).",
+                "upper_bound",
+            )
+        )
+    return out

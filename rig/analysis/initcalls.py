@@ -1,0 +1,122 @@
+"""Initcalls and modules on the power-on time base, from initcall_debug lines.
+
+Each initcall starts at its `calling` line (printk stamp through the clock fit; without
+a fit the printk time itself, marked `printk_relative`) and lasts what the kernel
+measured (`after M usecs`). Calls and returns are paired by (async cookie, symbol,
+module), innermost first, so async entries interleaving with the boot thread pair
+correctly; a call that never returns is kept with no duration (the hang suspect).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from rig.analysis.events import Timebase
+from rig.analysis.lines import Line
+from rig.analysis.parsers.initcall import AsyncWait, InitcallLine
+from rig.analysis.parsers.timing import When, kernel_at
+
+
+@dataclass(frozen=True)
+class Initcall:
+    call: InitcallLine | None  # None when only the return line survived
+    ret: InitcallLine | None  # None when the call never returned (within the log)
+    start: When
+
+    @property
+    def rec(self) -> InitcallLine:
+        rec = self.call or self.ret
+        assert rec is not None
+        return rec
+
+    @property
+    def duration_s(self) -> float | None:
+        return self.ret.usecs / 1e6 if self.ret and self.ret.usecs is not None else None
+
+    def as_dict(self) -> dict[str, Any]:
+        r = self.rec
+        return {
+            "name": r.name,
+            "function": r.function,
+            "module": r.module,
+            "start_s": self.start.t_s,
+            "duration_s": self.duration_s,
+            "return": self.ret.ret if self.ret else None,
+            "source": self.start.source,
+            "uncertainty_s": self.start.uncertainty_s,
+            "async_cookie": r.cookie,
+            "pid": self.call.pid if self.call else None,
+            "line": self.call.line if self.call else None,
+            "end_line": self.ret.line if self.ret else None,
+            "returned": self.ret is not None,
+        }
+
+
+def _key(r: InitcallLine) -> tuple[int | None, str, str | None]:
+    return (r.cookie, r.name, r.module)
+
+
+def pair_initcalls(
+    records: Sequence[InitcallLine | AsyncWait], lines: Sequence[Line], tb: Timebase
+) -> list[Initcall]:
+    """Initcalls in the order they were called (orphan returns where they returned)."""
+    open_: dict[tuple[int | None, str, str | None], list[int]] = {}
+    out: list[Initcall] = []
+    for r in records:
+        if not isinstance(r, InitcallLine):
+            continue
+        if r.call:
+            open_.setdefault(_key(r), []).append(len(out))
+            out.append(Initcall(r, None, kernel_at(lines[r.line], tb)))
+            continue
+        stack = open_.get(_key(r))
+        if stack:
+            i = stack.pop()
+            out[i] = Initcall(out[i].call, r, out[i].start)
+        else:
+            # The calling line was lost (garbled console): it started `usecs` before.
+            end = kernel_at(lines[r.line], tb)
+            t = end.t_s - (r.usecs or 0) / 1e6
+            out.append(Initcall(None, r, When(t, end.source, end.uncertainty_s)))
+    return out
+
+
+def module_breakdown(calls: Sequence[Initcall]) -> list[dict[str, Any]]:
+    """Time per module (built-in initcalls together under `module: null`), slowest first."""
+    groups: dict[str | None, list[Initcall]] = {}
+    for c in calls:
+        groups.setdefault(c.rec.module, []).append(c)
+    rows = [
+        {
+            "module": mod,
+            "initcalls": len(cs),
+            "duration_s": sum(c.duration_s or 0.0 for c in cs),
+            "start_s": min(c.start.t_s for c in cs),
+            "source": cs[0].start.source,
+            "slowest": max(cs, key=lambda c: c.duration_s or 0.0).rec.function,
+        }
+        for mod, cs in groups.items()
+    ]
+    return sorted(rows, key=lambda r: (-r["duration_s"], r["module"] or ""))
+
+
+def async_waits(
+    records: Sequence[InitcallLine | AsyncWait], lines: Sequence[Line], tb: Timebase
+) -> list[dict[str, Any]]:
+    """Where a thread blocked on async work (async_synchronize_*), with the kernel's measure."""
+    out: list[dict[str, Any]] = []
+    for r in records:
+        if isinstance(r, AsyncWait) and not r.waiting and r.usecs is not None:
+            end = kernel_at(lines[r.line], tb)
+            out.append(
+                {
+                    "pid": r.pid,
+                    "start_s": end.t_s - r.usecs / 1e6,
+                    "duration_s": r.usecs / 1e6,
+                    "source": end.source,
+                    "line": r.line,
+                }
+            )
+    return out

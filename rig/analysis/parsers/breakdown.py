@@ -1,0 +1,69 @@
+"""The console analysis in one call: the sections `build_report` adds to the report."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from rig.analysis.advice.context import Context
+from rig.analysis.advisor import advise
+from rig.analysis.events import Timebase
+from rig.analysis.initcalls import Initcall, async_waits, module_breakdown, pair_initcalls
+from rig.analysis.lines import Line
+from rig.analysis.parsers.console import parse_console
+from rig.analysis.parsers.options import AnalysisOptions
+from rig.analysis.parsers.phases import build_phases
+from rig.analysis.parsers.sections import (
+    app_events,
+    kernel_section,
+    systemd_section,
+    uboot_section,
+)
+from rig.analysis.parsers.top import top_table
+
+
+def _notes(tb: Timebase, calls: Sequence[Initcall], baud: int) -> list[str]:
+    notes = []
+    if tb.printk is None and any(c.start.source == "printk_relative" for c in calls):
+        notes.append(
+            "no printk clock fit (no stamped GPIO anchor, too few stamped lines): initcall "
+            "start_s are printk-relative (seconds on the kernel clock), not from the power edge"
+        )
+    if baud <= 0:
+        notes.append("baud unknown: console time is not subtracted from phases")
+    return notes
+
+
+def analyse_console(
+    lines: Sequence[Line],
+    tb: Timebase,
+    baud: int,
+    options: AnalysisOptions | Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Console lines (from `split_lines`) and the time base -> JSON-ready report sections.
+
+    Keys: initcalls, modules, top, advisories, uboot, kernel, systemd, app_events, phases,
+    notes. Pure: the same lines and time base give the same dict.
+    """
+    opts = (
+        options if isinstance(options, AnalysisOptions) else AnalysisOptions.from_mapping(options)
+    )
+    char_s = 10 / baud if baud > 0 else 0.0
+    parsed = parse_console(lines, opts.app_events)
+    phases = build_phases(lines, parsed, tb, char_s)
+    calls = pair_initcalls(parsed.initcalls, lines, tb)
+    modules = module_breakdown(calls)
+    waits = async_waits(parsed.initcalls, lines, tb)
+    ctx = Context(lines, tb, baud, parsed, tuple(phases), tuple(calls), opts)
+    return {
+        "initcalls": [c.as_dict() for c in calls],
+        "modules": modules,
+        "top": top_table(calls, modules, phases, waits, opts.top_n),
+        "advisories": advise(ctx),
+        "uboot": uboot_section(lines, parsed.uboot, phases, tb),
+        "kernel": kernel_section(lines, parsed.kernel, phases, waits, tb),
+        "systemd": systemd_section(lines, parsed.systemd, phases, tb),
+        "app_events": app_events(lines, parsed.app_events, tb),
+        "phases": [p.as_dict() for p in phases],
+        "notes": _notes(tb, calls, baud),
+    }

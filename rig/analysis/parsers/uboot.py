@@ -1,0 +1,199 @@
+"""U-Boot console: banner, autoboot countdown, image headers, load steps, hand-over.
+
+Covers the legacy-image output of the 2009 era (`## Booting kernel from Legacy Image`,
+`Verifying Checksum ... OK`, `Uncompressing Kernel Image ... OK`) and the FIT output
+of current U-Boot (`## Loading kernel from FIT Image`, `Verifying Hash Integrity ...
+sha256+ OK`, `Uncompressing Kernel Image to 40480000`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from rig.analysis.lines import Line
+from rig.analysis.parsers.bootstage import BootstageReport, parse_bootstage
+from rig.analysis.parsers.text import clean
+
+_BANNER = re.compile(r"U-Boot(?: (SPL|TPL|VPL))? (\d{4}\.\d{2}\S*)(?: \(([^)]*)\))?")
+# The stock prompt, then the countdown "%2d " updated by "\b\b\b%2d " once a second;
+# keyed-autoboot boards print "Autobooting in N seconds" instead.
+_AUTOBOOT = re.compile(
+    r"Hit any key to stop autoboot:|Autoboot(?:ing)? in (\d+) seconds?|"
+    r"to (?:abort|stop) autoboot in (\d+) seconds?"
+)
+_IMAGE = re.compile(
+    r"^## (?:Booting|Loading) (?P<part>.+?) from (?P<fmt>Legacy|FIT) Image at (?P<addr>\w+)"
+    r"|^## Booting image at (?P<addr2>\w+)"
+    r"|^## Flattened Device Tree blob at (?P<fdt>\w+)"
+)
+_FIELD = re.compile(r"^\s+([A-Z][A-Za-z ()]*?):\s+(.*?)\s*$")
+_SIZE = re.compile(r"(\d+) Bytes")
+_COMPRESSION = re.compile(r"\((\w+) compressed\)|^(\w+) compressed$|^(uncompressed)$")
+_VERIFY = re.compile(r"^\s*(Verifying (?:Checksum|Hash Integrity)) \.\.\.(.*)$")
+_UNCOMPRESS = re.compile(r"^\s+Uncompressing (.+?)(?: to \w+)?(?: \.\.\.\s*(.*))?$")
+_LOAD = re.compile(r"^\s+(Loading|XIP) ((?:\w+ )*Image)(?: to \w+)?(?: \.\.\.\s*(.*))?$")
+_LOAD_TO = re.compile(r"^\s+Loading (Ramdisk|Device Tree) to \w+, end \w+ \.\.\.\s*(.*)$")
+_READ_MS = re.compile(r"^\s*(\d+) bytes read in (\d+) ms")
+_NAND_READ = re.compile(r"^\s*NAND read: ")
+_USB_START = re.compile(r"^\s*starting USB\.\.\.")
+_USB_MORE = re.compile(r"^(?:USB\d*:|Bus \S+:|\s*scanning |\s+\d+ USB Device)")
+# The kernel's own zImage decompressor, before the kernel proper prints anything.
+_ZIMAGE = re.compile(r"^Uncompressing Linux\.\.\.(.*)$")
+STEP_KINDS = ("verify", "uncompress", "load", "xip", "load_fdt", "load_ramdisk", "read", "usb")
+_STARTING = re.compile(r"^\s*Starting kernel \.\.\.")
+
+
+@dataclass(frozen=True)
+class Banner:
+    line: int
+    version: str
+    phase: str  # "SPL", "TPL", "VPL" or "" for U-Boot proper
+    build: str | None
+
+
+@dataclass(frozen=True)
+class Autoboot:
+    line: int
+    counts: tuple[int, ...]  # the countdown as printed, e.g. (3, 2, 1, 0)
+
+    @property
+    def bootdelay(self) -> int:
+        return self.counts[0] if self.counts else 0
+
+
+@dataclass(frozen=True)
+class Image:
+    line: int
+    format: str  # "legacy", "fit", "fdt" or "" when U-Boot does not say
+    part: str  # "kernel", "ramdisk", "fdt", ...
+    address: str
+    fields: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def size_bytes(self) -> int | None:
+        m = _SIZE.search(self.fields.get("Data Size", ""))
+        return int(m.group(1)) if m else None
+
+    @property
+    def compression(self) -> str | None:
+        for key in ("Compression", "Image Type"):
+            if m := _COMPRESSION.search(self.fields.get(key, "")):
+                return next(g for g in m.groups() if g)
+        return None
+
+
+@dataclass(frozen=True)
+class Step:
+    """Work U-Boot announces on a line; it ends where the console goes on (`end_line`)."""
+
+    line: int
+    kind: str  # verify | uncompress | load | xip | load_fdt | load_ramdisk | read | usb
+    text: str
+    end_line: int | None  # first line printed after the work (None: the log ends first)
+    ok: bool | None  # "OK" seen on the line; None when U-Boot prints no verdict there
+    self_us: int | None = None  # U-Boot's own measure ("N bytes read in M ms")
+    size_bytes: int | None = None
+
+
+@dataclass(frozen=True)
+class UBootLog:
+    banners: tuple[Banner, ...]
+    autoboot: Autoboot | None
+    images: tuple[Image, ...]
+    steps: tuple[Step, ...]
+    starting_kernel: int | None
+    bootstage: tuple[BootstageReport, ...]
+
+
+def _verdict(rest: str | None) -> bool | None:
+    if rest is None or not rest.strip():
+        return None
+    low = rest.lower()
+    return ("ok" in low or "done" in low) and "bad" not in low and "error" not in low
+
+
+def _countdown(text: str, m: re.Match[str]) -> tuple[int, ...]:
+    first = m.group(1) or m.group(2)
+    counts = [int(first)] if first else []
+    # Only the countdown itself: digits separated by spaces and backspaces.
+    tail = re.match(r"[\s\x08\d]*", text[m.end() :])
+    counts += [int(n) for n in re.findall(r"\d+", tail.group(0) if tail else "")]
+    return tuple(counts)
+
+
+def _step(i: int, text: str, n: int) -> Step | None:
+    nxt = i + 1 if i + 1 < n else None
+    if m := _VERIFY.match(text):
+        return Step(i, "verify", text.strip(), nxt, _verdict(m.group(2)))
+    if m := _UNCOMPRESS.match(text):
+        return Step(i, "uncompress", text.strip(), nxt, _verdict(m.group(2)))
+    if m := _LOAD_TO.match(text):
+        kind = "load_fdt" if m.group(1) == "Device Tree" else "load_ramdisk"
+        return Step(i, kind, text.strip(), nxt, _verdict(m.group(2)))
+    if m := _LOAD.match(text):
+        kind = "xip" if m.group(1) == "XIP" else "load"
+        return Step(i, kind, text.strip(), nxt, _verdict(m.group(3)))
+    if m := _READ_MS.match(text):
+        # Printed after the read, with U-Boot's own duration: the line is the end.
+        us = int(m.group(2)) * 1000
+        return Step(i, "read", text.strip(), i, True, us, int(m.group(1)))
+    if m := _ZIMAGE.match(text):
+        return Step(i, "uncompress", text.strip(), nxt, _verdict(m.group(1)))
+    if _NAND_READ.match(text):
+        return Step(i, "read", text.strip(), nxt, None)
+    return None
+
+
+def _image(i: int, m: re.Match[str]) -> tuple[int, str, str, str]:
+    if m.group("fdt"):
+        return (i, "fdt", "fdt", m.group("fdt"))
+    if m.group("addr2"):
+        return (i, "", "kernel", m.group("addr2"))
+    return (i, m.group("fmt").lower(), m.group("part").lower(), m.group("addr"))
+
+
+def _usb_end(texts: Sequence[str], i: int) -> int | None:
+    j = i + 1
+    while j < len(texts) and _USB_MORE.match(texts[j]):
+        j += 1
+    return j if j < len(texts) else None
+
+
+def parse_uboot(lines: Sequence[Line]) -> UBootLog:
+    texts = [clean(ln) for ln in lines]
+    banners: list[Banner] = []
+    autoboot: Autoboot | None = None
+    images: list[tuple[tuple[int, str, str, str], dict[str, str]]] = []
+    steps: list[Step] = []
+    starting: int | None = None
+    fields: dict[str, str] | None = None  # "Key: value" lines of the image being listed
+    for i, t in enumerate(texts):
+        if fields is not None:
+            if m := _FIELD.match(t):
+                fields.setdefault(m.group(1), m.group(2))
+                continue
+            if not t.startswith(" "):
+                fields = None  # the indented block is over
+        if "U-Boot" in t and (m := _BANNER.search(t)):
+            banners.append(Banner(i, m.group(2), m.group(1) or "", m.group(3)))
+        elif autoboot is None and (m := _AUTOBOOT.search(t)):
+            autoboot = Autoboot(i, _countdown(t, m))
+        elif t.startswith("##") and (m := _IMAGE.match(t)):
+            fields = {}
+            images.append((_image(i, m), fields))
+        elif step := _step(i, t, len(texts)):
+            steps.append(step)
+        elif _USB_START.match(t):
+            steps.append(Step(i, "usb", t.strip(), _usb_end(texts, i), None))
+        elif starting is None and _STARTING.match(t):
+            starting = i
+    return UBootLog(
+        tuple(banners),
+        autoboot,
+        tuple(Image(*head, fields=dict(f)) for head, f in images),
+        tuple(steps),
+        starting,
+        tuple(parse_bootstage(lines)),
+    )
