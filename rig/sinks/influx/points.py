@@ -76,7 +76,9 @@ def stage_point(s: dict[str, Any]) -> tuple[dict[str, str], dict[str, FieldValue
 
 
 def initcall_point(c: dict[str, Any]) -> tuple[dict[str, str], dict[str, FieldValue]]:
-    tags = {"initcall": c["name"]}
+    # Newer kernels print __initstub__kmod_* names with build counters; the analysis
+    # resolves them to the function, which stays the same from build to build.
+    tags = {"initcall": c.get("function") or c["name"]}
     if c.get("module"):
         tags["module"] = c["module"]
     ret = c.get("return")
