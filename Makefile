@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 RIG := $(BIN)/rig
-APT_PACKAGES := sigrok-cli python3-venv influxdb
+APT_PACKAGES := sigrok-cli python3-venv influxdb chromium
 CONFIG ?= config/rig.toml
 BOARD ?=
 

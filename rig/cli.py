@@ -7,7 +7,9 @@ import click
 from rig import __version__
 from rig.commands.analyze import analyze
 from rig.commands.decoders import decoders
+from rig.commands.grafana import grafana
 from rig.commands.influx import influx
+from rig.commands.report import report
 from rig.commands.run import run
 from rig.sim.cli import sim
 
@@ -23,3 +25,5 @@ main.add_command(analyze)
 main.add_command(sim)
 main.add_command(decoders)
 main.add_command(influx)
+main.add_command(report)
+main.add_command(grafana)

@@ -10,6 +10,7 @@ from rig.analysis.report import build_report
 from rig.artifacts import rundir
 from rig.artifacts.decode import scan_markers
 from rig.config import stages_from_snapshot
+from rig.sinks.html.write import write_html
 
 
 def _run_or_bare(folder: Path) -> dict[str, Any]:
@@ -43,8 +44,11 @@ def analyze_folder(folder: Path, write: bool = True) -> dict[str, Any]:
     if (folder / rundir.TRUTH).exists():
         artifacts["truth"] = rundir.TRUTH
     artifacts["report"] = rundir.REPORT
+    if write:
+        artifacts["html"] = rundir.REPORT_HTML
 
     report = build_report(run, chunks, scan, specs, baud, artifacts, config.get("analysis"))
     if write:
         rundir.write_json(folder / rundir.REPORT, report)
+        write_html(folder)
     return report

@@ -24,6 +24,7 @@ CONSOLE_LOG = "console.log"
 CAPTURE = "capture.sr"
 CAPTURE_RAW = "capture.bin"
 REPORT = "report.json"
+REPORT_HTML = "report.html"
 TRUTH = "truth.json"
 
 

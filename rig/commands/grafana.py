@@ -1,0 +1,134 @@
+"""`rig grafana`: build the dashboards' JSON from code, run their queries without Grafana."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+import click
+from rich.table import Table
+
+from rig.commands.common import console, emit_json, fail, json_option
+from rig.sinks.grafana.budgets import BudgetError
+from rig.sinks.grafana.generate import BUDGETS, DASHBOARDS_DIR, build, load_dashboards
+from rig.sinks.grafana.macros import ExpandError, TimeRange
+from rig.sinks.grafana.run import QueryResult, run_panels, run_variables
+from rig.sinks.influx.client import Client, InfluxError
+from rig.sinks.influx.settings import InfluxSettings, load_influx_config
+from rig.tomlcheck import ConfigError
+
+dashboards_option = click.option(
+    "--dashboards",
+    "out_dir",
+    type=click.Path(path_type=Path),
+    default=DASHBOARDS_DIR,
+    show_default=True,
+    help="Folder of the generated dashboard JSON.",
+)
+
+
+@click.group()
+def grafana() -> None:
+    """Grafana dashboards as code (config/grafana/)."""
+
+
+@grafana.command("build")
+@dashboards_option
+@click.option(
+    "--budgets",
+    "budgets_path",
+    type=click.Path(path_type=Path),
+    default=BUDGETS,
+    show_default=True,
+    help="Per-board budgets for the budget lines (defaults apply when missing).",
+)
+@click.option("--check", is_flag=True, help="Only check the files are current; exit 1 if not.")
+@json_option
+def build_cmd(out_dir: Path, budgets_path: Path, check: bool, as_json: bool) -> None:
+    """Generate the dashboards' JSON from rig/sinks/grafana/."""
+    try:
+        res = build(out_dir, budgets_path, check=check)
+    except BudgetError as e:
+        fail(str(e), as_json)
+    if as_json:
+        emit_json(res.as_dict())
+    elif check:
+        state = "current" if res.current else "[red]stale[/] (run `rig grafana build`)"
+        console.print(f"{out_dir}: {state}")
+        for name in res.stale + res.extra:
+            console.print(f"  {name}")
+    else:
+        console.print(f"{out_dir}: {len(res.written)} dashboard(s) written")
+    raise SystemExit(0 if res.current else 1)
+
+
+def _since_ms(text: str) -> int:
+    m = re.fullmatch(r"(\d+)([smhd])", text)
+    if not m:
+        raise click.BadParameter("expected <n><s|m|h|d>, e.g. 7d", param_hint="--since")
+    return int(m.group(1)) * {"s": 1_000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}[m[2]]
+
+
+def _table(results: list[QueryResult]) -> Table:
+    t = Table(title="dashboard queries", title_justify="left")
+    for col in ("dashboard", "panel", "ref", "series", "rows"):
+        t.add_column(col, justify="right" if col in ("series", "rows") else "left")
+    for r in results:
+        rows = sum(len(s.get("values", [])) for s in r.series)
+        count = f"[red]{r.error}[/]" if r.error else str(len(r.series))
+        t.add_row(r.dashboard, r.panel, r.ref_id, count, "" if r.error else str(rows))
+    return t
+
+
+@grafana.command("query")
+@dashboards_option
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(path_type=Path),
+    default=Path("config/rig.toml"),
+    show_default=True,
+    help="Rig configuration; its [influx] table names the server (default: rig influx serve).",
+)
+@click.option("--since", default="7d", show_default=True, help="Time range up to now.")
+@click.option(
+    "--var",
+    "var_args",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="Select a variable value (repeat for several); unset variables are All.",
+)
+@json_option
+def query_cmd(
+    out_dir: Path, config_path: Path, since: str, var_args: tuple[str, ...], as_json: bool
+) -> None:
+    """Run every panel and variable query against InfluxDB, as Grafana would."""
+    chosen: dict[str, list[str]] = {}
+    for arg in var_args:
+        name, sep, value = arg.partition("=")
+        if not sep:
+            fail(f"--var {arg!r}: expected NAME=VALUE", as_json)
+        chosen.setdefault(name, []).append(value)
+    try:
+        cfg = load_influx_config(config_path)
+    except ConfigError as e:
+        fail(str(e), as_json)
+    settings = cfg.settings or InfluxSettings()
+    now = int(time.time() * 1000)
+    rng = TimeRange(now - _since_ms(since), now)
+    results: list[QueryResult] = []
+    try:
+        with Client(settings) as client:
+            for dash in load_dashboards(out_dir):
+                results += run_variables(client, settings.database, dash, chosen, rng)
+                results += run_panels(client, settings.database, dash, chosen, rng)
+    except (InfluxError, ExpandError) as e:
+        fail(str(e), as_json)
+    if not results:
+        fail(f"{out_dir}: no dashboards", as_json)
+    if as_json:
+        emit_json({"database": settings.database, "results": [r.as_dict() for r in results]})
+    else:
+        console.print(_table(results))
+    raise SystemExit(1 if any(r.error for r in results) else 0)

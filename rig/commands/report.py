@@ -1,0 +1,63 @@
+"""`rig report DIR...`: report.html for one boot, or a comparison page for several."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+from rig.artifacts.rundir import ArtifactError
+from rig.commands.common import console, emit_json, fail, json_option
+from rig.sinks.html.plotlyjs import MODES
+from rig.sinks.html.write import HTML, write_comparison, write_html
+from rig.sinks.influx.sink import report_files
+
+COMPARISON = "compare.html"
+
+
+def _common_folder(files: list[Path]) -> Path:
+    """The folder holding all the boots' run folders (usually results/)."""
+    return Path(os.path.commonpath([f.resolve().parent.parent for f in files]))
+
+
+@click.command()
+@click.argument("targets", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Page to write. Default: report.html in the run folder for one boot, "
+    f"{COMPARISON} in the folder holding the run folders for several.",
+)
+@click.option("--each", is_flag=True, help="With several boots, also write each report.html.")
+@click.option(
+    "--js",
+    "js_mode",
+    type=click.Choice(MODES),
+    default="gzip",
+    show_default=True,
+    help="How plotly.js is embedded: gzip (~2 MB) or inline (~4.8 MB, older browsers).",
+)
+@json_option
+def report(
+    targets: tuple[Path, ...], out: Path | None, each: bool, js_mode: str, as_json: bool
+) -> None:
+    """HTML report of run folders (or of every run folder in a results folder)."""
+    try:
+        files = report_files(targets)
+        written: list[str] = []
+        if len(files) == 1:
+            page = str(write_html(files[0].parent, js_mode, out))
+        else:
+            if each:
+                written += [str(write_html(f.parent, js_mode)) for f in files]
+            page = str(write_comparison(files, out or _common_folder(files) / COMPARISON, js_mode))
+    except (ArtifactError, OSError) as e:
+        fail(str(e), as_json)
+    if as_json:
+        emit_json({"boots": len(files), "page": page, "reports_html": written})
+    else:
+        console.print(f"{len(files)} boot(s): [bold]{page}[/]")
+        if each:
+            console.print(f"and {len(written)} {HTML} file(s) in the run folders")

@@ -1,0 +1,74 @@
+"""Dashboards -> JSON files (config/grafana/dashboards/<uid>.json), or a check that the
+committed files are what the code generates."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from grafanalib._gen import DashboardEncoder
+
+from rig.sinks.grafana.budgets import load_budgets
+from rig.sinks.grafana.dashboards import all_dashboards
+
+DASHBOARDS_DIR = Path("config/grafana/dashboards")
+BUDGETS = Path("config/budgets.toml")
+
+
+def render(budgets_path: Path) -> dict[str, str]:
+    """File name -> JSON text of every dashboard; deterministic (sorted keys)."""
+    out: dict[str, str] = {}
+    for dash in all_dashboards(load_budgets(budgets_path)):
+        data = dash.to_json_data()
+        text = json.dumps(data, sort_keys=True, indent=2, cls=DashboardEncoder) + "\n"
+        out[f"{dash.uid}.json"] = text
+    return out
+
+
+@dataclass
+class BuildResult:
+    out_dir: str
+    written: list[str] = field(default_factory=list)
+    stale: list[str] = field(default_factory=list)  # differ from, or missing on disk
+    extra: list[str] = field(default_factory=list)  # on disk, no longer generated
+
+    @property
+    def current(self) -> bool:
+        return not self.stale and not self.extra
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "out_dir": self.out_dir,
+            "written": self.written,
+            "stale": self.stale,
+            "extra": self.extra,
+            "current": self.current,
+        }
+
+
+def build(out_dir: Path, budgets_path: Path, check: bool = False) -> BuildResult:
+    """Write the dashboards (or only compare them, with `check`)."""
+    files = render(budgets_path)
+    res = BuildResult(str(out_dir))
+    on_disk = {p.name for p in out_dir.glob("*.json")} if out_dir.is_dir() else set()
+    res.extra = sorted(on_disk - set(files))
+    for name, text in files.items():
+        path = out_dir / name
+        if path.exists() and path.read_text(encoding="utf-8") == text:
+            continue
+        res.stale.append(name)
+        if not check:
+            out_dir.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+            res.written.append(name)
+    if not check:
+        for name in res.extra:  # a dashboard removed from the code leaves Grafana too
+            (out_dir / name).unlink()
+        res.stale, res.extra = [], []
+    return res
+
+
+def load_dashboards(out_dir: Path) -> list[dict[str, Any]]:
+    return [json.loads(p.read_text(encoding="utf-8")) for p in sorted(out_dir.glob("*.json"))]

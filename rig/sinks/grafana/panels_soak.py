@@ -1,0 +1,112 @@
+"""Panels of the soak and kernel dashboard: outcomes by class, slowest initcalls,
+advisories. One function per panel; each owns its query."""
+
+from __future__ import annotations
+
+from grafanalib.core import GridPos, PieChartv2, Table, TableSortByField, TimeSeries
+
+from rig.sinks.grafana.common import DATASOURCE, SELECTION
+from rig.sinks.grafana.panels_boot import target, unit_override
+
+# `stages_reached_count` is on every boot point, whatever the outcome (a failed boot
+# has no power_to_ui_s), so counting it counts boots.
+BOOTS = 'count("stages_reached_count")'
+
+OK_GREEN = {
+    "matcher": {"id": "byName", "options": "ok"},
+    "properties": [{"id": "color", "value": {"mode": "fixed", "fixedColor": "green"}}],
+}
+
+
+def outcomes_over_time(grid: GridPos) -> TimeSeries:
+    return TimeSeries(
+        title="Soak outcomes over time",
+        description="Boots per interval by outcome class (ok, hang_in_<stage>, panic, ...).",
+        dataSource=DATASOURCE,
+        targets=[
+            target(
+                "A",
+                f'SELECT {BOOTS} AS "boots" FROM "boot" WHERE {SELECTION} AND $timeFilter '
+                'GROUP BY time($__interval), "outcome" fill(none)',
+                alias="$tag_outcome",
+            )
+        ],
+        gridPos=grid,
+        drawStyle="bars",
+        fillOpacity=80,
+        stacking={"mode": "normal", "group": "A"},
+        overrides=[OK_GREEN],
+        legendDisplayMode="table",
+        legendPlacement="right",
+        legendCalcs=["sum"],
+    )
+
+
+def outcomes_by_class(grid: GridPos) -> PieChartv2:
+    return PieChartv2(
+        title="Outcomes by class",
+        description="Boots in the time range by outcome.",
+        dataSource=DATASOURCE,
+        targets=[
+            target(
+                "A",
+                f'SELECT {BOOTS} AS "boots" FROM "boot" WHERE {SELECTION} AND $timeFilter '
+                'GROUP BY "outcome"',
+                alias="$tag_outcome",
+            )
+        ],
+        gridPos=grid,
+        pieType="donut",
+        reduceOptionsCalcs=["sum"],
+        legendDisplayMode="table",
+        legendPlacement="right",
+        legendValues=["value", "percent"],
+        overrides=[OK_GREEN],
+    )
+
+
+def slowest_initcalls(grid: GridPos) -> Table:
+    return Table(
+        title="Slowest initcalls",
+        description="The 20 initcalls with the highest p95 duration over the time range.",
+        dataSource=DATASOURCE,
+        targets=[
+            target(
+                "A",
+                'SELECT top("p95", "initcall", 20) AS "p95", "mean", "max", "boots" FROM '
+                '(SELECT percentile("duration_s", 95) AS "p95", mean("duration_s") AS "mean", '
+                'max("duration_s") AS "max", count("duration_s") AS "boots" '
+                f'FROM "initcall" WHERE {SELECTION} AND $timeFilter GROUP BY "initcall")',
+                table=True,
+            )
+        ],
+        gridPos=grid,
+        unit="s",
+        overrides=[unit_override("boots", "none")],
+        transformations=[{"id": "organize", "options": {"excludeByName": {"Time": True}}}],
+        sortBy=[TableSortByField(displayName="p95", desc=True)],
+    )
+
+
+def advisories(grid: GridPos) -> Table:
+    return Table(
+        title="Advisories: what could be saved",
+        description="Known offenders flagged by the analysis, with the mean estimated gain.",
+        dataSource=DATASOURCE,
+        targets=[
+            target(
+                "A",
+                'SELECT mean("gain_s") AS "mean_gain", count("gain_s") AS "boots" '
+                f'FROM "advisory" WHERE {SELECTION} AND $timeFilter GROUP BY "rule"',
+                table=True,
+            )
+        ],
+        gridPos=grid,
+        unit="s",
+        overrides=[unit_override("boots", "none")],
+        transformations=[
+            {"id": "merge", "options": {}},
+            {"id": "organize", "options": {"excludeByName": {"Time": True}}},
+        ],
+        sortBy=[TableSortByField(displayName="mean_gain", desc=True)],
+    )

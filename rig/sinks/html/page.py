@@ -1,0 +1,96 @@
+"""The HTML document: a header, sections, and plotly figures drawn once plotly.js is
+loaded (each figure's JSON sits in the page; nothing is fetched)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from html import escape
+
+import plotly.graph_objects as go
+import plotly.io as pio
+
+from rig import __version__
+from rig.sinks.html import plotlyjs
+
+CSS = """
+body { font-family: system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif; margin: 0;
+  color: #222; background: #fafafa; }
+header { background: #1f2d3d; color: #fff; padding: 18px 28px; }
+header h1 { margin: 0 0 6px; font-size: 22px; font-weight: 600; }
+header .meta { color: #c9d3dd; font-size: 13px; }
+header .total { font-size: 30px; font-weight: 600; margin-top: 10px; }
+header .total small { font-size: 15px; color: #c9d3dd; font-weight: 400; }
+main { padding: 8px 28px 40px; }
+section { background: #fff; border: 1px solid #e3e3e3; border-radius: 6px; margin: 16px 0;
+  padding: 12px 16px; }
+section h2 { font-size: 16px; margin: 4px 0 10px; }
+table { border-collapse: collapse; width: 100%; font-size: 13px; }
+th, td { text-align: left; padding: 5px 8px; border-bottom: 1px solid #eee; vertical-align: top; }
+th { background: #f3f5f7; font-weight: 600; }
+code { font-size: 12px; }
+.outcome { padding: 2px 8px; border-radius: 10px; font-weight: 600; font-size: 13px; }
+.outcome.ok { background: #d9f0d3; color: #1b7837; }
+.outcome.bad { background: #fddbc7; color: #b2182b; }
+.empty, .note { color: #777; font-size: 13px; }
+.figure-error { color: #b2182b; font-weight: 600; }
+footer { color: #888; font-size: 12px; padding: 0 28px 24px; }
+"""
+
+_DRAW = """
+bootrigPlotly().then(() => {
+  const figures = JSON.parse(document.getElementById("figures").textContent);
+  for (const [id, fig] of Object.entries(figures)) {
+    Plotly.newPlot(id, fig.data, fig.layout, {responsive: true, displaylogo: false});
+  }
+  document.body.dataset.plotted = Object.keys(figures).length;
+}).catch((err) => {
+  for (const el of document.querySelectorAll(".figure"))
+    el.innerHTML = '<p class="figure-error"></p>', el.firstChild.textContent = String(err);
+});
+"""
+
+
+def section(title: str, body: str, section_id: str) -> str:
+    return f'<section id="{section_id}"><h2>{escape(title)}</h2>{body}</section>'
+
+
+def figure_div(fig_id: str) -> str:
+    return f'<div class="figure" id="{fig_id}"></div>'
+
+
+def _figures_json(figures: Mapping[str, go.Figure]) -> str:
+    parts = [f"{json.dumps(k)}: {pio.to_json(f, validate=False)}" for k, f in figures.items()]
+    # In a <script> element only "</" can end it early.
+    return ("{" + ", ".join(parts) + "}").replace("</", "<\\/")
+
+
+def document(
+    title: str,
+    header: str,
+    sections: Sequence[str],
+    figures: Mapping[str, go.Figure],
+    js_mode: str = "gzip",
+) -> str:
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="generator" content="bootrig {escape(__version__)}, plotly.js {plotlyjs.version()}">
+<title>{escape(title)}</title>
+<style>{CSS}</style>
+</head>
+<body>
+<header>{header}</header>
+<main>
+{"".join(sections)}
+</main>
+<footer>bootrig {escape(__version__)} · figures: plotly.js {plotlyjs.version()}, embedded
+(the page needs no network)</footer>
+{plotlyjs.scripts(js_mode)}
+<script id="figures" type="application/json">{_figures_json(figures)}</script>
+<script>{_DRAW}</script>
+</body>
+</html>
+"""

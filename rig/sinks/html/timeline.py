@@ -1,0 +1,230 @@
+"""One boot on the reference clock (pure): stages as a Gantt chart with their boundary
+uncertainty, initcalls as a flame chart in time order, console lines, and the GPIO
+markers drawn across all three."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from rig.sinks.html.console import ConsoleLine
+from rig.sinks.html.flame import add_initcalls
+from rig.sinks.html.style import (
+    SOURCE_COLOURS,
+    base_layout,
+    hover,
+    ms,
+    plus_minus,
+    row_note,
+    stage_colours,
+)
+
+STAGES, INITCALLS, CONSOLE = 1, 2, 3
+
+
+def end_of_boot(report: dict[str, Any], console: list[ConsoleLine]) -> float:
+    times = [e["t_s"] for e in report.get("events") or []]
+    times += [s["end_s"] or s["start_s"] or 0.0 for s in report.get("stages") or []]
+    times += [c.t_s for c in console[-1:]]
+    return max([t for t in times if t is not None] or [0.0])
+
+
+def add_stages(fig: go.Figure, report: dict[str, Any]) -> None:
+    stages = report.get("stages") or []
+    colours = stage_colours(s["name"] for s in stages)
+    done = [s for s in stages if s.get("duration_s") is not None]
+    fig.add_trace(
+        go.Bar(
+            name="stages",
+            orientation="h",
+            y=[s["name"] for s in done],
+            x=[s["duration_s"] for s in done],
+            base=[s["start_s"] for s in done],
+            marker={"color": [colours[s["name"]] for s in done], "line": {"width": 0}},
+            text=[ms(s["duration_s"]) for s in done],
+            textposition="auto",
+            textangle=0,
+            customdata=[
+                [s["source"], plus_minus(s["uncertainty_s"]), ms(s["start_s"])] for s in done
+            ],
+            hovertemplate="<b>%{y}</b><br>%{customdata[2]} + %{text} %{customdata[1]}"
+            "<br>source %{customdata[0]}<extra></extra>",
+            showlegend=False,
+        ),
+        row=STAGES,
+        col=1,
+    )
+    # Each boundary with its own uncertainty (the stage's combines its two ends).
+    xs, ys, us, tips = [], [], [], []
+    for s in done:
+        for side in ("start", "end"):
+            b = s.get(side) or {}
+            xs.append(s[f"{side}_s"])
+            ys.append(s["name"])
+            us.append(b.get("uncertainty_s") or 0.0)
+            tips.append(
+                hover(f"{s['name']} {side}: {b.get('event', '?')} via {b.get('source', '?')}")
+                + f" {plus_minus(b.get('uncertainty_s'))}"
+            )
+    fig.add_trace(
+        go.Scatter(
+            name="boundary ± uncertainty",
+            x=xs,
+            y=ys,
+            mode="markers",
+            marker={"symbol": "line-ns-open", "size": 14, "color": "#333"},
+            error_x={"type": "data", "array": us, "visible": True, "thickness": 2, "width": 6},
+            hovertext=tips,
+            hoverinfo="text",
+        ),
+        row=STAGES,
+        col=1,
+    )
+    missing = [s for s in stages if s.get("duration_s") is None]
+    if missing:
+        fig.add_trace(
+            go.Scatter(
+                name="not reached",
+                x=[s.get("start_s") or 0.0 for s in missing],
+                y=[s["name"] for s in missing],
+                mode="markers+text",
+                marker={"symbol": "x", "size": 12, "color": "#b2182b"},
+                text=["not reached"] * len(missing),
+                textposition="middle right",
+            ),
+            row=STAGES,
+            col=1,
+        )
+    fig.update_yaxes(
+        categoryorder="array",
+        categoryarray=[s["name"] for s in reversed(stages)],
+        row=STAGES,
+        col=1,
+    )
+
+
+def add_console(fig: go.Figure, report: dict[str, Any], console: list[ConsoleLine]) -> None:
+    if not console:
+        row_note(fig, CONSOLE, "No console in this folder")
+        return
+    for source in sorted({c.source for c in console}):
+        mine = [c for c in console if c.source == source]
+        fig.add_trace(
+            go.Scatter(
+                name=f"console ({source} clock)",
+                x=[c.t_s for c in mine],
+                y=[c.index for c in mine],
+                mode="markers",
+                marker={
+                    "size": [9 if c.tag else 5 for c in mine],
+                    "symbol": ["diamond" if c.tag else "circle" for c in mine],
+                    "color": SOURCE_COLOURS.get(source, "#555"),
+                },
+                error_x={
+                    "type": "data",
+                    "array": [c.uncertainty_s for c in mine],
+                    "visible": True,
+                    "thickness": 1,
+                    "width": 0,
+                },
+                hovertext=[
+                    hover(f"{c.index}: {c.text[:160]}  ({plus_minus(c.uncertainty_s)})")
+                    for c in mine
+                ],
+                hoverinfo="text",
+            ),
+            row=CONSOLE,
+            col=1,
+        )
+    lines = {c.index: c for c in console}
+    evidence = [
+        (a, e)
+        for a in report.get("advisories") or []
+        for e in a.get("evidence") or []
+        if isinstance(e, dict) and e.get("t_s") is not None and e.get("line") in lines
+    ]
+    if evidence:
+        fig.add_trace(
+            go.Scatter(
+                name="advisory evidence",
+                x=[e["t_s"] for _, e in evidence],
+                y=[e["line"] for _, e in evidence],
+                mode="markers",
+                marker={
+                    "symbol": "star",
+                    "size": 13,
+                    "color": "#e08214",
+                    "line": {"width": 1, "color": "#7f3b08"},
+                },
+                hovertext=[hover(f"{a['title']}: {e.get('text', '')}") for a, e in evidence],
+                hoverinfo="text",
+            ),
+            row=CONSOLE,
+            col=1,
+        )
+    fig.update_yaxes(autorange="reversed", title_text="line", row=CONSOLE, col=1)
+
+
+def add_markers(fig: go.Figure, report: dict[str, Any]) -> None:
+    """Every GPIO marker (or host marker without a capture) as a line through all rows."""
+    events = [e for e in report.get("events") or [] if e.get("source") in ("gpio",)]
+    if not events:
+        events = [e for e in report.get("events") or [] if e.get("name") == "power"]
+    for i, e in enumerate(events):
+        fig.add_shape(
+            type="line",
+            x0=e["t_s"],
+            x1=e["t_s"],
+            xref="x",
+            yref="paper",
+            y0=0,
+            y1=1,
+            line={"dash": "dot", "width": 1, "color": "#555"},
+        )
+        fig.add_annotation(
+            x=e["t_s"],
+            xref="x",
+            yref="paper",
+            y=1.065 + 0.022 * (i % 2),
+            text=hover(e["name"]),
+            showarrow=False,
+            font={"size": 10, "color": "#333"},
+        )
+
+
+def boot_figure(report: dict[str, Any], console: list[ConsoleLine]) -> go.Figure:
+    fig = make_subplots(
+        rows=3,
+        cols=1,
+        shared_xaxes=True,
+        vertical_spacing=0.07,
+        # an empty flame chart only needs room for its note
+        row_heights=[0.27, 0.43, 0.30] if report.get("initcalls") else [0.38, 0.14, 0.48],
+        subplot_titles=(
+            "Stages (Gantt), boundaries ± uncertainty",
+            "Initcalls (flame chart, time order; colour = duration)",
+            "Console lines (first byte, mapped onto the reference clock)",
+        ),
+    )
+    fig.update_annotations(x=0, xanchor="left")  # the row titles, left like the sections'
+    t_end = end_of_boot(report, console)
+    add_stages(fig, report)
+    add_initcalls(fig, report, t_end, INITCALLS)
+    add_console(fig, report, console)
+    add_markers(fig, report)
+    reference = (report.get("time_base") or {}).get("reference", "?")
+    fig.update_xaxes(
+        title_text=f"seconds from power-on (reference clock: {reference})", row=CONSOLE, col=1
+    )
+    fig.update_xaxes(showticklabels=True, ticksuffix=" s", range=[-0.02 * t_end, t_end * 1.03])
+    layout = base_layout(980)
+    layout["margin"]["t"] = 110  # room for the marker names above the first row
+    fig.update_layout(
+        **layout,
+        barmode="overlay",
+        uniformtext={"minsize": 9, "mode": "hide"},
+        legend={"orientation": "h", "y": -0.08, "x": 0},
+    )
+    return fig

@@ -1,0 +1,114 @@
+"""report.html for one artifact folder, and the comparison page of several boots."""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Sequence
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from rig.artifacts.rundir import REPORT, REPORT_HTML, read_json
+from rig.sinks.html import tables
+from rig.sinks.html.compare import distribution_figure, stages_figure
+from rig.sinks.html.console import ConsoleLine, console_lines
+from rig.sinks.html.page import document, figure_div, section
+from rig.sinks.html.style import plus_minus, seconds
+from rig.sinks.html.timeline import boot_figure
+
+HTML = REPORT_HTML
+
+
+def _outcome(outcome: object) -> str:
+    cls = "ok" if outcome == "ok" else "bad"
+    return f'<span class="outcome {cls}">{escape(str(outcome))}</span>'
+
+
+def boot_header(report: dict[str, Any]) -> str:
+    reference = (report.get("time_base") or {}).get("reference", "?")
+    total = report.get("power_to_ui_s")
+    total_html = (
+        f"{seconds(total)} <small>{plus_minus(report.get('power_to_ui_uncertainty_s'))}</small>"
+        if total is not None
+        else "no power-to-UI <small>(the boot did not reach the UI)</small>"
+    )
+    meta = (
+        f"run {escape(str(report.get('run_id')))} · rig {escape(str(report.get('rig') or '—'))}"
+        f" · started {escape(str(report.get('started_utc') or '—'))} UTC"
+        f" · reference clock: {escape(str(reference))}"
+    )
+    return (
+        f'<h1 id="title">{escape(str(report.get("board")))} / '
+        f"{escape(str(report.get('variant') or '—'))} {_outcome(report.get('outcome'))}</h1>"
+        f'<div class="meta">{meta}</div>'
+        f'<div class="total" id="power-to-ui">power-to-UI {total_html}</div>'
+    )
+
+
+def boot_page(report: dict[str, Any], console: list[ConsoleLine], js_mode: str = "gzip") -> str:
+    note = ""
+    if (report.get("time_base") or {}).get("reference") == "host":
+        note = (
+            '<p class="note">No analyzer capture: t = 0 is the power-on command and every '
+            "time carries the serial latency band.</p>"
+        )
+    sections = [
+        section("Timeline", note + figure_div("timeline"), "timeline-section"),
+        section("Stages", tables.stages(report), "stages"),
+        section("Advisories", tables.advisories(report), "advisories"),
+        section("Slowest initcalls", tables.slowest_initcalls(report), "initcalls"),
+        section("Clocks", f'<p class="note">{tables.clocks(report)}</p>', "clocks"),
+    ]
+    title = f"bootrig · {report.get('board')} · {report.get('run_id')}"
+    figures = {"timeline": boot_figure(report, console)}
+    return document(title, boot_header(report), sections, figures, js_mode)
+
+
+def _write(path: Path, text: str) -> None:
+    # Whole or not at all: a reader never sees half a page.
+    tmp = path.with_name(path.name + ".part")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def write_html(folder: Path, js_mode: str = "gzip", out: Path | None = None) -> Path:
+    """Write report.html next to report.json in an artifact folder (or to `out`)."""
+    folder = Path(folder)
+    report = read_json(folder / REPORT)
+    path = out or folder / HTML
+    _write(path, boot_page(report, console_lines(report, folder), js_mode))
+    return path
+
+
+def comparison_header(reports: Sequence[dict[str, Any]]) -> str:
+    outcomes = Counter(str(r.get("outcome")) for r in reports)
+    groups = sorted({f"{r.get('board')}/{r.get('variant') or '—'}" for r in reports})
+    return (
+        f'<h1 id="title">{len(reports)} boots · {escape(", ".join(groups))}</h1>'
+        '<div class="meta">'
+        + " ".join(f"{_outcome(o)} ×{n}" for o, n in sorted(outcomes.items()))
+        + "</div>"
+    )
+
+
+def comparison_page(reports: Sequence[dict[str, Any]], js_mode: str = "gzip") -> str:
+    figures = {"compare-stages": stages_figure(reports)}
+    dist = distribution_figure(reports)
+    sections = [
+        section("Power-to-UI by board / variant", tables.groups(reports), "groups"),
+        section("Stages per boot", figure_div("compare-stages"), "stages-section"),
+    ]
+    if dist is not None:
+        figures["compare-dist"] = dist
+        sections.append(section("Distributions", figure_div("compare-dist"), "dist-section"))
+    sections.append(section("Boots", tables.boots(reports), "boots"))
+    title = f"bootrig · {len(reports)} boots"
+    return document(title, comparison_header(reports), sections, figures, js_mode)
+
+
+def write_comparison(report_files: Sequence[Path], out: Path, js_mode: str = "gzip") -> Path:
+    reports = [read_json(f) for f in report_files]
+    reports.sort(key=lambda r: (str(r.get("started_utc") or ""), str(r.get("run_id"))))
+    _write(out, comparison_page(reports, js_mode))
+    return out

@@ -1,0 +1,312 @@
+"""Every dashboard query, with Grafana's macros and variables expanded, run against a
+real private InfluxDB seeded with real reports (written by the real sink): each panel
+returns the series the seeded boots imply, for several variable selections."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from rig.commands.grafana import grafana
+from rig.sinks.grafana.budgets import load_budgets
+from rig.sinks.grafana.generate import load_dashboards
+from rig.sinks.grafana.macros import TimeRange, interval_ms
+from rig.sinks.grafana.run import QueryResult, panels, run_panels, run_variables
+from rig.sinks.influx.client import Client
+from rig.sinks.influx.points import point_time_ns
+from rig.sinks.influx.sample import sample_report
+from rig.sinks.influx.server import private_server
+from rig.sinks.influx.settings import InfluxSettings
+from rig.sinks.influx.sink import deliver
+
+REPO = Path(__file__).resolve().parents[1]
+DASHBOARDS = load_dashboards(REPO / "config" / "grafana" / "dashboards")
+BUDGETS = load_budgets(REPO / "config" / "budgets.toml")
+RANGE = TimeRange(1_714_543_200_000 - 3_600_000, 1_714_543_200_000 + 7_200_000)
+DB = "grafana"
+Report = dict[str, Any]
+
+
+def scaled(r: Report, factor: float) -> Report:
+    t = 0.0
+    for s in r["stages"]:
+        d = s["duration_s"] * factor
+        s.update(start_s=t, end_s=t + d, duration_s=d)
+        t += d
+    r["power_to_ui_s"] = t
+    return r
+
+
+def failed(r: Report, outcome: str, reached: int) -> Report:
+    """Stages from `reached` on never ended; no power-to-UI; no advisories."""
+    for s in r["stages"][reached:]:
+        s.update(end_s=None, duration_s=None, uncertainty_s=None, source=None)
+        if s is not r["stages"][reached]:
+            s["start_s"] = None
+    r.update(outcome=outcome, power_to_ui_s=None, power_to_ui_uncertainty_s=None, advisories=[])
+    return r
+
+
+def seed_reports() -> list[Report]:
+    rs = [sample_report(i, initcalls=25) for i in range(12)]
+    rs += [scaled(sample_report(20 + i, initcalls=25, variant="baseline"), 25) for i in range(6)]
+    lab = [
+        sample_report(30 + i, 10, board="fastboard", variant="test", rig="lab-2") for i in range(5)
+    ]
+    failed(lab[1], "hang_in_rootfs_mount", 2)
+    failed(lab[3], "panic", 1)
+    rs += lab
+    # regex metacharacters in a board name, and boots without a variant
+    rs += [sample_report(40 + i, 5, board="rev/b+1.0", variant="x", rig="lab-2") for i in range(2)]
+    rs += [{**sample_report(50 + i, 5), "variant": None} for i in range(3)]
+    failed(rs[-1], "console_lost", 0)
+    return rs
+
+
+REPORTS = seed_reports()
+
+
+@pytest.fixture(scope="module")
+def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Client]:
+    tmp = tmp_path_factory.mktemp("grafana-influx")
+    with private_server(tmp / "influxd") as srv:
+        settings = InfluxSettings(url=srv.url, database=DB)
+        for r in REPORTS:
+            assert deliver(r, settings, tmp / "results").status == "written"
+        with Client(settings) as c:
+            yield c
+
+
+@pytest.fixture(scope="module")
+def server_url(client: Client) -> str:
+    return client.settings.url
+
+
+def chosen_reports(chosen: dict[str, list[str]]) -> list[Report]:
+    return [r for r in REPORTS if all(r.get(k) in v for k, v in chosen.items())]
+
+
+def nearest_rank(values: list[float], pct: float) -> float:
+    """InfluxDB 1.x percentile(): the value at rank floor(n * p / 100 + 0.5)."""
+    v = sorted(values)
+    return v[math.floor(len(v) * pct / 100 + 0.5) - 1]
+
+
+def series_by(res: QueryResult, *tags: str) -> dict[tuple[str, ...], dict[str, Any]]:
+    return {tuple(s.get("tags", {}).get(t, "") for t in tags): s for s in res.series}
+
+
+def column(s: dict[str, Any], name: str) -> list[Any]:
+    i = s["columns"].index(name)
+    return [row[i] for row in s["values"]]
+
+
+def bucket_ns(r: Report, step_ms: int) -> int:
+    t, step = point_time_ns(r), step_ms * 1_000_000
+    return t - t % step
+
+
+STEP = interval_ms(RANGE.span_ms, 100)  # every panel uses grafanalib's maxDataPoints 100
+
+
+# One check per panel title: (the panel's query results, the boots selected) -> asserts.
+Check = Callable[[list[QueryResult], list[Report]], None]
+
+
+def check_trend(results: list[QueryResult], rs: list[Report]) -> None:
+    ok = [r for r in rs if r["outcome"] == "ok"]
+    boots, *lines = results
+    got = series_by(boots, "board", "variant")
+    want: dict[tuple[str, ...], list[float]] = defaultdict(list)
+    for r in sorted(ok, key=point_time_ns):
+        want[(r["board"], r["variant"] or "")].append(r["power_to_ui_s"])
+    assert set(got) == set(want)
+    for key, values in want.items():
+        assert column(got[key], "power_to_ui_s") == pytest.approx(values, rel=1e-12)
+    assert [r.alias for r in lines] == [
+        f"budget {b}" for b, v in BUDGETS.items() if v.power_to_ui_s
+    ]
+    for line in lines:
+        board = line.alias.removeprefix("budget ")
+        mine = [r for r in ok if r["board"] == board]
+        if not mine:
+            assert line.series == []
+            continue
+        (s,) = line.series
+        points = [(t, v) for t, v in s["values"] if v is not None]
+        assert {v for _, v in points} == {BUDGETS[board].power_to_ui_s}
+        assert points[0][0] == min(bucket_ns(r, STEP) for r in mine)
+
+
+def check_breakdown(results: list[QueryResult], rs: list[Report]) -> None:
+    (res,) = results
+    want: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for r in rs:
+        if r["outcome"] == "ok":
+            for s in r["stages"]:
+                want[s["name"]][bucket_ns(r, STEP)].append(s["duration_s"])
+    got = series_by(res, "stage")
+    assert set(got) == {(k,) for k in want}
+    for stage, buckets in want.items():
+        rows = got[(stage,)]["values"]
+        assert [t for t, _ in rows] == sorted(buckets)
+        means = [sum(v) / len(v) for _, v in sorted(buckets.items())]
+        assert [m for _, m in rows] == pytest.approx(means, rel=1e-9)
+
+
+def check_percentiles(results: list[QueryResult], rs: list[Report]) -> None:
+    (res,) = results
+    want: dict[tuple[str, ...], list[float]] = defaultdict(list)
+    for r in rs:
+        if r["outcome"] == "ok":
+            for s in r["stages"]:
+                want[(r["board"], r["variant"] or "", s["name"])].append(s["duration_s"])
+    got = series_by(res, "board", "variant", "stage")
+    assert set(got) == set(want)
+    for key, values in want.items():
+        (row,) = got[key]["values"]
+        _, p50, p95, boots = row
+        assert (p50, p95) == pytest.approx((nearest_rank(values, 50), nearest_rank(values, 95)))
+        assert boots == len(values)
+
+
+def check_latest(results: list[QueryResult], rs: list[Report]) -> None:
+    (res,) = results
+    latest = sorted(rs, key=point_time_ns, reverse=True)[:20]
+    if not latest:
+        assert res.series == []
+        return
+    (s,) = res.series
+    assert column(s, "run_id") == [r["run_id"] for r in latest]
+    assert column(s, "outcome") == [r["outcome"] for r in latest]
+    assert column(s, "variant") == [r["variant"] for r in latest]
+    assert column(s, "power_to_ui_s") == pytest.approx([r["power_to_ui_s"] for r in latest])
+
+
+def check_outcomes_over_time(results: list[QueryResult], rs: list[Report]) -> None:
+    (res,) = results
+    got = {k[0]: sum(column(s, "boots")) for k, s in series_by(res, "outcome").items()}
+    assert got == Counter(r["outcome"] for r in rs)
+    for (outcome,), s in series_by(res, "outcome").items():
+        want = Counter(bucket_ns(r, STEP) for r in rs if r["outcome"] == outcome)
+        assert dict(zip(column(s, "time"), column(s, "boots"), strict=True)) == want
+
+
+def check_outcomes(results: list[QueryResult], rs: list[Report]) -> None:
+    (res,) = results
+    got = {k[0]: column(s, "boots")[0] for k, s in series_by(res, "outcome").items()}
+    assert got == Counter(r["outcome"] for r in rs)
+
+
+def check_initcalls(results: list[QueryResult], rs: list[Report]) -> None:
+    (res,) = results
+    calls: dict[str, list[float]] = defaultdict(list)
+    for r in rs:
+        for c in r["initcalls"]:
+            calls[c["name"]].append(c["duration_s"])
+    ranked = sorted(calls, key=lambda n: nearest_rank(calls[n], 95), reverse=True)[:20]
+    if not ranked:
+        assert res.series == []
+        return
+    (s,) = res.series
+    got = dict(zip(column(s, "initcall"), column(s, "p95"), strict=True))
+    assert set(got) == set(ranked)
+    for name in ranked:
+        assert got[name] == pytest.approx(nearest_rank(calls[name], 95))
+    rows = {row[s["columns"].index("initcall")]: row for row in s["values"]}
+    for name in ranked:
+        row = dict(zip(s["columns"], rows[name], strict=True))
+        assert row["boots"] == len(calls[name]) and row["max"] == pytest.approx(max(calls[name]))
+
+
+def check_advisories(results: list[QueryResult], rs: list[Report]) -> None:
+    (res,) = results
+    gains: dict[str, list[float]] = defaultdict(list)
+    for r in rs:
+        for a in r["advisories"]:
+            gains[a["rule"]].append(a["gain_s"])
+    got = series_by(res, "rule")
+    assert set(got) == {(k,) for k in gains}
+    for rule, g in gains.items():
+        (row,) = got[(rule,)]["values"]
+        assert row[1:] == pytest.approx([sum(g) / len(g), len(g)])
+
+
+CHECKS: dict[str, Check] = {
+    "Power-to-UI per boot, with budgets": check_trend,
+    "Stage breakdown over time": check_breakdown,
+    "Per-stage p50 / p95 per variant": check_percentiles,
+    "Latest boots": check_latest,
+    "Soak outcomes over time": check_outcomes_over_time,
+    "Outcomes by class": check_outcomes,
+    "Slowest initcalls": check_initcalls,
+    "Advisories: what could be saved": check_advisories,
+}
+
+SELECTIONS: list[dict[str, list[str]]] = [
+    {},  # All everywhere (includes the boots without a variant)
+    {"board": ["ecovec"]},
+    {"board": ["ecovec", "fastboard"], "rig": ["sim-rig", "lab-2"]},
+    {"variant": ["baseline"]},
+    {"rig": ["lab-2"]},
+    {"board": ["rev/b+1.0"]},  # regex metacharacters must be escaped, not interpreted
+    {"board": ["fastboard"], "variant": ["optimised"]},  # nothing selected
+]
+
+
+def test_every_panel_has_a_check() -> None:
+    titles = [p["title"] for d in DASHBOARDS for p in panels(d)]
+    assert sorted(titles) == sorted(CHECKS)
+
+
+@pytest.mark.parametrize("chosen", SELECTIONS, ids=lambda c: ",".join(map(str, c.items())) or "all")
+def test_panels_return_the_expected_series(client: Client, chosen: dict[str, list[str]]) -> None:
+    rs = chosen_reports(chosen)
+    for dash in DASHBOARDS:
+        results = run_panels(client, DB, dash, chosen, RANGE)
+        assert [r.error for r in results if r.error] == []
+        by_panel: dict[str, list[QueryResult]] = defaultdict(list)
+        for r in results:
+            assert "$" not in r.query.replace("$/", ""), r.query  # every macro expanded
+            by_panel[r.panel].append(r)
+        for title, res in by_panel.items():
+            CHECKS[title](res, rs)
+
+
+def test_variable_queries(client: Client) -> None:
+    def values(res: QueryResult) -> set[str]:
+        return {v[1] for s in res.series for v in s["values"]}
+
+    for dash in DASHBOARDS:
+        rig, board, variant = run_variables(client, DB, dash, {}, RANGE)
+        assert values(rig) == {r["rig"] for r in REPORTS}
+        assert values(board) == {r["board"] for r in REPORTS}
+        assert values(variant) == {r["variant"] for r in REPORTS if r["variant"]}
+        _, board, variant = run_variables(client, DB, dash, {"rig": ["lab-2"]}, RANGE)
+        assert values(board) == {"fastboard", "rev/b+1.0"}
+        chosen = {"rig": ["sim-rig"], "board": ["ecovec"]}
+        _, _, variant = run_variables(client, DB, dash, chosen, RANGE)
+        assert values(variant) == {"optimised", "baseline"}
+
+
+def test_query_command(server_url: str, tmp_path: Path) -> None:
+    cfg = tmp_path / "rig.toml"
+    cfg.write_text(f'[influx]\nurl = "{server_url}"\ndatabase = "{DB}"\n')
+    args = ["query", "--config", str(cfg), "--dashboards",
+            str(REPO / "config" / "grafana" / "dashboards"), "--since", "3650d"]  # fmt: skip
+    out = CliRunner().invoke(grafana, [*args, "--var", "board=ecovec", "--json"])
+    assert out.exit_code == 0, out.output
+
+    results = json.loads(out.output)["results"]
+    assert len(results) == 2 * 3 + sum(len(p["targets"]) for d in DASHBOARDS for p in panels(d))
+    latest = next(r for r in results if r["panel"] == "Latest boots")
+    assert {row[2] for row in latest["series"][0]["values"]} == {"ecovec"}
+    out = CliRunner().invoke(grafana, args)
+    assert out.exit_code == 0 and "Slowest initcalls" in out.output
