@@ -26,6 +26,19 @@ _RATE_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*(|k|M|G)Hz\s*$")
 _RATE_MUL = {"": 1, "k": 1_000, "M": 1_000_000, "G": 1_000_000_000}
 
 
+#: What opening a damaged zip or reading a damaged member raises (bad deflate data, CRC,
+#: unknown compression or zip version, encryption...).
+MEMBER_ERRORS = (
+    zipfile.BadZipFile,
+    zlib.error,
+    EOFError,
+    OSError,
+    ValueError,
+    NotImplementedError,
+    RuntimeError,
+)
+
+
 class CaptureError(ValueError):
     """A capture file that cannot be read; the message names the file and the problem."""
 
@@ -147,7 +160,7 @@ def _open(path: Path) -> zipfile.ZipFile:
         return zipfile.ZipFile(path)
     except FileNotFoundError:
         raise CaptureError(f"{path}: no such capture file") from None
-    except (zipfile.BadZipFile, OSError) as e:
+    except MEMBER_ERRORS as e:
         raise CaptureError(f"{path}: not a sigrok session (bad zip: {e})") from None
 
 
@@ -158,7 +171,7 @@ def _info(path: Path, z: zipfile.ZipFile) -> CaptureInfo:
     cp = configparser.ConfigParser(interpolation=None, strict=False)
     try:
         cp.read_string(z.read("metadata").decode("utf-8", "replace"))
-    except (configparser.Error, zipfile.BadZipFile, OSError, EOFError) as e:
+    except (configparser.Error, *MEMBER_ERRORS) as e:
         raise CaptureError(f"{path}: metadata is not readable: {e}") from None
     dev = next((s for s in cp.sections() if s.startswith("device ")), None)
     if dev is None:
@@ -169,27 +182,47 @@ def _info(path: Path, z: zipfile.ZipFile) -> CaptureInfo:
         raise CaptureError(f"{path}: metadata [{dev}] has no 'capturefile' key")
     try:
         samplerate = parse_samplerate(sec.get("samplerate", ""))
-    except ValueError:
+        if samplerate <= 0:
+            raise ValueError("not positive")
+    except (ValueError, OverflowError):
         raise CaptureError(
             f"{path}: metadata [{dev}] samplerate: expected e.g. '1 MHz', "
             f"found {sec.get('samplerate')!r}"
         ) from None
-    unitsize = sec.getint("unitsize", fallback=1)
-    if unitsize != 1:
+    unitsize, total = sec.get("unitsize", "1"), sec.get("total probes", "0")
+    if unitsize.strip() != "1":
         raise CaptureError(f"{path}: unitsize {unitsize} not supported (only 8 channels)")
-    probes = {int(k[5:]): v for k, v in sec.items() if k.startswith("probe") and k[5:].isdigit()}
+    probes = {int(k[5:]): v for k, v in sec.items() if k.startswith("probe") and _num(k[5:]) > 0}
     if not probes:
         raise CaptureError(f"{path}: metadata [{dev}] names no channels (no probeN keys)")
-    total = max(sec.getint("total probes", fallback=0), *probes)
-    channels = tuple(probes.get(i + 1, str(i)) for i in range(total))
-    members = sorted(
-        (n for n in names if n == prefix or n.startswith(prefix + "-")),
-        key=lambda n: int(n.rsplit("-", 1)[1]) if n != prefix else 0,
-    )
+    if _num(total) < 0 or max(_num(total), *probes) > 8:
+        raise CaptureError(f"{path}: metadata [{dev}] total probes {total!r}: 1 to 8 supported")
+    channels = tuple(probes.get(i + 1, str(i)) for i in range(max(_num(total), *probes)))
+    # Like libsigrok: `prefix` alone, or prefix-1, prefix-2, ... with no gap.
+    chunks = {_num(n[len(prefix) + 1 :]) for n in names if n.startswith(prefix + "-")}
+    chunks.discard(-1)
+    members = [prefix] if prefix in names else []
+    members += [f"{prefix}-{i}" for i in sorted(chunks)]
     if not members:
         raise CaptureError(f"{path}: no logic data members named {prefix}-N")
+    if chunks and sorted(chunks) != list(range(1, len(chunks) + 1)):
+        raise CaptureError(f"{path}: logic data members {prefix}-N are not numbered 1..N")
     samples = sum(z.getinfo(m).file_size for m in members)
     return CaptureInfo(path, samplerate, channels, tuple(members), samples)
+
+
+def _num(text: str) -> int:
+    """A plain decimal number, or -1 (int() would take "²" and " 3 " too)."""
+    return int(text) if text.isascii() and text.isdigit() else -1
+
+
+def check_size(path: Path, z: zipfile.ZipFile, member: str, got: int) -> None:
+    # A damaged directory entry can claim another size than the (CRC-valid) data has.
+    if got != (want := z.getinfo(member).file_size):
+        raise CaptureError(
+            f"{path}: logic data member {member!r} holds {got} bytes, the zip directory "
+            f"says {want}; the file is damaged"
+        )
 
 
 def read_info(path: Path) -> CaptureInfo:
@@ -204,9 +237,13 @@ def read_sr(path: Path) -> Capture:
     path = Path(path)
     with _open(path) as z:
         info = _info(path, z)
-        try:
-            parts = [np.frombuffer(z.read(m), dtype=np.uint8) for m in info.members]
-        except (zipfile.BadZipFile, OSError, EOFError, zlib.error) as e:
-            raise CaptureError(f"{path}: logic data is corrupt: {e}") from None
+        parts = []
+        for m in info.members:
+            try:
+                raw = z.read(m)
+            except MEMBER_ERRORS as e:
+                raise CaptureError(f"{path}: logic data member {m!r} is corrupt: {e}") from None
+            check_size(path, z, m, len(raw))
+            parts.append(np.frombuffer(raw, dtype=np.uint8))
     data = np.concatenate(parts) if len(parts) > 1 else parts[0]
     return Capture(path=path, samplerate=info.samplerate, channels=info.channels, data=data)

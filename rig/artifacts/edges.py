@@ -1,0 +1,75 @@
+"""Every level change of chosen channels of a capture, in one streaming pass.
+
+Boot signals change rarely (a console at 115200 baud changes at most every ~200 samples
+at 24 MHz), so the transition lists are tiny next to the samples. Finding them is a
+vectorised compare per block; the block boundaries carry the previous sample over.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from rig.artifacts.srstream import open_blocks
+from rig.artifacts.srzip import CHUNK_BYTES
+
+
+@dataclass(frozen=True)
+class Edges:
+    """Transitions of some channels of a capture (sample numbers from 0)."""
+
+    path: Path
+    samplerate: int
+    samples: int
+    channels: tuple[str, ...]  # all channels of the capture, index -> name
+    initial: dict[str, int]  # level at sample 0 of each scanned channel
+    at: dict[str, np.ndarray]  # int64, sorted: first sample at each new level
+
+    def level_after(self, name: str) -> np.ndarray:
+        """Level (0/1) each transition of `name` goes to: they alternate."""
+        n = len(self.at[name])
+        return (np.arange(1, n + 1, dtype=np.int64) + self.initial[name]) & 1
+
+
+def scan_edges(path: Path, names: Sequence[str], block: int = CHUNK_BYTES) -> Edges:
+    """Transitions of the named channels (a name used twice means its first channel)."""
+    path = Path(path)
+    with open_blocks(path, block) as (info, blocks):
+        bits = {n: info.channels.index(n) for n in names}
+        mask = np.uint8(sum({1 << b for b in bits.values()}))
+        first: int | None = None
+        prev = 0
+        offset = 0
+        idx_parts: list[np.ndarray] = []
+        val_parts: list[np.ndarray] = []
+        # Reused buffers: fresh 4 MB arrays per block cost as much as the compare itself.
+        masked = np.empty(block, np.uint8)
+        diff = np.empty(block, np.bool_)
+        for raw in blocks:
+            # Other channels (a busy bus on a spare probe) must not count as changes.
+            a = np.bitwise_and(raw, mask, out=masked[: len(raw)])
+            if first is None:
+                first = prev = int(a[0])
+            nz = np.flatnonzero(np.not_equal(a[1:], a[:-1], out=diff[: len(a) - 1])) + 1
+            if a[0] != prev:  # a change right at the block boundary
+                nz = np.concatenate(([0], nz))
+            if len(nz):
+                idx_parts.append(nz + offset)
+                val_parts.append(a[nz])
+            prev = int(a[-1])
+            offset += len(a)
+    idx = np.concatenate(idx_parts) if idx_parts else np.zeros(0, np.int64)
+    val = np.concatenate(val_parts) if val_parts else np.zeros(0, np.uint8)
+    start = first or 0
+    flips = val ^ np.concatenate(([start], val[:-1])).astype(np.uint8)
+    return Edges(
+        path=path,
+        samplerate=info.samplerate,
+        samples=info.samples,
+        channels=info.channels,
+        initial={n: (start >> b) & 1 for n, b in bits.items()},
+        at={n: idx[(flips >> b) & 1 == 1].astype(np.int64) for n, b in bits.items()},
+    )

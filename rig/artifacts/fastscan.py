@@ -1,0 +1,89 @@
+"""The fast capture engine: power, markers (and the console) from one pass over a `.sr`.
+
+Output is identical to the sigrok-cli + `bootmarkers` path (`scan_markers`), which stays
+the reference (`--engine sigrok`); only `engine` differs. See docs/engines.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from rig.artifacts.decode import DecodeError, channel_map
+from rig.artifacts.edges import Edges, scan_edges
+from rig.artifacts.markerlogic import debounce_samples, replay
+from rig.artifacts.srzip import read_info
+from rig.artifacts.uart import UartBytes, UartError, uart_from_edges
+from rig.model import MarkerScan
+from rig.names import POWER, UART_TX
+
+
+def _check(capture: Path, debounce_us: float, channels: tuple[str, ...]) -> dict[str, str]:
+    if not debounce_us >= 0:
+        raise ValueError(f"debounce_us must be >= 0, got {debounce_us}")
+    mapping = channel_map(channels)
+    if POWER not in mapping:
+        raise DecodeError(f"{capture}: no '{POWER}' channel (channels: {', '.join(channels)})")
+    return mapping
+
+
+def markers_from_edges(edges: Edges, mapping: dict[str, str], debounce_us: float) -> MarkerScan:
+    """The MarkerScan `scan_markers` would return, from the capture's transitions."""
+    found = replay(
+        edges.samples,
+        debounce_samples(debounce_us, edges.samplerate),
+        edges.at[mapping[POWER]],
+        edges.initial[mapping[POWER]],
+        {m: edges.at[c] for m, c in mapping.items() if m != POWER},
+    )
+    return MarkerScan(
+        samplerate=edges.samplerate,
+        samples=edges.samples,
+        channels=edges.channels,
+        power_up=tuple(sorted(found.power_up)),
+        power_down=tuple(sorted(found.power_down)),
+        edges={k: tuple(sorted(v)) for k, v in found.edges.items()},
+        bounces=found.bounces,
+        warnings=tuple(found.warnings),
+        engine="fast",
+    )
+
+
+def scan_markers_fast(capture: Path, debounce_us: float = 1000.0) -> MarkerScan:
+    """`scan_markers` without sigrok-cli: same result, `engine="fast"`."""
+    capture = Path(capture)
+    mapping = _check(capture, debounce_us, read_info(capture).channels)
+    return markers_from_edges(scan_edges(capture, list(mapping.values())), mapping, debounce_us)
+
+
+@dataclass(frozen=True)
+class CaptureScan:
+    markers: MarkerScan
+    uart: UartBytes | None  # None: no console channel, or it could not be decoded
+    uart_error: str | None = None  # why not, when the channel is there
+
+
+def scan_capture(
+    capture: Path,
+    debounce_us: float = 1000.0,
+    uart_channel: str = UART_TX,
+    baud: int | None = None,
+) -> CaptureScan:
+    """Markers and the console (8N1; baud detected if None) in one read of the capture.
+
+    A console that cannot be decoded does not cost the markers: it is reported in
+    `uart_error` instead of raised.
+    """
+    capture = Path(capture)
+    info = read_info(capture)
+    mapping = _check(capture, debounce_us, info.channels)
+    tap = uart_channel in info.channels
+    names = list(dict.fromkeys([*mapping.values(), *([uart_channel] if tap else [])]))
+    edges = scan_edges(capture, names)
+    markers = markers_from_edges(edges, mapping, debounce_us)
+    if not tap:
+        return CaptureScan(markers, None)
+    try:
+        return CaptureScan(markers, uart_from_edges(edges, uart_channel, baud))
+    except UartError as e:
+        return CaptureScan(markers, None, str(e))
