@@ -6,10 +6,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from rig import names
 from rig.analysis.report import build_report
 from rig.artifacts import rundir
 from rig.artifacts.decode import scan_markers
+from rig.artifacts.fastscan import scan_capture
+from rig.artifacts.uart import UartBytes, UartError, decode_uart
+from rig.artifacts.uartbin import UART_BIN, write_uart_bin
 from rig.config import stages_from_snapshot
+from rig.model import MarkerScan
 from rig.sinks.html.write import write_html
 
 
@@ -20,14 +25,38 @@ def _run_or_bare(folder: Path) -> dict[str, Any]:
     return {"run_id": folder.name, "board": "unknown", "power_on_ns": 0, "started_utc": None}
 
 
-def analyze_folder(folder: Path, write: bool = True) -> dict[str, Any]:
+ENGINES = ("fast", "sigrok")
+
+
+def _scan(
+    capture: Path, engine: str, debounce_us: float, baud: int | None
+) -> tuple[MarkerScan, UartBytes | None, str | None]:
+    """Markers and the tapped console. `sigrok` runs the bootmarkers decoder through
+    sigrok-cli (the reference); `fast` scans the chunks with numpy, same results."""
+    if engine == "sigrok":
+        scan = scan_markers(capture, debounce_us)
+        if names.UART_TX not in scan.channels:
+            return scan, None, None
+        try:
+            return scan, decode_uart(capture, names.UART_TX, baud), None
+        except UartError as e:
+            return scan, None, str(e)
+    if engine != "fast":
+        raise ValueError(f"engine: expected one of {ENGINES}, found {engine!r}")
+    r = scan_capture(capture, debounce_us, names.UART_TX, baud)
+    return r.markers, r.uart, r.uart_error
+
+
+def analyze_folder(folder: Path, write: bool = True, engine: str = "fast") -> dict[str, Any]:
     folder = Path(folder)
     if not folder.is_dir():
         raise rundir.ArtifactError(f"{folder}: not an artifact folder")
     run = _run_or_bare(folder)
     config = run.get("config") or {}
     analyzer = config.get("analyzer", {})
-    baud = int(config.get("console", {}).get("baud", 115200))
+    # A bare capture has no config: its console rate is detected from the tap.
+    console_baud = config.get("console", {}).get("baud")
+    baud = int(console_baud or 115200)
     specs = stages_from_snapshot(config, folder / rundir.RUN)
     chunks = rundir.read_console(folder)
 
@@ -36,18 +65,25 @@ def analyze_folder(folder: Path, write: bool = True) -> dict[str, Any]:
         artifacts["console"] = rundir.CONSOLE_JSONL
     if (folder / rundir.CONSOLE_LOG).exists():
         artifacts["console_log"] = rundir.CONSOLE_LOG
-    scan = None
+    scan, uart, uart_error = None, None, None
     capture = folder / rundir.CAPTURE
     if capture.exists():
         artifacts["capture"] = rundir.CAPTURE
-        scan = scan_markers(capture, float(analyzer.get("debounce_us", 1000.0)))
+        debounce = float(analyzer.get("debounce_us", 1000.0))
+        scan, uart, uart_error = _scan(capture, engine, debounce, console_baud)
+        if uart is not None and write:
+            write_uart_bin(folder / UART_BIN, uart)
+        if uart is not None:
+            artifacts["uart"] = UART_BIN
     if (folder / rundir.TRUTH).exists():
         artifacts["truth"] = rundir.TRUTH
     artifacts["report"] = rundir.REPORT
     if write:
         artifacts["html"] = rundir.REPORT_HTML
 
-    report = build_report(run, chunks, scan, specs, baud, artifacts, config.get("analysis"))
+    report = build_report(
+        run, chunks, scan, specs, baud, artifacts, config.get("analysis"), uart, uart_error
+    )
     if write:
         rundir.write_json(folder / rundir.REPORT, report)
         write_html(folder)

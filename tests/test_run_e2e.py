@@ -82,20 +82,41 @@ def test_cli_run_against_truth(tmp_path: Path) -> None:
     assert json.loads(proc.stdout) == report
     assert json.loads((copy / "report.json").read_text()) == report
 
+    # The sigrok-cli engine is the reference: the same report but for its name.
+    proc = subprocess.run(
+        [sys.executable, "-m", "rig", "analyze", str(copy), "--engine", "sigrok", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    by_sigrok = json.loads(proc.stdout)
+    assert by_sigrok["capture"].pop("engine") == "sigrok"
+    assert report["capture"].pop("engine") == "fast"
+    assert by_sigrok == report
 
-def test_missing_gpio_channel_comes_from_printk(tmp_path: Path) -> None:
-    folder, report = measure(make_config(tmp_path, drop_channels=("kernel_init",)))
+
+@pytest.mark.parametrize(
+    ("unwired", "source"),
+    [(("kernel_init", "uart_tx"), "printk"), (("kernel_init",), "uart")],
+)
+def test_missing_gpio_channel_comes_from_its_tag(
+    tmp_path: Path, unwired: tuple[str, ...], source: str
+) -> None:
+    """A marker without its GPIO channel is timed by its console tag: through the printk
+    clock fit, or through the UART tap once the tag delay is calibrated."""
+    folder, report = measure(make_config(tmp_path, drop_channels=unwired))
     assert report["outcome"] == "ok"
-    assert "kernel_init" not in report["capture"]["channels"]
+    assert not set(unwired) & set(report["capture"]["channels"])
     boot = truth_boot(folder)
     errs = boundary_errors(report, boot)
-    from_printk = [b for b in errs if b["source"] == "printk"]
-    assert {(b["stage"], b["side"]) for b in from_printk} == {
+    from_tag = [b for b in errs if b["source"] == source]
+    assert {(b["stage"], b["side"]) for b in from_tag} >= {
         ("rootfs_mount", "end"),
         ("init", "start"),
     }
     for b in errs:
-        if b["source"] == "printk":
+        if b["source"] in ("printk", "uart"):
             assert abs(b["error_s"]) <= 100e-6, b
         assert within_bound(b), b
     fit = report["clocks"]["printk"]

@@ -26,6 +26,8 @@ from rig.analysis.clockfit import (
 )
 from rig.analysis.hostclock import HostMap, fit_host, host_only
 from rig.analysis.lines import Line
+from rig.analysis.uartlines import match_lines
+from rig.artifacts.uart import UartBytes
 from rig.model import MarkerScan
 
 #: Console-only runs: t = 0 is the power-on command, and the time from the command to
@@ -74,6 +76,8 @@ class Timebase:
     printk: LinearFit | None
     host: HostMap
     gpio: dict[str, float]  # marker -> first edge after the power edge (seconds)
+    uart: dict[int, float] = field(default_factory=dict)  # line index -> first start bit
+    tag_delay: tuple[float, float] | None = None  # GPIO -> tag's first byte: median, spread
 
 
 def gpio_times(scan: MarkerScan, power_sample: int) -> dict[str, float]:
@@ -101,8 +105,11 @@ def _console_only(lines: list[Line], power_on_ns: int, char_s: float) -> Timebas
     printk stamps are mapped by the lower envelope of their arrivals; the spread of the
     arrivals above it is the latency band that lines without a stamp get."""
     base = power_on_ns / 1e9
-    pk = [Anchor(f"line {ln.index}", ln.printk_ts, ln.t_ns / 1e9 - base)
-          for ln in lines if ln.printk_ts is not None]  # fmt: skip
+    pk = [
+        Anchor(f"line {ln.index}", ln.printk_ts, ln.t_ns / 1e9 - base)
+        for ln in lines
+        if ln.printk_ts is not None
+    ]
     env = envelope_fit(pk, 0.0)
     if env is None or len(pk) < 3:
         return Timebase("host", None, None, None, host_only(power_on_ns, char_s), {})
@@ -114,8 +121,30 @@ def _console_only(lines: list[Line], power_on_ns: int, char_s: float) -> Timebas
     return Timebase("host", None, None, envelope_fit(lead, host.uncertainty_s), host, {})
 
 
+#: A tag's first byte follows its GPIO toggle by the hook's print path; with a single
+#: calibration pair the spread of that delay is unknown, so assume this much.
+PRIOR_TAG_SPREAD_S = 50e-6
+
+
+def _tag_delay(
+    gpio: dict[str, float], tags: dict[str, Line], uart: dict[int, float]
+) -> tuple[float, float] | None:
+    delays = sorted(
+        uart[tags[n].index] - t for n, t in gpio.items() if n in tags and tags[n].index in uart
+    )
+    if not delays:
+        return None
+    mid = delays[len(delays) // 2]
+    spread = max(abs(d - mid) for d in delays) if len(delays) >= 3 else PRIOR_TAG_SPREAD_S
+    return mid, spread
+
+
 def build_timebase(
-    scan: MarkerScan | None, lines: list[Line], power_on_ns: int, baud: int
+    scan: MarkerScan | None,
+    lines: list[Line],
+    power_on_ns: int,
+    baud: int,
+    uart: UartBytes | None = None,
 ) -> Timebase:
     char_s = 10 / baud
     tags = first_tags(lines)
@@ -131,31 +160,58 @@ def build_timebase(
         if name in tags and tags[name].printk_ts is not None
     ]
     printk = fit(sorted(anchors, key=lambda a: a.y))
-    pairs = [(tags[n].t_ns, t) for n, t in gpio.items() if n in tags]
-    if printk:
-        pairs += [(ln.t_ns, printk(ln.printk_ts)) for ln in lines if ln.printk_ts is not None]
+    tapped = (
+        match_lines(lines, uart.data, uart.start, power, scan.samplerate)
+        if uart is not None
+        else {}
+    )
+    if tapped:
+        # Every tapped line is an exact anchor for the host clock.
+        pairs = [(ln.t_ns, tapped[ln.index]) for ln in lines if ln.index in tapped]
+    else:
+        pairs = [(tags[n].t_ns, t) for n, t in gpio.items() if n in tags]
+        if printk:
+            pairs += [(ln.t_ns, printk(ln.printk_ts)) for ln in lines if ln.printk_ts is not None]
     host = fit_host(pairs, char_s) or host_only(power_on_ns, char_s)
-    return Timebase("analyzer", power, scan.samplerate, printk, host, gpio)
+    return Timebase(
+        "analyzer",
+        power,
+        scan.samplerate,
+        printk,
+        host,
+        gpio,
+        tapped,
+        _tag_delay(gpio, tags, tapped),
+    )
 
 
 def line_event(name: str, line: Line, tb: Timebase) -> Event:
-    """The best time for a console line: its printk stamp if fitted, else its arrival."""
+    """The best time for a console line's first byte: the UART tap, its printk stamp if
+    fitted, else its arrival."""
     detail = {"line": line.index, "text": line.text[:200]}
+    if line.index in tb.uart and tb.samplerate:
+        u = 1 / tb.samplerate
+        return Event(name, tb.uart[line.index], "uart", u, detail, "analyzer", u, 0.0)
     if line.printk_ts is not None and tb.printk is not None:
-        own = 3 * tb.printk.scatter if tb.reference == "analyzer" else 0.0
-        return Event(
-            name,
-            tb.printk(line.printk_ts),
-            "printk",
-            tb.printk.uncertainty(line.printk_ts),
-            detail,
-            clock="printk",
-            quant_s=PRINTK_RESOLUTION_S,
-            own_s=own,
-            rate_u=tb.printk.rate_uncertainty,
-        )
+        return _printk_event(name, line, tb, detail)
     u = tb.host.uncertainty_s
     return Event(name, tb.host.to_ref(line.t_ns), "host", u, detail, clock="host", own_s=u)
+
+
+def _printk_event(name: str, line: Line, tb: Timebase, detail: dict[str, Any]) -> Event:
+    assert line.printk_ts is not None and tb.printk is not None
+    own = 3 * tb.printk.scatter if tb.reference == "analyzer" else 0.0
+    return Event(
+        name,
+        tb.printk(line.printk_ts),
+        "printk",
+        tb.printk.uncertainty(line.printk_ts),
+        detail,
+        clock="printk",
+        quant_s=PRINTK_RESOLUTION_S,
+        own_s=own,
+        rate_u=tb.printk.rate_uncertainty,
+    )
 
 
 def marker_events(lines: list[Line], tb: Timebase) -> list[Event]:
@@ -173,5 +229,26 @@ def marker_events(lines: list[Line], tb: Timebase) -> list[Event]:
         detail = {"t0": "power-on command; the relay's own delay is not observed"}
         events.append(Event("power", 0.0, "host", u, detail, "command", 0.0, u))
     for name, line in first_tags(lines).items():
-        events.append(line_event(name, line, tb))
+        events += tag_events(name, line, tb)
     return events
+
+
+def tag_events(name: str, line: Line, tb: Timebase) -> list[Event]:
+    """A marker's time from its console tag, by every source that can say it.
+
+    The tag's printk stamp is taken at the hook (the clock fit absorbs the print delay);
+    its first byte on the wire follows the GPIO by the hook's print path, so the UART
+    time is only used once that delay is calibrated on markers seen both ways."""
+    detail = {"line": line.index, "text": line.text[:200]}
+    out: list[Event] = []
+    if line.index in tb.uart and tb.tag_delay is not None and tb.samplerate:
+        q = 1 / tb.samplerate
+        mid, spread = tb.tag_delay
+        t = tb.uart[line.index] - mid
+        out.append(Event(name, t, "uart", q + spread, detail, "analyzer", q, spread))
+    if line.printk_ts is not None and tb.printk is not None:
+        out.append(_printk_event(name, line, tb, detail))
+    if not out:
+        u = tb.host.uncertainty_s
+        out.append(Event(name, tb.host.to_ref(line.t_ns), "host", u, detail, "host", 0.0, u))
+    return out

@@ -11,8 +11,22 @@ from rig.analysis.lines import split_lines
 from rig.analysis.outcome import classify
 from rig.analysis.parsers.breakdown import analyse_console
 from rig.analysis.stages import build_stages
+from rig.artifacts.uart import UartBytes
 from rig.config import StageSpec
 from rig.model import Chunk, MarkerScan
+
+
+def _tap(uart: UartBytes | None, error: str | None, matched: int) -> dict[str, Any] | None:
+    """What the UART tap contributed: None when the capture has no uart_tx channel."""
+    if uart is None:
+        return {"error": error} if error else None
+    return {
+        "bytes": len(uart.data),
+        "baud": uart.baud,
+        "baud_detected": uart.baud_detected,
+        "frame_errors": uart.frame_errors,
+        "lines_timed": matched,
+    }
 
 
 def build_report(
@@ -23,11 +37,13 @@ def build_report(
     baud: int,
     artifacts: dict[str, str],
     analysis: Mapping[str, Any] | None = None,
+    uart: UartBytes | None = None,
+    uart_error: str | None = None,
 ) -> dict[str, Any]:
     """Everything in the report follows from the arguments: the same artifacts give the
     same report, byte for byte."""
     lines = split_lines(chunks)
-    tb = build_timebase(scan, lines, int(run["power_on_ns"]), baud)
+    tb = build_timebase(scan, lines, int(run["power_on_ns"]), baud, uart)
     events = marker_events(lines, tb)
     console = analyse_console(lines, tb, baud, analysis)
     stages = build_stages(specs, events, lines, tb)
@@ -73,6 +89,7 @@ def build_report(
             "bytes": sum(len(c.data) for c in chunks),
             "chunks": len(chunks),
             "baud": baud,
+            "uart_tap": _tap(uart, uart_error, len(tb.uart)),
         },
         "capture": (
             {

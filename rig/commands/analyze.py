@@ -9,7 +9,7 @@ import click
 from rig.artifacts.decode import DecodeError
 from rig.artifacts.rundir import ArtifactError
 from rig.artifacts.srzip import CaptureError
-from rig.commands.common import console, emit_json, fail, json_option
+from rig.commands.common import console, emit_json, engine_option, fail, json_option
 from rig.pipeline import analyze_folder
 from rig.sinks.terminal import print_report
 from rig.tomlcheck import ConfigError
@@ -18,13 +18,14 @@ from rig.tomlcheck import ConfigError
 @click.command()
 @click.argument("folders", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--no-write", is_flag=True, help="Do not (re)write report.json.")
+@engine_option
 @json_option
-def analyze(folders: tuple[Path, ...], no_write: bool, as_json: bool) -> None:
+def analyze(folders: tuple[Path, ...], no_write: bool, engine: str, as_json: bool) -> None:
     """Analyse artifact folders (results/<run-id>/) and write their report.json."""
     reports = []
     for folder in folders:
         try:
-            report = analyze_folder(folder, write=not no_write)
+            report = analyze_folder(folder, write=not no_write, engine=engine)
         except (ArtifactError, CaptureError, DecodeError, ConfigError) as e:
             fail(str(e), as_json)
         reports.append(report)

@@ -22,6 +22,17 @@ def json_option(f: F) -> F:
     )(f)
 
 
+def engine_option(f: F) -> F:
+    return click.option(
+        "--engine",
+        type=click.Choice(["fast", "sigrok"]),
+        default="fast",
+        show_default=True,
+        help="Capture scan: numpy (fast) or sigrok-cli with the bootmarkers decoder "
+        "(the reference; same results, slower).",
+    )(f)
+
+
 def emit_json(obj: Any) -> None:
     sys.stdout.write(json.dumps(obj, indent=2, sort_keys=False) + "\n")
 

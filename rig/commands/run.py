@@ -10,7 +10,7 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rig.artifacts.decode import DecodeError
 from rig.artifacts.rundir import ArtifactError
 from rig.artifacts.srzip import CaptureError
-from rig.commands.common import console, emit_json, fail, json_option
+from rig.commands.common import console, emit_json, engine_option, fail, json_option
 from rig.config import ConfigError, load_config
 from rig.cycle import run_cycle
 from rig.instruments.protocols import InstrumentError
@@ -35,8 +35,9 @@ from rig.sinks.terminal import print_report
     type=click.Path(path_type=Path),
     help="Simulated board profile to boot instead of the config's (config/boards/*.toml).",
 )
+@engine_option
 @json_option
-def run(config_path: Path, board: Path | None, as_json: bool) -> None:
+def run(config_path: Path, board: Path | None, engine: str, as_json: bool) -> None:
     """Power-cycle the target once, measure the boot, write results/<run-id>/."""
     try:
         cfg = load_config(config_path, board=board)
@@ -59,7 +60,7 @@ def run(config_path: Path, board: Path | None, as_json: bool) -> None:
             with Instruments(cfg) as bench:
                 result = run_cycle(cfg, bench, step)
             step("analysing")
-            report = analyze_folder(result.folder)
+            report = analyze_folder(result.folder, engine=engine)
             influx: Delivery | str | None = None
             if cfg.influx:
                 step("writing to InfluxDB")
