@@ -22,6 +22,8 @@ from typing import Any
 DEFAULT_BAND_S = 16e-3
 #: Probability that a line's latency falls outside the stated band.
 MISS = 0.01
+#: An anchor delayed by more than this many estimated bands is not USB latency.
+OUTLIER_BANDS = 2.0
 
 
 @dataclass(frozen=True)
@@ -53,8 +55,15 @@ def fit_host(pairs: Sequence[tuple[int, float]], char_s: float) -> HostMap | Non
     """`pairs`: (arrival host ns, reference time of the line's first byte)."""
     if not pairs:
         return None
-    delays = [t_ns / 1e9 - ref for t_ns, ref in pairs]
-    low, high, n = min(delays), max(delays), len(delays)
+    delays = sorted(t_ns / 1e9 - ref for t_ns, ref in pairs)
+    low = delays[0]
+    excess = delays[len(delays) // 2] - low
+    if len(delays) >= 5 and excess > char_s:
+        # Lines queued behind others on the target, or read late by a busy host, sit far
+        # above the USB band; the median excess (half the band, for uniform latency) is
+        # what tells them apart.
+        delays = [d for d in delays if d - low <= OUTLIER_BANDS * 2 * excess]
+    high, n = delays[-1], len(delays)
     if n < 3:
         return HostMap(low, low + DEFAULT_BAND_S, n, char_s)
     # For n uniform samples the gap below the minimum is Beta(1, n) distributed: widen each
