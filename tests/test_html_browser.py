@@ -108,7 +108,7 @@ def test_boot_report_renders(run_folder: Path, tmp_path: Path) -> None:
     assert c["bars"] >= 3  # stages, the stage frames and the initcalls
     assert c["point"] >= 5 + 40 + 20  # bars and markers
     assert c["errorbar"] >= 10  # the boundaries' uncertainty
-    assert c["scatter"] >= 4  # boundaries, console (two clocks), advisory evidence
+    assert c["scatter"] >= 3  # boundaries, console (one trace per clock), advisory evidence
     gpio = [e for e in read_json(run_folder / "report.json")["events"] if e["source"] == "gpio"]
     assert c["shape-group"] == len(gpio) >= 5  # a line per GPIO marker through all rows
     shot = tmp_path / "boot.png"

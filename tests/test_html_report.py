@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import json
 import random
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -18,7 +19,7 @@ from rig.artifacts.rundir import read_json, write_json
 from rig.commands.report import report
 from rig.sinks.html.console import console_lines
 from rig.sinks.html.flame import pack
-from rig.sinks.html.timeline import boot_figure
+from rig.sinks.html.timeline import boot_figure, end_of_boot
 from rig.sinks.html.write import boot_page
 from rig.sinks.influx.sample import sample_report
 from tests.conftest import REPO
@@ -85,13 +86,20 @@ def test_console_lines_agree_with_the_analysis(run_folder: Path) -> None:
     rep = read_json(run_folder / "report.json")
     lines = console_lines(rep, run_folder)
     assert len(lines) == rep["console"]["lines"]
-    console_events = [e for e in rep["events"] if "line" in e]
-    assert console_events
-    for e in console_events:  # the same line, the same clock, the same time
-        c = lines[e["line"]]
-        assert (c.source, c.text) == (e["source"], e["text"])
-        assert c.t_s == pytest.approx(e["t_s"], abs=1e-9)
-        assert c.uncertainty_s >= e["uncertainty_s"] * 0.5
+    times = {c["line"]: c for c in rep["console_times"]}
+    for c in lines:  # the same line, the same clock, the same time
+        t = times[c.index]
+        assert (c.t_s, c.uncertainty_s, c.source) == (t["t_s"], t["uncertainty_s"], t["source"])
+    # A console-pattern boundary sits on the page where its line is.
+    checked = 0
+    for s in rep["stages"]:
+        for side in ("start", "end"):
+            b = s[side]
+            if b and b["event"].startswith("console:"):
+                first = next(c for c in lines if re.search(b["event"][8:], c.text))
+                assert first.t_s == pytest.approx(s[f"{side}_s"], abs=1e-12)
+                checked += 1
+    assert checked
 
 
 def test_timeline_figure(run_folder: Path) -> None:
@@ -108,7 +116,11 @@ def test_timeline_figure(run_folder: Path) -> None:
     assert max(calls.marker.color) == pytest.approx(max(calls.x) * 1e3)  # colour = duration
     hung = trace(fig, "initcalls that never returned")
     assert hung.text == ("probe_39_init (never returned)",)
-    assert hung.base[0] + hung.x[0] == pytest.approx(rep["power_to_ui_s"])  # to the end
+    # ... to the end of the record: the last thing the boot said (here the ui_ready tag
+    # line, a few microseconds after its GPIO edge).
+    end = hung.base[0] + hung.x[0]
+    assert end == pytest.approx(end_of_boot(rep, console_lines(rep, run_folder)))
+    assert rep["power_to_ui_s"] <= end < rep["power_to_ui_s"] + 1e-3
     # the frames under the initcalls: the kernel stage, and the ones the hung call spans
     assert trace(fig, "stage").text == ("kernel", "rootfs_mount", "init", "application")
     star = trace(fig, "advisory evidence")

@@ -6,7 +6,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rig import __version__, names
-from rig.analysis.events import build_timebase, interval_uncertainty, marker_events
+from rig.analysis.events import (
+    build_timebase,
+    interval_uncertainty,
+    line_event,
+    marker_events,
+)
 from rig.analysis.lines import split_lines
 from rig.analysis.outcome import classify
 from rig.analysis.parsers.breakdown import analyse_console
@@ -103,6 +108,11 @@ def build_report(
             if scan
             else None
         ),
+        "console_times": [
+            {"line": ln.index, "t_s": e.t_s, "source": e.source, "uncertainty_s": e.uncertainty_s}
+            for ln in lines
+            for e in [line_event("", ln, tb)]
+        ],
         "initcalls": console["initcalls"],
         "modules": console["modules"],
         "top": console["top"],
