@@ -10,6 +10,7 @@ CONFIG ?= config/rig.toml
 BOARD ?=
 
 .PHONY: setup demo test lint fmt pytest robot clean-venv influx-up influx-down
+.PHONY: robot-docs soak nightly nightly-install bench-soak
 
 # Debian packages: installed only when missing, so repeated runs do not touch apt.
 $(VENV)/.apt-ok:
@@ -55,6 +56,36 @@ influx-up: setup
 
 influx-down: setup
 	$(RIG) influx stop
+
+# The Robot library's keyword documentation (libdoc HTML), under results/docs/.
+robot-docs: setup
+	@mkdir -p results/docs
+	$(BIN)/python -m robot.libdoc rig.robot.BootRig results/docs/BootRig.html
+
+# A power-cycle soak: `make soak CYCLES=300`, `make soak SOAK_CONFIG=my-rig.toml`.
+SOAK_CONFIG ?= config/nightly/soak.toml
+CYCLES ?=
+soak: setup
+	$(BIN)/python -m rig.soak --config $(SOAK_CONFIG) $(if $(CYCLES),--cycles $(CYCLES))
+
+# What the nightly timer runs: the soak, then the Robot suites (results/nightly/<stamp>/).
+nightly: setup
+	config/nightly/nightly.sh
+
+# Install the nightly systemd units for this checkout (user units by default; for the
+# system manager: make nightly-install SYSTEMD_DIR=/etc/systemd/system).
+SYSTEMD_DIR ?= $(HOME)/.config/systemd/user
+nightly-install:
+	@mkdir -p $(SYSTEMD_DIR)
+	@for unit in bootrig-nightly.service bootrig-nightly.timer; do \
+	  sed 's|@BOOTRIG_DIR@|$(CURDIR)|g' config/nightly/$$unit > $(SYSTEMD_DIR)/$$unit; \
+	  echo "installed $(SYSTEMD_DIR)/$$unit"; \
+	done
+	@echo "now: systemctl [--user] daemon-reload && systemctl [--user] enable --now bootrig-nightly.timer"
+
+# The soak under fire (>= 300 cycles, faults, InfluxDB outage, SIGKILL + resume).
+bench-soak: setup
+	$(BIN)/python bench/soak_faults.py
 
 clean-venv:
 	rm -rf $(VENV)

@@ -11,6 +11,7 @@ from rig.commands.grafana import grafana
 from rig.commands.influx import influx
 from rig.commands.report import report
 from rig.commands.run import run
+from rig.commands.soak import soak
 from rig.sim.cli import sim
 
 
@@ -27,3 +28,4 @@ main.add_command(decoders)
 main.add_command(influx)
 main.add_command(report)
 main.add_command(grafana)
+main.add_command(soak)

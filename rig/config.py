@@ -15,7 +15,7 @@ from rig import names
 from rig.sinks.influx.settings import InfluxSettings, parse_settings
 from rig.tomlcheck import ConfigError, Table, load_toml
 
-__all__ = ["ConfigError", "RigConfig", "load_config"]
+__all__ = ["ConfigError", "RigConfig", "SoakConfig", "load_config"]
 
 _DEVICE_CHANNEL = re.compile(r"^D([0-7])$")
 _SECRET_KEYS = re.compile(r"pass|secret|token|key$", re.IGNORECASE)
@@ -71,7 +71,19 @@ class AnalyzerConfig:
 class SimConfig:
     profile: Path
     seed: int
-    options: dict[str, float] = field(default_factory=dict)  # CLI overrides for `rig sim`
+    # CLI options for `rig sim serve`: overrides, and `faults` (the rates as JSON text)
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SoakConfig:
+    """`[soak]`: defaults of `rig soak` (docs/soak.md); the command line wins."""
+
+    cycles: int | None = None
+    duration_s: float | None = None
+    max_failure_rate: float = 0.0  # above it, `rig soak` exits 1
+    max_consecutive_rig_errors: int = 5  # then the soak gives up (exit 3)
+    console_reopen_s: float = 5.0  # how long a lost console may take to come back
 
 
 @dataclass(frozen=True)
@@ -90,6 +102,7 @@ class RigConfig:
     stages: tuple[StageSpec, ...]
     raw: dict[str, Any]
     influx: InfluxSettings | None = None
+    soak: SoakConfig | None = None
 
     def snapshot(self) -> dict[str, Any]:
         """The config as loaded, secrets redacted: what run.json keeps."""
@@ -247,9 +260,11 @@ def load_config(path: Path, board: Path | None = None) -> RigConfig:
             where = "--board" if board else f"{path}: key 'sim.profile'"
             raise ConfigError(f"{where}: board profile {profile} does not exist")
         seed = s.int("seed", 1)
-        opts = {
+        opts: dict[str, Any] = {
             k: s.float(k) for k in ("usb_latency_ms", "usb_buffer_bytes", "drift_ppm") if s.has(k)
         }
+        if s.has("faults"):
+            opts["faults"] = _fault_rates(s.table("faults"))
         s.done()
         sim = SimConfig(profile=profile, seed=seed, options=opts)
 
@@ -272,6 +287,7 @@ def load_config(path: Path, board: Path | None = None) -> RigConfig:
 
     stages = _stages(root)
     influx = parse_settings(root.table("influx"), base) if root.has("influx") else None
+    soak = _soak(root.table("soak")) if root.has("soak") else None
     root.done()
 
     for port, key in ((power.port, "power.port"), (console.port, "console.port")):
@@ -299,4 +315,36 @@ def load_config(path: Path, board: Path | None = None) -> RigConfig:
         stages=stages,
         raw=raw,
         influx=influx if influx and influx.enabled else None,
+        soak=soak,
     )
+
+
+def _fault_rates(t: Table) -> str:
+    """`[sim.faults]`: per-boot fault rates for the simulated board, as the JSON text
+    `rig sim serve --faults` takes (validated here so errors name this file)."""
+    from rig.sim.faults import FaultSpecError, parse_rates
+
+    for key in t.data:
+        t.raw(key)  # every key is checked by parse_rates
+    try:
+        rates = parse_rates(t.data)
+    except FaultSpecError as e:
+        t.error(e.key, e.expected, e.found)
+    return rates.to_json()
+
+
+def _soak(t: Table) -> SoakConfig:
+    cycles = t.int("cycles", None, min=1)
+    duration = t.float("duration_s", None, min=0.001)
+    rate = t.float("max_failure_rate", 0.0, min=0.0)
+    if rate > 1.0:
+        t.error("max_failure_rate", "a fraction between 0 and 1", rate)
+    out = SoakConfig(
+        cycles=cycles,
+        duration_s=duration,
+        max_failure_rate=rate,
+        max_consecutive_rig_errors=t.int("max_consecutive_rig_errors", 5, min=1),
+        console_reopen_s=t.float("console_reopen_s", 5.0, min=0.0),
+    )
+    t.done()
+    return out

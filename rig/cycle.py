@@ -3,6 +3,10 @@
 The cycle only records (artifacts); analysis happens afterwards from the files alone.
 run.json is written before power-on and again at the end, so a crash in between still
 leaves a folder that says what was attempted.
+
+Callers that run many cycles (a soak, a Robot suite) may hand in work to do while the
+board is held unpowered (`during_hold`: analysing the previous cycle costs no extra
+time then) and an `abort` event (Ctrl-C) that ends the wait for the boot early.
 """
 
 from __future__ import annotations
@@ -19,11 +23,14 @@ from rig import __version__, names
 from rig.artifacts import rundir
 from rig.artifacts.srzip import convert_binary
 from rig.config import RigConfig
+from rig.instruments.console_serial import SerialConsole
 from rig.instruments.protocols import InstrumentError
 from rig.instruments.setup import Bench
 from rig.model import Chunk
 
 UI_TAG = b"bootrig: marker ui_ready"
+#: How often the wait for the boot looks at the abort event (it wakes at once on the tag).
+_ABORT_POLL_S = 0.1
 
 Step = Callable[[str], None]
 
@@ -51,13 +58,76 @@ class _TagWatch:
         self._tail = buf[-len(UI_TAG) :]
 
 
+class _ConsoleStop(threading.Thread):
+    """Stops the console reader in the background: its last blocking read may take up to
+    one poll period to return, which the capture's stop and conversion can overlap."""
+
+    def __init__(self, console: SerialConsole) -> None:
+        super().__init__(name="console-stop", daemon=True)
+        self.console = console
+        self.chunks: list[Chunk] = []
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            self.chunks = self.console.stop()
+        except BaseException as e:  # handed to the cycle's thread by result()
+            self.error = e
+
+    def result(self) -> list[Chunk]:
+        self.join()
+        if self.error is not None:
+            raise self.error
+        return self.chunks
+
+
 def _channel_names(cfg: RigConfig) -> list[str]:
     by_index = {i: n for n, i in cfg.analyzer.channels.items()}
     return [by_index.get(i, f"D{i}") for i in range(8)]
 
 
-def run_cycle(cfg: RigConfig, bench: Bench, step: Step = lambda _s: None) -> CycleResult:
-    run_id = rundir.new_run_id()
+def _wait_for_ui(watch: _TagWatch, timeout_s: float, abort: threading.Event | None) -> bool:
+    if abort is None:
+        return watch.seen.wait(timeout_s)
+    deadline = time.monotonic() + timeout_s
+    while not abort.is_set():
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        if watch.seen.wait(min(left, _ABORT_POLL_S)):
+            return True
+    return watch.seen.is_set()
+
+
+def _stop_capture(
+    cfg: RigConfig, bench: Bench, run: dict[str, Any], folder: Path, raw: Path
+) -> list[Chunk]:
+    """Stop the console and the analyzer together; convert the capture meanwhile."""
+    stopper = _ConsoleStop(bench.console)
+    stopper.start()
+    if bench.analyzer:
+        try:
+            res = bench.analyzer.stop()
+            run["analyzer_stopped_ns"] = res.stopped_ns
+            run["capture"] = {"samples": res.samples, "samplerate_hz": res.samplerate}
+            convert_binary(raw, folder / rundir.CAPTURE, _channel_names(cfg), res.samplerate)
+            raw.unlink()
+        except (InstrumentError, OSError) as e:
+            run["rig_error"] = "analyzer_error"
+            run["analyzer_error"] = str(e)
+    return stopper.result()
+
+
+def run_cycle(
+    cfg: RigConfig,
+    bench: Bench,
+    step: Step = lambda _s: None,
+    *,
+    run_id: str | None = None,
+    during_hold: Callable[[], None] | None = None,
+    abort: threading.Event | None = None,
+) -> CycleResult:
+    run_id = run_id or rundir.new_run_id()
     folder = cfg.results_dir / run_id
     folder.mkdir(parents=True)
     t_start = time.monotonic_ns()
@@ -81,7 +151,13 @@ def run_cycle(cfg: RigConfig, bench: Bench, step: Step = lambda _s: None) -> Cyc
 
     step("power off")
     bench.power.off()
-    time.sleep(cfg.power.off_hold_s)
+    t_off = time.monotonic_ns()
+    if during_hold is not None:
+        during_hold()  # the board is unpowered anyway: the hold absorbs this work
+    t_work = time.monotonic_ns()
+    left_s = cfg.power.off_hold_s - (t_work - t_off) / 1e9
+    if left_s > 0:
+        time.sleep(left_s)
     t_hold_end = time.monotonic_ns()
 
     raw = folder / rundir.CAPTURE_RAW
@@ -97,38 +173,37 @@ def run_cycle(cfg: RigConfig, bench: Bench, step: Step = lambda _s: None) -> Cyc
     run["power_on_ns"] = bench.power.on()
     run["power_on_utc"] = rundir.utc_now()  # wall-clock twin of power_on_ns, for sinks
     step("booting")
-    ui_seen = watch.seen.wait(cfg.boot_timeout_s)
+    ui_seen = _wait_for_ui(watch, cfg.boot_timeout_s, abort)
     t_boot_end = watch.t_ns if ui_seen else time.monotonic_ns()
     if ui_seen:
         time.sleep(cfg.post_ui_s)  # the tail of the console after the tag
+    elif abort is not None and abort.is_set():
+        run["aborted"] = True  # stopped by the operator: not a measurement of the boot
 
     step("stop capture")
-    chunks = bench.console.stop()
+    chunks = _stop_capture(cfg, bench, run, folder, raw)
     if bench.console.error:
         run["console_error"] = bench.console.error
-    if bench.analyzer:
-        try:
-            res = bench.analyzer.stop()
-            run["analyzer_stopped_ns"] = res.stopped_ns
-            run["capture"] = {"samples": res.samples, "samplerate_hz": res.samplerate}
-            convert_binary(raw, folder / rundir.CAPTURE, _channel_names(cfg), res.samplerate)
-            raw.unlink()
-        except (InstrumentError, OSError) as e:
-            run["rig_error"] = "analyzer_error"
-            run["analyzer_error"] = str(e)
+        if not ui_seen and "rig_error" not in run:
+            # The port died before the tag (adapter unplugged, pty closed): evidence that
+            # the console, not the board, failed; the capture still shows the boot.
+            run["rig_error"] = "console_lost"
     if cfg.power.power_off_after:
         bench.power.off()
     rundir.write_console_log(folder, chunks)
 
     t_end = time.monotonic_ns()
     wall = (t_end - t_start) / 1e9
-    hold = (t_hold_end - t_start) / 1e9
+    # The hold is the configured time after the off command; work done during it that
+    # outlasted it is the rig's overhead, not the board's hold.
+    hold = (t_off - t_start) / 1e9 + min(cfg.power.off_hold_s, (t_hold_end - t_off) / 1e9)
     boot = (t_boot_end - run["power_on_ns"]) / 1e9
     run["timing"] = {
         "wall_s": wall,
         "off_hold_s": hold,
         "boot_s": boot,
         "overhead_s": wall - hold - boot,
+        "hold_work_s": (t_work - t_off) / 1e9,
         "ui_ready_seen_ns": watch.t_ns if ui_seen else None,
     }
     run["completed_utc"] = rundir.utc_now()

@@ -1,4 +1,17 @@
-"""A boot's outcome, from evidence: the power edge, panic text, the stages reached."""
+"""A boot's outcome, from evidence: the power edge, panic text, the stages reached.
+
+Classes, in the order they are decided:
+- the rig's own verdict from the capture (`rig_error` in run.json): `analyzer_error`
+  (no capture), `console_lost` (the console port died before the UI tag),
+  `rig_error` (the rig failed or was killed during the cycle);
+- `no_power_edge`: a capture without a debounced power-up;
+- `panic`: kernel panic text on the console;
+- `ok`: every stage boundary was seen;
+- `console_lost`: not one console byte arrived;
+- `missing_marker`: a boundary was never seen although a later one was (the boot went
+  on; a hook did not fire);
+- `hang_in_<stage>`: the first stage whose end was never reached, with nothing after.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +20,8 @@ from rig.analysis.stages import Stage
 from rig.model import MarkerScan
 
 PANIC_TEXT = ("Kernel panic - not syncing", "Kernel panic")
+OK = "ok"
+MISSING_MARKER = "missing_marker"
 
 
 def classify(
@@ -22,9 +37,11 @@ def classify(
         return "no_power_edge"
     if any(any(p in line.text for p in PANIC_TEXT) for line in lines):
         return "panic"
-    missing = next((s for s in stages if s.end is None), None)
+    missing = next((i for i, s in enumerate(stages) if s.end is None), None)
     if missing is None:
-        return "ok"
+        return OK
     if not lines:
         return "console_lost"
-    return f"hang_in_{missing.name}"
+    if any(s.end is not None for s in stages[missing + 1 :]):
+        return MISSING_MARKER
+    return f"hang_in_{stages[missing].name}"

@@ -73,6 +73,7 @@ class SerialConsole:
 
     def stop(self) -> list[Chunk]:
         self._stop.set()
+        self._ser.cancel_read()  # wake a read blocked in its poll instead of waiting it out
         if self._thread:
             self._thread.join(timeout=5)
         if self._out:

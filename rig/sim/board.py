@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rig.sim.faults import FaultRates, draw
 from rig.sim.power import bounce_s
 from rig.sim.profile import Profile
 from rig.sim.timeline import Fault, Timeline, plan
@@ -35,6 +36,7 @@ class Boot:
     usb_anchor_ns: float  # the adapter's timer state when this boot began
     off_ns: int | None = None  # the relay-off frame was complete
     drop_ns: int | None = None  # the rail fell
+    fault: Fault | None = None  # injected into this boot (fixed, or drawn from the rates)
 
     def arrivals_ns(self) -> np.ndarray:
         """Host ns at which each console byte's stop bit ends (enters the adapter)."""
@@ -57,9 +59,15 @@ class Board:
         submit: Callable[[int, list[Transfer]], None],
         start_ns: int | None = None,
         fault: Fault | None = None,
+        rates: FaultRates | None = None,
+        hangup: Callable[[int, int], None] | None = None,
     ) -> None:
         self.profile = profile
         self.fault = fault
+        self.rates = rates
+        self._hangup = hangup  # (boot, host ns): the console adapter vanishes then
+        # Garbage precedes one of the profile's console lines (the same in every boot).
+        self._lines = len(plan(profile, seed, 0, True).lines) if rates and rates.garbage else 0
         self.seed = seed
         self.nominal = nominal
         self._submit = submit
@@ -92,7 +100,8 @@ class Board:
                 self._power_off(t_ns)
 
     def _plan_console(self, boot: Boot, upto: int) -> None:
-        if self.fault is not None and self.fault.kind == "console-lost":
+        fault = boot.fault
+        if fault is not None and fault.kind == "console-lost":
             upto = 0  # the board still drives its TX line; the host just gets nothing
         arrivals = boot.arrivals_ns()[:upto]
         c = self.profile.console
@@ -103,7 +112,21 @@ class Board:
             c.usb_buffer_bytes,
             boot.usb_anchor_ns,
         )
+        hangup = self._hangup_ns(boot)
+        if hangup is not None:  # the adapter is gone from then on: nothing more arrives
+            plan_ = [t for t in plan_ if t[0] < hangup]
         self._submit(boot.index, plan_)
+        if hangup is not None and self._hangup is not None:
+            self._hangup(boot.index, hangup)
+
+    def _hangup_ns(self, boot: Boot) -> int | None:
+        """When a console-closed fault closes the console pty (None: no fault, or the
+        rail fell first)."""
+        f = boot.fault
+        if f is None or f.kind != "console-closed":
+            return None
+        t = boot.power_edge_ns + round((f.at or 0.0) * boot.timeline.end_s * 1e9)
+        return None if boot.drop_ns is not None and boot.drop_ns <= t else t
 
     def _power_on(self, t_ns: int) -> None:
         k = self.boot_count
@@ -112,14 +135,19 @@ class Board:
         rng = np.random.default_rng([self.seed, k, _BOUNCE])
         bounce = np.round(bounce_s(rng, self.profile.power) * 1e9).astype(np.int64)
         contact = t_ns + delay_ns
+        fault = self.fault
+        if fault is None and self.rates is not None:
+            drawn = draw(self.rates, self.seed, k, self._lines)
+            fault = Fault.parse(drawn) if drawn else None
         boot = Boot(
             index=k,
             relay_on_ns=t_ns,
             contact_ns=contact,
             bounce_ns=bounce,
             power_edge_ns=contact + int(bounce[-1]),
-            timeline=plan(self.profile, self.seed, k, self.nominal, self.fault),
+            timeline=plan(self.profile, self.seed, k, self.nominal, fault),
             usb_anchor_ns=self._usb_anchor,
+            fault=fault,
         )
         self.boots.append(boot)
         self._plan_console(boot, len(boot.timeline.data))

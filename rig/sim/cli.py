@@ -38,7 +38,23 @@ def _fault(text: str | None, as_json: bool) -> Any:
         fail(str(e), as_json)
 
 
-_FAULT_HELP = "Inject a fault: hang:STAGE, panic:STAGE or console-lost."
+_FAULT_HELP = (
+    "Inject a fault into every boot: hang:STAGE, panic:STAGE, console-lost, "
+    "console-closed[:AT], missing-marker:MARKER, garbage[:LINE] or analyzer."
+)
+_FAULTS_HELP = (
+    'Per-boot fault rates as JSON, e.g. \'{"hang": 0.05, "panic": 0.02}\' '
+    "(docs/simulator.md); each power-on draws at most one fault from the seed."
+)
+
+
+def _rates(text: str | None, as_json: bool) -> Any:
+    from rig.sim.faults import FaultRates
+
+    try:
+        return FaultRates.from_json(text) if text else None
+    except ValueError as e:
+        fail(f"--faults: {e}", as_json)
 
 
 def _load(profile: Path, as_json: bool, **overrides: Any) -> Any:
@@ -66,6 +82,12 @@ def _load(profile: Path, as_json: bool, **overrides: Any) -> Any:
 @click.option("--usb-buffer-bytes", type=int, help="Override the USB-serial buffer size.")
 @click.option("--nominal", is_flag=True, help="No run-to-run variance: every boot is nominal.")
 @click.option("--fault", "fault_text", metavar="FAULT", help=_FAULT_HELP)
+@click.option("--faults", "faults_json", metavar="JSON", help=_FAULTS_HELP)
+@click.option(
+    "--exit-with-parent",
+    is_flag=True,
+    help="Exit when the process that started us is gone (a killed rig leaves no board).",
+)
 @json_option
 def serve(
     profile: Path,
@@ -76,6 +98,8 @@ def serve(
     usb_buffer_bytes: int | None,
     nominal: bool,
     fault_text: str | None,
+    faults_json: str | None,
+    exit_with_parent: bool,
     as_json: bool,
 ) -> None:
     """Run a board: prints one JSON ready line, serves until SIGTERM/SIGINT or shutdown."""
@@ -93,6 +117,8 @@ def serve(
         usb_buffer_bytes=usb_buffer_bytes,
     )
     fault = _fault(fault_text, as_json)
+    rates = _rates(faults_json, as_json)
+    parent = os.getppid()
     seed = seed if seed is not None else secrets.randbelow(2**31)
     if fault is not None:
         from rig.sim.timeline import plan
@@ -105,7 +131,7 @@ def serve(
     state = Path(tempfile.mkdtemp(prefix="bootrig-sim-")) if state_dir is None else state_dir
     state.mkdir(parents=True, exist_ok=True)
     try:
-        board = Simulator(prof, str(profile), seed, nominal, state, fault, done)
+        board = Simulator(prof, str(profile), seed, nominal, state, fault, done, rates)
     except OSError as e:
         if own_dir:
             shutil.rmtree(state, ignore_errors=True)
@@ -116,7 +142,8 @@ def serve(
         sys.stdout.write(json.dumps(board.ready_line(os.getpid())) + "\n")
         sys.stdout.flush()
         while not done.wait(0.5):
-            pass
+            if exit_with_parent and os.getppid() != parent:
+                break  # our parent died (SIGKILL): we were re-parented, nobody drives us
     finally:
         board.close()
         if own_dir:

@@ -106,6 +106,8 @@ class SimProcess:
         timeout: float = 20.0,
     ) -> None:
         self.args = [sys.executable, *SERVE, str(profile), "--json"]  # errors as JSON too
+        # A rig killed with SIGKILL cannot stop its board: the board notices and exits.
+        self.args.append("--exit-with-parent")
         if seed is not None:
             self.args += ["--seed", str(seed)]
         if state_dir is not None:

@@ -9,9 +9,11 @@ simulator never blocks on its console.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import os
 import threading
 import time
+from pathlib import Path
 
 from rig.sim.rawpty import RawPty
 from rig.sim.usbserial import Transfer
@@ -20,15 +22,28 @@ from rig.sim.usbserial import Transfer
 _SPIN_NS = 200_000
 
 
+#: Sequence number of a boot's hangup entry: after all of its transfers at the same time.
+_HANGUP_SEQ = 1 << 62
+
+
 class ConsolePort:
-    def __init__(self) -> None:
+    """`link`: publish the port as a symlink (like udev's /dev/serial/by-id names), so a
+    client can reopen it by the same path after a hangup replaced the pty behind it."""
+
+    def __init__(self, link: Path | None = None) -> None:
         self.pty = RawPty(nonblocking_master=True)
-        self.path = self.pty.path
+        self.link = link
+        if link is not None:
+            _point(link, self.pty.path)
+        self.path = str(link) if link is not None else self.pty.path
         self.sent = 0
         self.dropped = 0
+        self.hangups = 0
         self.late_max_ns = 0  # worst delivery lateness seen (scheduling, not the model)
-        self._pending: list[tuple[int, int, int, bytes]] = []  # (t_ns, boot, seq, data)
+        # (t_ns, boot, seq, data); data None is a hangup (the adapter vanishes)
+        self._pending: list[tuple[int, int, int, bytes | None]] = []
         self._written: dict[int, int] = {}  # boot -> transfers already written
+        self._hung: set[int] = set()  # boots whose hangup already happened
         self._cond = threading.Condition()
         self._stopping = False
         self._thread = threading.Thread(target=self._loop, name="console", daemon=True)
@@ -44,6 +59,14 @@ class ConsolePort:
             self._pending = [p for p in self._pending if p[1] != boot]
             for seq, (t_ns, data) in enumerate(plan[done:], start=done):
                 bisect.insort(self._pending, (t_ns, boot, seq, data))
+            self._cond.notify()
+
+    def hangup_at(self, boot: int, t_ns: int) -> None:
+        """Close the pty at host time `t_ns` (once per boot); a new one replaces it."""
+        with self._cond:
+            if boot in self._hung:
+                return
+            bisect.insort(self._pending, (t_ns, boot, _HANGUP_SEQ, None))
             self._cond.notify()
 
     def _loop(self) -> None:
@@ -64,8 +87,23 @@ class ConsolePort:
                 if not self._pending or self._pending[0] is not head:
                     continue
                 self._pending.pop(0)
+                if head[3] is None:
+                    self._hung.add(head[1])
+                    self._replace_pty()
+                    continue
                 self._written[head[1]] = head[2] + 1
                 self._write(head[0], head[3])
+
+    def _replace_pty(self) -> None:
+        """The adapter is unplugged and re-enumerates: clients holding the old pty get an
+        error (EIO) and must reopen the port, which now leads to a fresh pty."""
+        old, self.pty = self.pty, RawPty(nonblocking_master=True)
+        if self.link is not None:
+            _point(self.link, self.pty.path)
+        else:
+            self.path = self.pty.path
+        old.close()
+        self.hangups += 1
 
     def _write(self, t_ns: int, data: bytes) -> None:
         try:
@@ -82,3 +120,15 @@ class ConsolePort:
             self._cond.notify()
         self._thread.join(timeout=2)
         self.pty.close()
+        if self.link is not None:
+            with contextlib.suppress(FileNotFoundError):
+                self.link.unlink()
+
+
+def _point(link: Path, target: str) -> None:
+    """Re-point `link` atomically: a client opening it sees the old or the new pty."""
+    tmp = link.with_name(link.name + ".new")
+    with contextlib.suppress(FileNotFoundError):
+        tmp.unlink()
+    os.symlink(target, tmp)
+    os.replace(tmp, link)

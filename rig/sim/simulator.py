@@ -8,9 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from rig.sim import truth
-from rig.sim.board import Board
+from rig.sim.board import Board, Boot
 from rig.sim.capture import Arming, check_arming, render, sample_count
 from rig.sim.console import ConsolePort
+from rig.sim.faults import FaultRates
 from rig.sim.profile import Profile
 from rig.sim.relay import RelayPort
 from rig.sim.server import ControlServer
@@ -29,6 +30,7 @@ class Simulator:
         state_dir: Path,
         fault: Fault | None = None,
         done: threading.Event | None = None,
+        rates: FaultRates | None = None,
     ) -> None:
         self.profile = profile
         self.label = label
@@ -36,9 +38,22 @@ class Simulator:
         self.done = done or threading.Event()  # set by a shutdown request
         self._arming: Arming | None = None
         self._arm_lock = threading.Lock()
-        self.console = ConsolePort()
+        # A console that can be closed under the client is published as a stable link.
+        closes = (rates is not None and rates.console_lost > 0) or (
+            fault is not None and fault.kind == "console-closed"
+        )
+        self.console = ConsolePort(Path(state_dir) / "console" if closes else None)
         self.fault = fault
-        self.board = Board(profile, seed, nominal, self.console.submit, fault=fault)
+        self.rates = rates
+        self.board = Board(
+            profile,
+            seed,
+            nominal,
+            self.console.submit,
+            fault=fault,
+            rates=rates,
+            hangup=self.console.hangup_at,
+        )
         self.relay = RelayPort(profile.power.relay_channels, self.board.frame)
         self.control_path = Path(state_dir) / "control.sock"
         self.server = ControlServer(self.control_path, self.handle)
@@ -55,6 +70,7 @@ class Simulator:
             "variant": b.variant,
             "seed": self.seed,
             "fault": str(self.fault) if self.fault else None,
+            "faults": self.rates.as_dict() if self.rates else None,
         }
 
     def handle(self, req: dict[str, Any]) -> dict[str, Any]:
@@ -87,6 +103,7 @@ class Simulator:
             "console_sent": self.console.sent,
             "console_dropped": self.console.dropped,
             "console_late_max_us": self.console.late_max_ns / 1e3,
+            "console_hangups": self.console.hangups,
         }
 
     def _arm(self, req: dict[str, Any]) -> dict[str, Any]:
@@ -120,6 +137,18 @@ class Simulator:
             if self._arming is arming:
                 self._arming = None
         boots = self.board.snapshot(arming.armed_ns)
+        broken = _analyzer_fault(boots, arming, stopped_ns)
+        if broken is not None:
+            # The capture is gone, the truth is not: tests check the rig's verdict with it.
+            if "truth" in paths:
+                doc = truth.truth(self.profile, self.label, self.seed, boots, arming, stopped_ns)
+                doc["fault"] = str(self.fault) if self.fault else None
+                truth.write(paths["truth"], doc)
+            return {
+                "ok": False,
+                "error": f"stop: the analyzer dropped off the USB bus during boot {broken} "
+                "(injected fault 'analyzer'): no samples",
+            }
         t0 = time.perf_counter()
         n = (
             render(paths["raw"], boots, arming, stopped_ns)
@@ -144,3 +173,12 @@ class Simulator:
         self.server.close()
         self.relay.close()
         self.console.close()
+
+
+def _analyzer_fault(boots: list[Boot], arming: Arming, stopped_ns: int) -> int | None:
+    """Index of a boot in the capture window whose fault breaks the analyzer, if any."""
+    for b in boots:
+        inside = arming.armed_ns <= b.relay_on_ns <= stopped_ns
+        if inside and b.fault is not None and b.fault.kind == "analyzer":
+            return b.index
+    return None

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from rig.names import MARKERS
 from rig.sim.profile import STAGES, Profile, Stage
 from rig.sim.steps import Countdown, Initcall, Initcalls, KernelStart, Marker, Rest, Text, Wait
 from rig.tomlcheck import ConfigError
@@ -32,27 +33,67 @@ _SIGMA_CLIP = 4.0  # a factor never leaves 1 +- 4 sigma, and never drops below 0
 @dataclass(frozen=True)
 class Fault:
     """Injected failure: `hang`/`panic` where STAGE's rest step begins, or `console-lost`
-    (the board boots, but the USB-serial adapter delivers nothing)."""
+    (the board boots, but the USB-serial adapter delivers nothing).
+
+    Also: `console-closed[:AT]` (the adapter vanishes at fraction AT of the boot's console
+    time: its pty is closed, a new one appears behind the same link), `missing-marker:M`
+    (marker M's hook does not fire: no GPIO toggle, no tag), `garbage[:LINE]` (line
+    noise before console line LINE) and `analyzer` (the capture cannot be read out).
+    `stage` holds the stage or marker name, `at` the fraction or line index.
+    """
 
     kind: str
     stage: str | None = None
+    at: float | None = None
 
     @classmethod
     def parse(cls, text: str) -> Fault:
         kind, _, stage = text.partition(":")
-        if kind == "console-lost" and not stage:
+        if kind in ("console-lost", "analyzer") and not stage:
             return cls(kind)
         if kind == "hang" and stage in STAGES:
             return cls(kind, stage)
         if kind == "panic" and stage in PANICS:
             return cls(kind, stage)
+        if kind == "missing-marker" and stage in MARKERS:
+            return cls(kind, stage)
+        number = _number(stage) if stage else None
+        if kind == "console-closed" and (not stage or (number is not None and 0 <= number <= 1)):
+            return cls(kind, at=0.5 if number is None else number)
+        if kind == "garbage" and (not stage or (number is not None and number.is_integer())):
+            return cls(kind, at=max(0.0, number or 0.0))
         raise ValueError(
             f"fault {text!r}: expected console-lost, hang:STAGE (STAGE one of "
-            f"{', '.join(STAGES)}) or panic:STAGE (STAGE one of {', '.join(PANICS)})"
+            f"{', '.join(STAGES)}) or panic:STAGE (STAGE one of {', '.join(PANICS)}); "
+            f"or console-closed[:FRACTION 0..1], missing-marker:MARKER (one of "
+            f"{', '.join(MARKERS)}), garbage[:LINE] or analyzer"
         )
 
     def __str__(self) -> str:
-        return f"{self.kind}:{self.stage}" if self.stage else self.kind
+        if self.stage:
+            return f"{self.kind}:{self.stage}"
+        if self.at is not None:
+            return f"{self.kind}:{self.at:g}"
+        return self.kind
+
+
+def _number(text: str) -> float | None:
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) and value >= 0 else None
+
+
+#: Seed stream of the garbage bytes (the fault draw is 4, the variance factors 1).
+_GARBAGE = 5
+
+
+def garbage_bytes(seed: int | None, boot: int) -> bytes:
+    """4..32 bytes of line noise: anything but CR and LF (which would end a line)."""
+    rng = np.random.default_rng([seed, boot, _GARBAGE] if seed is not None else None)
+    raw = rng.integers(0, 256, size=int(rng.integers(4, 33)), dtype=np.uint8).tobytes()
+    return raw.replace(b"\n", b"\x00").replace(b"\r", b"\xff")
 
 
 class _Halt(Exception):
@@ -113,7 +154,12 @@ class Timeline:
 class _Cpu:
     """Runs steps, keeping the time cursor, the console stream and the line records."""
 
-    def __init__(self, profile: Profile) -> None:
+    def __init__(
+        self,
+        profile: Profile,
+        noise: tuple[int, bytes] | None = None,
+        skip_marker: str | None = None,
+    ) -> None:
         self.byte_s = 10.0 / profile.console.baud
         self.clock = profile.kernel_clock
         self.t = 0.0
@@ -123,6 +169,18 @@ class _Cpu:
         self.open: tuple[int, float, float, float | None] | None = None
         self.kernel_start: float | None = None
         self.markers: dict[str, float] = {}
+        self.noise = noise  # (line index, bytes): injected garbage before that line
+        self.skip_marker = skip_marker  # a hook that does not fire
+
+    def _maybe_noise(self) -> None:
+        """Line noise goes on the wire before a line starts; it is not part of the line,
+        so the truth's line records stay clean (the rig sees noise + line)."""
+        if self.noise is None or self.open is not None or len(self.lines) != self.noise[0]:
+            return
+        raw, self.noise = self.noise[1], None
+        self.writes.append((self.t, len(raw)))
+        self.data += raw
+        self.t += len(raw) * self.byte_s  # one wire: the noise takes its byte times
 
     def kernel_ns(self, t: float) -> int:
         assert self.kernel_start is not None
@@ -130,6 +188,7 @@ class _Cpu:
         return math.floor(self.clock.offset_s * 1e9 + (t - self.kernel_start) * 1e9 * rate)
 
     def write(self, text: str, printk_ts: float | None = None) -> None:
+        self._maybe_noise()
         raw = text.encode("ascii")
         t0, base = self.t, len(self.data)
         self.writes.append((t0, len(raw)))
@@ -156,6 +215,7 @@ class _Cpu:
         if self.open is not None:  # continuation of an unterminated printk: no prefix
             self.write(text + end)
             return
+        self._maybe_noise()  # before the timestamp is taken, as on a real wire
         us = self.kernel_ns(self.t) // 1000  # printk prints whole microseconds
         self.write(f"[{us // 1_000_000:5d}.{us % 1_000_000:06d}] {text}{end}", us / 1e6)
 
@@ -182,6 +242,8 @@ class _Cpu:
                 self.t += rest_s
             case KernelStart():
                 self.kernel_start = self.t
+            case Marker(name=name) if name == self.skip_marker:
+                pass  # the hook did not fire: no GPIO toggle, no tag, no time
             case Marker(name=name, tag=tag, hook_s=hook_s):
                 self.markers[name] = self.t  # the GPIO toggles first, the tag follows
                 self.t += hook_s
@@ -207,8 +269,9 @@ class _Cpu:
     ) -> float:
         """Run a stage; returns its end. It starts where the previous one ended, so the
         tail of the previous boundary step (a marker's tag line) counts here."""
+        halts = fault is not None and fault.kind in ("hang", "panic")
         for step in stage.steps[:-1]:
-            if fault is not None and fault.stage == stage.name and isinstance(step, Rest):
+            if halts and fault is not None and fault.stage == stage.name and isinstance(step, Rest):
                 if fault.kind == "panic":
                     if self.kernel_start is None:
                         raise ValueError(f"fault {fault}: the kernel has not started there")
@@ -263,7 +326,11 @@ def plan(
     """The boot `boot` of a simulator started with `--seed seed` (reproducible)."""
     budget = rests(profile)
     fs = factors(profile, seed, boot, nominal)
-    cpu = _Cpu(profile)
+    noise = None
+    if fault is not None and fault.kind == "garbage":
+        noise = (int(fault.at or 0), garbage_bytes(seed, boot))
+    skip = fault.stage if fault is not None and fault.kind == "missing-marker" else None
+    cpu = _Cpu(profile, noise, skip)
     spans = []
     start = 0.0
     halted = None

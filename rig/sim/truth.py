@@ -70,6 +70,7 @@ def boot_truth(boot: Boot, profile: Profile, arming: Arming, stopped_ns: int) ->
             "bytes": tl.bytes_sent_by(cut),
         },
         "halted": tl.halted,  # "hang" or "panic" from an injected fault
+        "fault": str(boot.fault) if boot.fault else None,  # fixed or drawn for this boot
         "completed": tl.end_s <= cut and tl.halted is None,
     }
 

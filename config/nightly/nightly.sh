@@ -1,0 +1,55 @@
+#!/bin/sh
+# bootrig nightly: a power-cycle soak, then the Robot Framework suites, outputs under
+# results/nightly/<UTC stamp>/ (soak.json, soak.log, robot/, status.json).
+#
+# Environment: BOOTRIG_CONFIG (soak rig config, default config/nightly/soak.toml),
+# BOOTRIG_ROBOT_CONFIG (rig config of the Robot suites, default config/rig.toml),
+# BOOTRIG_CYCLES (override the soak's cycle count), BOOTRIG_PYTHON (.venv/bin/python).
+#
+# Exit codes, for CI and systemd: 0 the board met every budget and the soak's failure
+# rate; 1 it did not; 2 the rig could not run (config, instruments, Robot usage);
+# 130/143 interrupted by SIGINT/SIGTERM (the soak journal is closed and resumable).
+set -u
+repo=$(CDPATH='' cd -- "$(dirname -- "$0")/../.." && pwd)
+cd "$repo" || exit 2
+py=${BOOTRIG_PYTHON:-.venv/bin/python}
+config=${BOOTRIG_CONFIG:-config/nightly/soak.toml}
+robot_config=${BOOTRIG_ROBOT_CONFIG:-config/rig.toml}
+stamp=$(date -u +%Y%m%dT%H%M%SZ)
+out=results/nightly/$stamp
+mkdir -p "$out" || exit 2
+stopped=0
+trap 'stopped=143' TERM  # the children get the signal too; we wait for them to finish
+trap 'stopped=130' INT
+
+echo "bootrig nightly $stamp: soak with $config, then Robot suites with $robot_config"
+"$py" -m rig.soak --config "$config" --id "nightly-$stamp" ${BOOTRIG_CYCLES:+--cycles "$BOOTRIG_CYCLES"} \
+  --json >"$out/soak.json" 2>"$out/soak.log"
+soak=$?
+robot=-1
+if [ "$stopped" -eq 0 ] && [ "$soak" -lt 128 ]; then
+  "$py" -m robot --outputdir "$out/robot" --variable "CONFIG:$robot_config" testsuites \
+    >"$out/robot.log" 2>&1
+  robot=$?
+fi
+
+# One verdict: interrupted beats "the rig is broken" beats "the board failed".
+code=0
+case $soak in
+  0) ;;
+  1) code=1 ;;
+  130|143) code=$soak ;;
+  *) code=2 ;;  # 2 usage/config/rig, 3 gave up after consecutive rig errors
+esac
+case $robot in
+  -1|0) ;;
+  251|252|255) [ "$code" -lt 2 ] && code=2 ;;  # help, bad options or data, internal error
+  253) [ "$code" -lt 128 ] && code=130 ;;      # robot was interrupted
+  *) [ "$code" -eq 0 ] && code=1 ;;            # 1..250: that many tests failed
+esac
+[ "$stopped" -ne 0 ] && code=$stopped
+printf '{"stamp": "%s", "soak_exit": %s, "robot_exit": %s, "exit": %s}\n' \
+  "$stamp" "$soak" "$robot" "$code" >"$out/status.json"
+ln -sfn "$stamp" results/nightly/latest
+echo "bootrig nightly $stamp: soak exit $soak, robot exit $robot -> exit $code ($out)"
+exit "$code"

@@ -1,0 +1,141 @@
+"""`rig soak`: measured power cycles, many of them, each journaled and accounted for."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.table import Table
+
+from rig.commands.common import console, emit_json, fail, json_option
+from rig.config import ConfigError, load_config
+from rig.instruments.protocols import InstrumentError
+from rig.sim.client import SimError
+from rig.soak.journal import JOURNAL, JournalError, read_journal
+from rig.soak.run import EXIT_USAGE, SoakResult, run_soak
+from rig.soak.runner import Limits
+from rig.soak.start import check_id, find_folder, parse_duration
+
+EPILOG = """\b
+Exit codes: 0 completed, failure rate within --max-failure-rate; 1 completed with
+more failures; 2 bad usage or config, or the rig could not run; 3 gave up after
+[soak] max_consecutive_rig_errors rig errors in a row; 130/143 stopped by Ctrl-C or
+SIGTERM (target powered off, journal closed: continue with --resume ID).
+"""
+
+
+def _ms(v: Any) -> str:
+    return f"{v * 1e3:.3f}" if isinstance(v, float) else "-"
+
+
+def print_summary(result: SoakResult) -> None:
+    s = result.summary
+    t = Table(title=f"soak {s['soak_id']}: {s['board']} ({s['variant']})", title_justify="left")
+    t.add_column("stage")
+    for col in ("n", "min", "p50", "p95", "p99", "max", "stddev"):
+        t.add_column(col if col == "n" else f"{col} (ms)", justify="right")
+    for st in [*s["stages"], {"name": "power_to_ui", **s["power_to_ui"]}]:
+        t.add_row(
+            st["name"],
+            str(st.get("n", 0)),
+            *(_ms(st.get(k)) for k in ("min", "p50", "p95", "p99", "max", "stddev")),
+        )
+    console.print(t)
+    c = s["cycles"]
+    rates = ", ".join(f"{k} {v:.2%}" for k, v in s["failure_rates"].items()) or "none"
+    console.print(
+        f"{c['run']} cycles ({c['recovered']} recovered, {c['interrupted']} interrupted) "
+        f"in {s['sessions']} session(s); status {s['status']}; "
+        f"failure rate {s['failure_rate']:.2%} ({rates})"
+    )
+    if s.get("influx"):
+        console.print("influx: " + ", ".join(f"{k} {v}" for k, v in s["influx"].items()))
+    console.print(f"journal {result.journal}\nsummary {result.html}")
+
+
+def _soak_folder(ref: str, config_path: Path | None) -> Path:
+    """--resume takes a folder (or journal) path, or an id under the results folder."""
+    p = Path(ref)
+    if (p / JOURNAL).is_file() or (p.name == JOURNAL and p.is_file()):
+        return find_folder(p.parent, p.name)
+    return find_folder(load_config(config_path or Path("config/rig.toml")).results_dir, ref)
+
+
+@click.command(epilog=EPILOG)
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(path_type=Path),
+    help="Rig configuration (default config/rig.toml; on --resume, the soak's own).",
+)
+@click.option(
+    "--board",
+    type=click.Path(path_type=Path),
+    help="Simulated board profile to boot instead of the config's.",
+)
+@click.option("--cycles", type=click.IntRange(min=1), help="Stop after N cycles.")
+@click.option("--duration", metavar="TIME", help="Stop after this long, e.g. 90s, 30m, 8h.")
+@click.option("--resume", "resume_ref", metavar="ID", help="Continue the soak ID (or folder).")
+@click.option("--id", "soak_id", metavar="ID", help="Name the new soak (default soak-<time>).")
+@click.option(
+    "--max-failure-rate",
+    type=click.FloatRange(0.0, 1.0),
+    help="Failure rate (0..1) above which the exit code is 1 (default [soak] or 0).",
+)
+@json_option
+def soak(
+    config_path: Path | None,
+    board: Path | None,
+    cycles: int | None,
+    duration: str | None,
+    resume_ref: str | None,
+    soak_id: str | None,
+    max_failure_rate: float | None,
+    as_json: bool,
+) -> None:
+    """Power-cycle the target again and again; journal, summarise, report every cycle."""
+    try:
+        duration_s = parse_duration(duration) if duration else None
+        if soak_id:
+            check_id(soak_id)
+    except ValueError as e:
+        fail(str(e), as_json)
+    resume: Path | None = None
+    try:
+        if resume_ref:
+            if soak_id:
+                fail("--id names a new soak; --resume continues one: give only one", as_json)
+            resume = _soak_folder(resume_ref, config_path)
+            head = read_journal(resume / JOURNAL)[0][0]
+            config_path = config_path or Path(head["config"])
+            board = board or (Path(head["board_profile"]) if head.get("board_profile") else None)
+        cfg = load_config(config_path or Path("config/rig.toml"), board=board)
+    except (ConfigError, JournalError) as e:
+        fail(str(e), as_json)
+    limits = Limits(cycles, duration_s) if cycles or duration_s else None
+    try:
+        result = run_soak(
+            cfg,
+            limits=limits,
+            soak_id=soak_id,
+            resume=resume,
+            board=board,
+            max_failure_rate=max_failure_rate,
+            show=not as_json,
+        )
+    except (JournalError, InstrumentError, SimError, OSError) as e:
+        fail(str(e), as_json, EXIT_USAGE)
+    if as_json:
+        emit_json(
+            {
+                **result.summary,
+                "reason": result.reason,
+                "exit_code": result.exit_code,
+                "journal": str(result.journal),
+                "html": str(result.html),
+            }
+        )
+    else:
+        print_summary(result)
+    raise SystemExit(result.exit_code)

@@ -1,0 +1,112 @@
+"""The library introduction shown by libdoc (Robot Framework documentation format)."""
+
+LIBRARY_DOC = """\
+Measures embedded Linux boot time on a bootrig rig and checks it against time budgets.
+
+A boot is measured from the power edge (the debounced rising edge of the supply rail on
+the logic analyzer) to the ``ui_ready`` marker, and split into the stages of the rig
+configuration (by default ``bootloader``, ``kernel``, ``rootfs_mount``, ``init`` and
+``application``). Every boot keeps its raw artifacts in ``results/<run-id>/``, and
+every failure message says where they are.
+
+== Table of contents ==
+
+%TOC%
+
+= Setting up =
+
+Import the library with the rig configuration to use. Paths are relative to the
+directory Robot Framework runs in; the suites shipped in ``testsuites/`` pass
+``${CURDIR}``-based defaults and take ``--variable CONFIG:other.toml``.
+
+| =Setting= | =Value=           | =Value=               | =Value=                        |
+| Library   | rig.robot.BootRig | config=${CONFIG}      |                                |
+| Library   | rig.robot.BootRig | config=${CONFIG}      | board=config/boards/fast.toml  |
+
+The library has suite scope: the instruments (relay, console, logic analyzer, and the
+simulated board when the config has a ``[sim]`` table) are opened at the first power
+cycle of a suite and released when the suite ends, also when a test fails. A console
+port that died during a boot (USB adapter unplugged) is reopened before the next one.
+
+= Measuring boots =
+
+`Measure Boot` power-cycles the target once and analyses the boot; `Measure Boots`
+does it N times; `Run Soak` runs a whole soak like ``rig soak`` (journal, summary,
+InfluxDB). `Power Cycle Target` and `Analyse Boot` are the two halves of
+`Measure Boot`. Every measured boot is remembered for the rest of the suite: the
+checks on a single boot look at the latest one, the statistical checks at the last N.
+
+The report of a boot is a dictionary (``report.json``, see docs/artifacts.md):
+
+| =Key=          | =Meaning= |
+| run_id         | the boot id, also the name of its artifact folder |
+| outcome        | ``ok`` or a failure class, see `Outcomes` |
+| power_to_ui_s  | seconds from the power edge to the ``ui_ready`` marker |
+| stages         | list of ``{name, start_s, end_s, duration_s, source, uncertainty_s}`` |
+
+= Budgets =
+
+A budget is the longest a stage (or the whole power-to-UI) may take. Give it to the
+keyword as a Robot Framework time (``1.3s``, ``140 ms``, ``0.14``), or load the
+budgets of the rig's board from ``config/budgets.toml`` with `Load Budgets`:
+
+| [boards.fastboard]
+| power_to_ui_s = 0.40
+|
+| [boards.fastboard.stages]
+| kernel = 0.15
+|
+| [boards.fastboard.percentiles.95]
+| kernel = 0.14
+| power_to_ui_s = 0.39
+
+A ``[boards.<board>.variants.<variant>]`` table overrides the board's values for one
+variant. A keyword given no budget uses the loaded ones (and loads ``budgets.toml``
+next to the rig config if nothing was loaded).
+
+Statistical budgets (`Stage Percentile Should Be Within Budget`) check a percentile
+over the last N measured boots; percentiles interpolate linearly between closest ranks.
+Boots that did not measure the stage are left out of the percentile and counted by
+`Failure Rate Should Be At Most`.
+
+= Outcomes =
+
+Each boot gets an outcome from the evidence in its artifacts:
+
+| =Outcome=          | =Evidence= |
+| ok                 | every stage boundary was seen |
+| hang_in_<stage>    | the boot stopped in that stage: its end and everything after it are missing |
+| panic              | kernel panic text on the console |
+| missing_marker     | a boundary is missing although a later one was seen (a hook did not fire) |
+| console_lost       | no console bytes at all, or the console port died before the UI tag |
+| no_power_edge      | the capture shows no debounced power-up (relay or supply) |
+| analyzer_error     | the logic analyzer capture could not be taken (console artifacts kept) |
+| rig_error          | the rig itself failed during the cycle |
+
+= Failure messages =
+
+A budget failure is one sentence with the boot id, the stage, the measured time, the
+budget, the overshoot and the artifact folder:
+
+| Boot 20250101T020304Z-a1b2c3: stage 'kernel' took 1.402153 s, over its budget of
+| 1.300000 s by 0.102153 s (+7.9 %). Artifacts: /lab/results/20250101T020304Z-a1b2c3
+
+A percentile failure names the three slowest boots and their folders.
+
+= Examples =
+
+| *** Settings ***
+| Library    rig.robot.BootRig    config=config/rig.toml
+|
+| *** Test Cases ***
+| Boot Meets Its Budgets
+|     Load Budgets    config/budgets.toml
+|     Measure Boot
+|     Boot Should Succeed
+|     Stage Should Be Within Budget    kernel    1.3s
+|     Power To UI Should Be Within Budget
+|
+| Kernel Is Fast Enough Nineteen Times Out Of Twenty
+|     Measure Boots    20
+|     Stage Percentile Should Be Within Budget    kernel    95    1.4s
+"""

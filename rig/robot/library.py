@@ -1,0 +1,477 @@
+"""The bootrig Robot Framework library (`Library    rig.robot.BootRig`)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from robot.api import logger
+from robot.api.deco import keyword
+
+from rig import __version__
+from rig.artifacts.rundir import REPORT, read_json
+from rig.config import RigConfig, load_config
+from rig.pipeline import analyze_folder
+from rig.robot import messages
+from rig.robot.budgets import Budgets, load_budgets
+from rig.robot.doc import LIBRARY_DOC
+from rig.sinks.influx.points import ReportError
+from rig.sinks.influx.sink import deliver as deliver_report
+from rig.soak.run import run_soak
+from rig.soak.runner import Limits
+from rig.soak.session import Session
+from rig.soak.start import parse_duration
+from rig.soak.stats import describe, percentile
+
+TOTAL = "power_to_ui"
+
+
+@dataclass(frozen=True)
+class Boot:
+    report: dict[str, Any]
+    folder: Path
+
+    @property
+    def run_id(self) -> str:
+        return str(self.report.get("run_id"))
+
+    def duration(self, stage: str) -> float | None:
+        if stage == TOTAL:
+            return self.report.get("power_to_ui_s")
+        s = next((s for s in self.report.get("stages", []) if s["name"] == stage), None)
+        return None if s is None else s.get("duration_s")
+
+
+class _Closer:
+    """Library listener: when the suite ends, the instruments (and the simulated board)
+    are released, also when a test failed half-way."""
+
+    ROBOT_LISTENER_API_VERSION = 3
+
+    def __init__(self, lib: BootRig) -> None:
+        self.lib = lib
+
+    def close(self) -> None:
+        self.lib.release_rig()
+
+
+def _seconds(budget: timedelta | float) -> float:
+    return budget.total_seconds() if isinstance(budget, timedelta) else float(budget)
+
+
+class BootRig:
+    __doc__ = LIBRARY_DOC
+    ROBOT_LIBRARY_SCOPE = "SUITE"
+    ROBOT_LIBRARY_VERSION = __version__
+    ROBOT_LIBRARY_DOC_FORMAT = "ROBOT"
+    ROBOT_AUTO_KEYWORDS = False
+
+    def __init__(
+        self, config: str = "config/rig.toml", board: str | None = None, deliver: bool = True
+    ) -> None:
+        """The rig is described by ``config`` (a rig configuration file, relative to the
+        directory Robot runs in); ``board`` boots another simulated board profile instead
+        of the config's. With ``deliver`` (the default) each measured boot also goes to
+        InfluxDB when the config has an ``[influx]`` table.
+
+        | =Setting= | =Value=           | =Value=          | =Value=                       |
+        | Library   | rig.robot.BootRig | config=${CONFIG} |                               |
+        | Library   | rig.robot.BootRig | config=${CONFIG} | board=config/boards/fast.toml |
+        """
+        self.board = Path(board) if board else None
+        self.cfg: RigConfig = load_config(Path(config), board=self.board)
+        self.deliver = deliver
+        self.boots: list[Boot] = []
+        self.budgets: Budgets | None = None
+        self._session: Session | None = None
+        self._captured: list[Path] = []
+        self.ROBOT_LIBRARY_LISTENER = _Closer(self)
+
+    # -- the rig ---------------------------------------------------------------------
+
+    def release_rig(self) -> None:
+        session, self._session = self._session, None
+        if session is not None:
+            session.power_off()
+            session.close()
+
+    def _rig(self) -> Session:
+        if self._session is None:
+            reopen = self.cfg.soak.console_reopen_s if self.cfg.soak else 5.0
+            self._session = Session(self.cfg, reopen)
+        return self._session
+
+    @keyword("Power Cycle Target")
+    def power_cycle_target(self) -> str:
+        """Power-cycles the target once and records the boot, without analysing it.
+
+        Switches the supply off, holds it off (``[power] off_hold_s``), arms the logic
+        analyzer, powers on and reads the console until the ``ui_ready`` tag or the boot
+        timeout. Returns the artifact folder (``results/<run-id>/``); `Analyse Boot`
+        turns it into a measured boot. Fails only when the rig itself fails (a relay or
+        console that cannot be opened); a board that does not boot is a measurement.
+
+        | ${folder}= | Power Cycle Target |
+        | ${report}= | Analyse Boot       | ${folder} |
+        """
+        session = self._rig()
+        try:
+            result = session.cycle()
+        except Exception:
+            session.reset()  # the next keyword starts the instruments afresh
+            raise
+        logger.info(f"Artifacts: {result.folder}")
+        return str(result.folder)
+
+    @keyword("Analyse Boot")
+    def analyse_boot(self, folder: str) -> dict[str, Any]:
+        """Analyses the artifact folder of a boot and adds it to the measured boots.
+
+        The report (``report.json``) is returned as a dictionary: ``outcome``,
+        ``power_to_ui_s``, ``stages`` (each with ``name`` and ``duration_s``) and more,
+        see docs/artifacts.md. The budget keywords check the latest measured boot.
+        """
+        path = Path(folder)
+        report = analyze_folder(path)
+        if self.deliver and self.cfg.influx is not None:
+            try:
+                d = deliver_report(report, self.cfg.influx, self.cfg.results_dir)
+                logger.info(d.describe())
+            except (ReportError, OSError) as e:
+                logger.warn(f"influx: not written or spooled: {e}")
+        self._add(Boot(report, path.resolve()))
+        return report
+
+    @keyword("Measure Boot")
+    def measure_boot(self) -> dict[str, Any]:
+        """Power-cycles the target and analyses the boot: `Power Cycle Target` followed by
+        `Analyse Boot`. Returns the report.
+
+        | ${report}=           | Measure Boot |
+        | Should Be Equal      | ${report}[outcome] | ok |
+        """
+        return self.analyse_boot(self.power_cycle_target())
+
+    @keyword("Measure Boots")
+    def measure_boots(self, count: int) -> list[dict[str, Any]]:
+        """Measures ``count`` boots in a row and returns their reports.
+
+        | Measure Boots | 20 |
+        | Stage Percentile Should Be Within Budget | kernel | 95 | 140ms | last=20 |
+        """
+        return [self.measure_boot() for _ in range(count)]
+
+    @keyword("Run Soak")
+    def run_soak(self, cycles: int | None = None, duration: str | None = None) -> dict[str, Any]:
+        """Runs a soak of ``cycles`` power cycles (or for ``duration``, e.g. ``10m``) the
+        way ``rig soak`` does (journal, summary, InfluxDB) and adds its boots to the
+        measured boots. Returns the soak summary (``outcomes``, ``failure_rate``,
+        ``stages`` statistics, ``folder``...).
+
+        | ${summary}= | Run Soak | cycles=30 |
+        | Failure Rate Should Be At Most | 0 % |
+        """
+        self.release_rig()  # one board, one owner: the soak starts its own instruments
+        limits = Limits(cycles, parse_duration(duration) if duration else None)
+        if limits.cycles is None and limits.duration_s is None:
+            limits = Limits(cycles=10)
+        result = run_soak(
+            self.cfg, limits=limits, board=self.board, show=False, handle_signals=False
+        )
+        for name in _cycles(result.folder):
+            folder = result.folder / name
+            try:
+                self._add(Boot(read_json(folder / REPORT), folder))
+            except ValueError:
+                continue  # a cycle without a report (the rig failed before power-on)
+        s = result.summary
+        logger.info(
+            f"Soak {s['soak_id']}: {s['cycles']['run']} cycles, outcomes {s['outcomes']}; "
+            f"summary {result.html}"
+        )
+        return s
+
+    def _add(self, boot: Boot) -> None:
+        self.boots.append(boot)
+        rows = "".join(
+            f"<tr><td>{s['name']}</td><td>{_fmt(s.get('duration_s'))}</td>"
+            f"<td>{s.get('source') or ''}</td></tr>"
+            for s in boot.report.get("stages", [])
+        )
+        logger.info(
+            f"Boot {boot.run_id}: outcome {boot.report.get('outcome')}, power to UI "
+            f"{_fmt(boot.report.get('power_to_ui_s'))}<table>{rows}</table>"
+            f"Artifacts: {boot.folder}",
+            html=True,
+        )
+
+    # -- budgets ---------------------------------------------------------------------
+
+    @keyword("Load Budgets")
+    def load_budgets(
+        self, path: str = "config/budgets.toml", board: str | None = None
+    ) -> dict[str, Any]:
+        """Loads the time budgets of this rig's board (or ``board``) from ``path``.
+
+        The rig config's board variant selects a ``variants`` table when the file has
+        one. Returns the budgets as a dictionary. Keywords given no budget use these.
+
+        | Load Budgets | config/budgets.toml |
+        | Stage Should Be Within Budget | kernel |
+        """
+        stage_names = tuple(s.name for s in self.cfg.stages)
+        self.budgets = load_budgets(
+            Path(path), board or self.cfg.board, self.cfg.variant, stage_names
+        )
+        b = self.budgets
+        out = {"power_to_ui_s": b.power_to_ui_s, "stages": b.stages, "percentiles": b.percentiles}
+        logger.info(f"Budgets of {b.board} ({b.variant}) from {b.path}: {out}")
+        return out
+
+    def _budget_or_load(self) -> Budgets:
+        """The loaded budgets; else those in budgets.toml next to the rig config."""
+        if self.budgets is None:
+            default = self.cfg.path.parent / "budgets.toml"
+            if not default.is_file():
+                raise AssertionError(
+                    "No budgets loaded and no budget given: use Load Budgets or pass the "
+                    "budget (e.g. 1.3s)"
+                )
+            self.load_budgets(str(default))
+        assert self.budgets is not None
+        return self.budgets
+
+    def _budget(self, what: str, q: float | None = None) -> float:
+        b = self._budget_or_load()
+        key = "power_to_ui_s" if what == TOTAL else what
+        table = b.percentiles.get(q, {}) if q is not None else b.stages
+        value = b.power_to_ui_s if (q is None and what == TOTAL) else table.get(key)
+        if value is None:
+            where = f"percentiles.{q:g}" if q is not None else "stages"
+            raise AssertionError(f"No budget for {what} in {b.where()} ({where})")
+        return value
+
+    def _last(self) -> Boot:
+        if not self.boots:
+            raise AssertionError("No boot measured yet: use Measure Boot first")
+        return self.boots[-1]
+
+    @keyword("Boot Should Succeed")
+    def boot_should_succeed(self) -> None:
+        """Fails unless the latest measured boot reached every stage boundary (outcome
+        ``ok``). The failure names the boot, its outcome and the artifact folder.
+
+        Outcomes: ``ok``, ``hang_in_<stage>``, ``panic``, ``console_lost``,
+        ``missing_marker``, ``no_power_edge``, ``analyzer_error``, ``rig_error``.
+        """
+        boot = self._last()
+        outcome = str(boot.report.get("outcome"))
+        if outcome != "ok":
+            raise AssertionError(messages.failed_boot(boot.run_id, outcome, None, boot.folder))
+
+    @keyword("Boot Outcome Should Be")
+    def boot_outcome_should_be(self, outcome: str) -> None:
+        """Fails unless the latest measured boot's outcome is ``outcome`` (e.g. a test
+        that injects a fault and checks the verdict)."""
+        boot = self._last()
+        found = str(boot.report.get("outcome"))
+        if found != outcome:
+            raise AssertionError(
+                f"Boot {boot.run_id}: outcome {found}, expected {outcome}. Artifacts: {boot.folder}"
+            )
+
+    def _within(self, what: str, label: str, budget: timedelta | None) -> None:
+        boot = self._last()
+        limit = _seconds(budget) if budget is not None else self._budget(what)
+        measured = boot.duration(what)
+        if measured is None:
+            outcome = str(boot.report.get("outcome"))
+            raise AssertionError(
+                messages.not_measured(boot.run_id, label, outcome, limit, boot.folder)
+            )
+        if measured > limit:
+            raise AssertionError(
+                messages.over_budget(boot.run_id, label, measured, limit, boot.folder)
+            )
+        logger.info(f"Boot {boot.run_id}: {label} {measured:.6f} s, budget {limit:.6f} s")
+
+    @keyword("Stage Should Be Within Budget")
+    def stage_should_be_within_budget(self, stage: str, budget: timedelta | None = None) -> None:
+        """Fails if ``stage`` of the latest measured boot took longer than ``budget``.
+
+        ``budget`` is a Robot time (``1.3s``, ``140ms``, ``0.14``); without it, the
+        loaded budgets (`Load Budgets`) give it. A stage that was not measured (the boot
+        hung before it) fails too.
+
+        | Stage Should Be Within Budget | kernel | 1.3s |
+        | Stage Should Be Within Budget | rootfs_mount |  | # from config/budgets.toml |
+
+        Failure: ``Boot 20250101T020304Z-a1b2c3: stage 'kernel' took 1.402153 s, over its
+        budget of 1.300000 s by 0.102153 s (+7.9 %). Artifacts: results/20250101T...``
+        """
+        self._known_stage(stage)
+        self._within(stage, f"stage '{stage}'", budget)
+
+    @keyword("Power To UI Should Be Within Budget")
+    def power_to_ui_should_be_within_budget(self, budget: timedelta | None = None) -> None:
+        """Fails if the latest measured boot took longer than ``budget`` from the power
+        edge to the ``ui_ready`` marker (power-to-UI); budgets as in
+        `Stage Should Be Within Budget`.
+
+        | Power To UI Should Be Within Budget | 0.8s |
+        """
+        self._within(TOTAL, "power-to-UI", budget)
+
+    @keyword("All Stages Should Be Within Budget")
+    def all_stages_should_be_within_budget(self) -> None:
+        """Checks every stage of the latest boot that has a loaded budget, and
+        power-to-UI; fails once, listing every overrun (one message per line).
+
+        | Load Budgets | config/budgets.toml |
+        | Measure Boot |
+        | All Stages Should Be Within Budget |
+        """
+        b = self._budget_or_load()
+        names = [s.name for s in self.cfg.stages if s.name in b.stages]
+        checks = [(n, f"stage '{n}'") for n in names]
+        if b.power_to_ui_s is not None:
+            checks.append((TOTAL, "power-to-UI"))
+        errors = []
+        for what, label in checks:
+            try:
+                self._within(what, label, None)
+            except AssertionError as e:
+                errors.append(str(e))
+        if errors:
+            raise AssertionError("\n".join(errors))
+
+    def _known_stage(self, stage: str) -> None:
+        names = [s.name for s in self.cfg.stages]
+        if stage not in names:
+            raise AssertionError(f"Unknown stage {stage!r}: the stages are {', '.join(names)}")
+
+    def _window(self, last: int | None) -> list[Boot]:
+        if last is not None and last < 1:
+            raise AssertionError(f"last must be at least 1, got {last}")
+        boots = self.boots[-last:] if last else self.boots
+        if not boots:
+            raise AssertionError("No boot measured yet: use Measure Boots or Run Soak first")
+        return boots
+
+    def _percentile(
+        self, what: str, label: str, q: float, budget: timedelta | None, last: int | None
+    ) -> None:
+        if not 0 < q < 100:
+            raise AssertionError(f"percentile must be between 0 and 100, got {q:g}")
+        boots = self._window(last)
+        limit = _seconds(budget) if budget is not None else self._budget(what, q)
+        values = [(b, d) for b in boots if (d := b.duration(what)) is not None]
+        if not values:
+            raise AssertionError(f"{label}: none of the last {len(boots)} boots measured it")
+        value = percentile([d for _, d in values], q)
+        if value > limit:
+            worst = sorted(values, key=lambda bd: -bd[1])[:3]
+            raise AssertionError(
+                messages.percentile_over(
+                    label[0].upper() + label[1:],
+                    q,
+                    len(values),
+                    value,
+                    limit,
+                    [(b.run_id, d, b.folder) for b, d in worst],
+                )
+            )
+        logger.info(f"{label} p{q:g} over {len(values)} boots: {value:.6f} s, budget {limit:.6f} s")
+
+    @keyword("Stage Percentile Should Be Within Budget")
+    def stage_percentile_should_be_within_budget(
+        self,
+        stage: str,
+        percentile: float,
+        budget: timedelta | None = None,
+        last: int | None = None,
+    ) -> None:
+        """Fails if the ``percentile`` (0 < q < 100) of ``stage``'s duration over the last
+        ``last`` measured boots (default: all of them) exceeds ``budget``.
+
+        Boots that did not measure the stage are left out (`Failure Rate Should Be At
+        Most` counts them). Percentiles interpolate linearly between closest ranks.
+        Without ``budget``, ``[boards.<board>.percentiles.<q>]`` of the loaded budgets
+        gives it.
+
+        | Measure Boots | 20 |
+        | Stage Percentile Should Be Within Budget | kernel | 95 | 1.4s |
+        | Stage Percentile Should Be Within Budget | kernel | 95 | last=10 |
+
+        The failure names the percentile, the budget, the overshoot and the three slowest
+        boots with their artifact folders.
+        """
+        self._known_stage(stage)
+        self._percentile(stage, f"stage '{stage}'", percentile, budget, last)
+
+    @keyword("Power To UI Percentile Should Be Within Budget")
+    def power_to_ui_percentile_should_be_within_budget(
+        self, percentile: float, budget: timedelta | None = None, last: int | None = None
+    ) -> None:
+        """Like `Stage Percentile Should Be Within Budget`, for power-to-UI.
+
+        | Power To UI Percentile Should Be Within Budget | 99 | 0.8s |
+        """
+        self._percentile(TOTAL, "power-to-UI", percentile, budget, last)
+
+    @keyword("Failure Rate Should Be At Most")
+    def failure_rate_should_be_at_most(self, rate: str, last: int | None = None) -> None:
+        """Fails if more than ``rate`` of the last ``last`` measured boots (default all)
+        did not succeed. ``rate`` is a fraction (``0.05``) or a percentage (``5 %``).
+
+        | Failure Rate Should Be At Most | 2 % |
+        """
+        limit = _rate(rate)
+        boots = self._window(last)
+        failed = [b for b in boots if b.report.get("outcome") != "ok"]
+        share = len(failed) / len(boots)
+        if share > limit:
+            listed = "; ".join(
+                f"{b.run_id} {b.report.get('outcome')} ({b.folder})" for b in failed[:5]
+            )
+            raise AssertionError(
+                f"{len(failed)} of the last {len(boots)} boots failed ({share:.1%}), more "
+                f"than {limit:.1%}: {listed}"
+            )
+
+    @keyword("Get Stage Statistics")
+    def get_stage_statistics(self, stage: str, last: int | None = None) -> dict[str, Any]:
+        """Returns ``n``, ``min``, ``p50``, ``p95``, ``p99``, ``max``, ``mean`` and
+        ``stddev`` (seconds) of ``stage`` (or ``power_to_ui``) over the last ``last``
+        measured boots that measured it.
+
+        | ${stats}= | Get Stage Statistics | kernel |
+        | Should Be True | ${stats}[stddev] < 0.005 |
+        """
+        if stage != TOTAL:
+            self._known_stage(stage)
+        values = [d for b in self._window(last) if (d := b.duration(stage)) is not None]
+        return describe(values)
+
+
+def _fmt(v: object) -> str:
+    return f"{v:.6f} s" if isinstance(v, float) else "-"
+
+
+def _rate(text: str) -> float:
+    s = str(text).strip()
+    try:
+        value = float(s.rstrip("%").strip()) / 100 if s.endswith("%") else float(s)
+    except ValueError:
+        value = math.nan
+    if not 0 <= value <= 1:
+        raise AssertionError(f"rate {text!r}: expected a fraction 0..1 or a percentage 0..100 %")
+    return value
+
+
+def _cycles(folder: Path) -> list[str]:
+    """The soak's cycle folders, oldest first."""
+    return sorted(p.name for p in folder.iterdir() if (p / REPORT).is_file())

@@ -1,0 +1,52 @@
+"""Failure messages of the budget keywords: what a lab engineer needs to act on one.
+
+Each says which boot (run id), which stage, what was measured, the budget, by how much
+it was overshot, and where the artifacts are, in one line that reads as a sentence.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def seconds(v: float) -> str:
+    return f"{v:.6f} s"
+
+
+def overshoot(measured: float, budget: float) -> str:
+    over = measured - budget
+    return f"by {seconds(over)} (+{100 * over / budget:.1f} %)"
+
+
+def over_budget(run_id: str, what: str, measured: float, budget: float, folder: Path) -> str:
+    return (
+        f"Boot {run_id}: {what} took {seconds(measured)}, over its budget of "
+        f"{seconds(budget)} {overshoot(measured, budget)}. Artifacts: {folder}"
+    )
+
+
+def not_measured(run_id: str, what: str, outcome: str, budget: float, folder: Path) -> str:
+    return (
+        f"Boot {run_id}: {what} was not measured (outcome {outcome}); its budget is "
+        f"{seconds(budget)}. Artifacts: {folder}"
+    )
+
+
+def percentile_over(
+    what: str,
+    q: float,
+    n: int,
+    value: float,
+    budget: float,
+    slowest: list[tuple[str, float, Path]],
+) -> str:
+    worst = "; ".join(f"boot {rid} {seconds(v)} (artifacts: {f})" for rid, v, f in slowest)
+    return (
+        f"{what} p{q:g} over the last {n} measured boots is {seconds(value)}, over its "
+        f"budget of {seconds(budget)} {overshoot(value, budget)}. Slowest: {worst}"
+    )
+
+
+def failed_boot(run_id: str, outcome: str, detail: str | None, folder: Path) -> str:
+    why = f" ({detail})" if detail else ""
+    return f"Boot {run_id} did not succeed: outcome {outcome}{why}. Artifacts: {folder}"

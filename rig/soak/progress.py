@@ -1,0 +1,111 @@
+"""The soak's live display: a progress bar with ETA, running per-stage p50/p95, outcomes.
+
+It is redrawn only when a cycle is journaled, which happens while the board is held
+off: a redraw never competes with the console reader for the interpreter while a boot
+is being timed.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from types import TracebackType
+from typing import Any
+
+from rich.console import Console, Group
+from rich.live import Live
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+
+from rig.soak.stats import OK, percentile
+
+
+class SoakDisplay:
+    def __init__(
+        self,
+        console: Console,
+        stage_names: list[str],
+        cycles: int | None,
+        duration_s: float | None,
+        done: list[dict[str, Any]],
+        enabled: bool = True,
+    ) -> None:
+        self.stage_names = stage_names
+        self.by_cycles = cycles is not None
+        self.duration_s = duration_s
+        self.records = list(done)
+        self.enabled = enabled
+        self.progress = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn() if self.by_cycles else TextColumn(""),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=console,
+        )
+        total = cycles if cycles is not None else duration_s
+        self.task = self.progress.add_task("soak", total=total, completed=self._completed())
+        self.live = Live(self._render(), console=console, auto_refresh=False, transient=False)
+
+    def _completed(self) -> int:
+        return len(self.records) if self.by_cycles else 0
+
+    def step(self, text: str) -> None:
+        self.progress.update(self.task, description=text)  # drawn with the next refresh
+
+    def add(self, rec: dict[str, Any]) -> None:
+        self.records.append(rec)
+        done = len(self.records) if self.by_cycles else float(rec.get("elapsed_s") or 0.0)
+        self.progress.update(self.task, completed=done)
+        if self.enabled:
+            self.live.update(self._render(), refresh=True)
+
+    def _table(self) -> Table:
+        ok = [r for r in self.records if r.get("outcome") == OK]
+        t = Table(box=None, pad_edge=False, header_style="bold")
+        t.add_column("stage")
+        t.add_column("n", justify="right")
+        t.add_column("p50 (ms)", justify="right")
+        t.add_column("p95 (ms)", justify="right")
+        for name in [*self.stage_names, "power_to_ui"]:
+            if name == "power_to_ui":
+                vals = [r["power_to_ui_s"] for r in ok if r.get("power_to_ui_s")]
+            else:
+                vals = [r["stages"][name] for r in ok if r["stages"].get(name) is not None]
+            p50 = f"{percentile(vals, 50) * 1e3:.3f}" if vals else "-"
+            p95 = f"{percentile(vals, 95) * 1e3:.3f}" if vals else "-"
+            t.add_row(name, str(len(vals)), p50, p95)
+        return t
+
+    def _outcomes(self) -> str:
+        counts = Counter(r.get("outcome") for r in self.records)
+        parts = [
+            f"[{'green' if k == OK else 'red'}]{k}[/] {v}"
+            for k, v in sorted(counts.items(), key=lambda kv: (kv[0] != OK, str(kv[0])))
+        ]
+        return "outcomes: " + (", ".join(parts) or "-")
+
+    def _render(self) -> Group:
+        return Group(self.progress, self._table(), self._outcomes())
+
+    def __enter__(self) -> SoakDisplay:
+        if self.enabled:
+            self.live.start(refresh=True)
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self.enabled:
+            self.live.update(self._render(), refresh=True)
+            self.live.stop()

@@ -1,0 +1,106 @@
+"""Turn a captured cycle into its journal record: analyse, deliver, summarise.
+
+The outcome always comes from the artifacts (the report's evidence). Where the rig
+itself failed (an instrument raised, the rig was killed mid-cycle, the analysis
+crashed) the cycle is a `rig_error`, said so in run.json so that the report, and
+everything downstream of it, says the same.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rig.artifacts import rundir
+from rig.pipeline import analyze_folder
+from rig.sinks.influx.points import ReportError
+from rig.sinks.influx.settings import InfluxSettings
+from rig.sinks.influx.sink import deliver
+
+RIG_ERROR = "rig_error"
+#: run.json timing keys copied into the journal (seconds).
+_TIMING = ("wall_s", "off_hold_s", "boot_s", "overhead_s", "hold_work_s")
+
+
+def rss_kb() -> int | None:
+    """This process's resident set (Linux), to spot leaks over a long soak."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def mark_rig_error(folder: Path, detail: str) -> bool:
+    """Note in run.json that the rig failed during this cycle; False without run.json."""
+    path = folder / rundir.RUN
+    try:
+        run = rundir.read_json(path)
+    except rundir.ArtifactError:
+        return False
+    run["rig_error"] = RIG_ERROR
+    run["rig_error_detail"] = detail
+    rundir.write_json(path, run)
+    return True
+
+
+def _deliver(report: dict[str, Any], influx: InfluxSettings | None, spool_root: Path) -> str:
+    if influx is None:
+        return "off"
+    try:
+        return deliver(report, influx, spool_root).status  # "written" or "spooled"
+    except (ReportError, OSError) as e:
+        return f"failed: {e}"
+
+
+def finish(
+    folder: Path,
+    *,
+    cycle: int,
+    session: int,
+    t_ns: int | None,
+    influx: InfluxSettings | None,
+    spool_root: Path,
+    detail: str | None = None,
+    recovered: bool = False,
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The cycle's journal record and its report (None when none could be made)."""
+    rec: dict[str, Any] = {
+        "type": "cycle",
+        "cycle": cycle,
+        "run_id": folder.name,
+        "session": session,
+        "t_ns": t_ns,
+    }
+    report: dict[str, Any] | None = None
+    if (folder / rundir.RUN).exists():
+        try:
+            report = analyze_folder(folder)
+        except Exception as e:  # a crash in analysis must not end a night's soak
+            detail = f"analysis failed (artifacts kept): {type(e).__name__}: {e}"
+            if mark_rig_error(folder, detail):
+                try:
+                    report = analyze_folder(folder)  # says rig_error, from run.json
+                except Exception:
+                    report = None
+    elif detail is None:
+        detail = "no run.json: the rig stopped before the board was powered"
+    rec["outcome"] = report["outcome"] if report else RIG_ERROR
+    rec["power_to_ui_s"] = report.get("power_to_ui_s") if report else None
+    rec["stages"] = {s["name"]: s.get("duration_s") for s in (report or {}).get("stages", [])}
+    rec["influx"] = _deliver(report, influx, spool_root) if report else "none"
+    try:
+        timing = rundir.read_json(folder / rundir.RUN).get("timing") or {}
+    except rundir.ArtifactError:
+        timing = {}
+    rec.update({k: timing.get(k) for k in _TIMING})
+    if detail:
+        rec["detail"] = detail
+    if recovered:
+        rec["recovered"] = True
+    rec["rss_kb"] = rss_kb()
+    rec["utc"] = rundir.utc_now()
+    return rec, report

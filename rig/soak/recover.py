@@ -1,0 +1,48 @@
+"""On resume: account for cycle folders the journal does not mention.
+
+A rig killed mid-soak can leave at most two such folders: the cycle that was captured
+but not yet journaled (its analysis runs during the next cycle's hold), and the cycle
+in flight. Decision (docs/soak.md): every one of them gets a journal line.
+- run.json has `completed_utc`: the capture finished; the cycle is analysed from its
+  artifacts like any other (the report is the same one it would have had).
+- otherwise the capture was cut short by the crash: the cycle is a `rig_error`
+  ("interrupted: the rig stopped during this cycle"), noted in run.json, analysed so
+  that its report and InfluxDB point say so too.
+Nothing is deleted: partial artifacts stay for whoever wants to look.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from rig.artifacts import rundir
+from rig.soak.record import mark_rig_error
+
+_RUN_ID = re.compile(r"^\d{8}T\d{6}Z-[0-9a-f]{6}$")
+KILLED = "interrupted: the rig stopped during this cycle (killed or crashed); artifacts partial"
+
+
+def journaled(records: list[dict[str, Any]]) -> set[str]:
+    return {str(r["run_id"]) for r in records if r.get("run_id")}
+
+
+def orphans(folder: Path, records: list[dict[str, Any]]) -> list[Path]:
+    """Cycle folders under the soak folder with no journal line, oldest first."""
+    known = journaled(records)
+    return sorted(
+        p for p in folder.iterdir() if p.is_dir() and _RUN_ID.match(p.name) and p.name not in known
+    )
+
+
+def prepare(orphan: Path) -> str | None:
+    """Make an orphan ready for `record.finish`; returns the detail to journal."""
+    try:
+        run = rundir.read_json(orphan / rundir.RUN)
+    except rundir.ArtifactError:
+        return "no run.json: the rig stopped before the board was powered"
+    if run.get("completed_utc"):
+        return "recovered on resume: captured, not yet journaled when the rig stopped"
+    mark_rig_error(orphan, KILLED)
+    return KILLED

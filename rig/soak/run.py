@@ -1,0 +1,182 @@
+"""A whole soak session: open (or resume) the journal, recover, cycle, summarise.
+
+Used by `rig soak` and by the Robot library's `Run Soak`. Exit codes, for CI:
+0 completed within `max_failure_rate`; 1 completed with more failures; 2 (the
+command's) bad usage or a rig that cannot start; 3 gave up after consecutive rig
+errors; 130 / 143 stopped by SIGINT / SIGTERM (the journal is closed, resumable).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from rig.artifacts import rundir
+from rig.config import RigConfig, SoakConfig
+from rig.sinks.influx.client import Client, InfluxError
+from rig.sinks.influx.sink import replay
+from rig.sinks.influx.spool import Spool, spool_dir
+from rig.soak import html, recover
+from rig.soak.journal import JOURNAL, JournalError, read_journal
+from rig.soak.points import write_soak_point
+from rig.soak.progress import SoakDisplay
+from rig.soak.runner import ABORTED, COMPLETED, INTERRUPTED, Limits, SoakRunner
+from rig.soak.signals import StopFlag
+from rig.soak.start import Opened, begin, header, new_soak_id, reopen
+from rig.soak.summary import SUMMARY_HTML, SUMMARY_JSON, cycle_records, summarize
+
+EXIT_OK, EXIT_FAILURES, EXIT_USAGE, EXIT_ABORTED = 0, 1, 2, 3
+
+
+@dataclass
+class SoakResult:
+    folder: Path
+    reason: str  # completed | interrupted | aborted
+    exit_code: int
+    summary: dict[str, Any]
+
+    @property
+    def journal(self) -> Path:
+        return self.folder / JOURNAL
+
+    @property
+    def html(self) -> Path:
+        return self.folder / SUMMARY_HTML
+
+
+def _drain_spool(cfg: RigConfig) -> None:
+    """Send what an outage left in the spool now, so the soak ends with its points in."""
+    if cfg.influx is None or not Spool(spool_dir(cfg.results_dir)).paths():
+        return
+    with contextlib.suppress(InfluxError, OSError), Client(cfg.influx) as client:
+        replay(client, Spool(spool_dir(cfg.results_dir)), cfg.influx.batch_points)
+
+
+def _finish(opened: Opened, cfg: RigConfig, reason: str, elapsed_s: float) -> dict[str, Any]:
+    opened.journal.append(
+        {
+            "type": "end",
+            "reason": reason,
+            "session": opened.state.session,
+            "elapsed_s": round(elapsed_s, 3),
+            "utc": rundir.utc_now(),
+        }
+    )
+    records, _ = read_journal(opened.folder / JOURNAL)
+    summary = summarize(opened.folder, records)
+    _drain_spool(cfg)
+    if cfg.influx is not None:
+        try:
+            summary["influx_soak_point"] = write_soak_point(summary, cfg.influx, cfg.results_dir)
+        except (OSError, ValueError) as e:
+            summary["influx_soak_point"] = f"failed: {e}"
+    rundir.write_json(opened.folder / SUMMARY_JSON, summary)
+    (opened.folder / SUMMARY_HTML).write_text(
+        html.render(summary, cycle_records(records)), encoding="utf-8"
+    )
+    return summary
+
+
+def exit_code(reason: str, summary: dict[str, Any], max_failure_rate: float, stop: StopFlag) -> int:
+    if reason == INTERRUPTED:
+        return stop.exit_code
+    if reason == ABORTED:
+        return EXIT_ABORTED
+    return EXIT_FAILURES if summary["failure_rate"] > max_failure_rate else EXIT_OK
+
+
+def run_soak(
+    cfg: RigConfig,
+    *,
+    limits: Limits | None = None,
+    soak_id: str | None = None,
+    resume: Path | None = None,
+    board: Path | None = None,
+    max_failure_rate: float | None = None,
+    console: Console | None = None,
+    show: bool = True,
+    handle_signals: bool = True,
+) -> SoakResult:
+    """Run (or resume, `resume` = the soak folder) a soak; see the module doc."""
+    soak_cfg = cfg.soak or SoakConfig()
+    if resume is not None:
+        opened = reopen(resume)
+        head = opened.records[0]
+        limits = Limits(
+            (limits.cycles if limits and limits.cycles else None) or head.get("cycles"),
+            (limits.duration_s if limits and limits.duration_s else None) or head.get("duration_s"),
+        )
+        rate = max_failure_rate if max_failure_rate is not None else head.get("max_failure_rate")
+    else:
+        limits = limits or Limits(soak_cfg.cycles, soak_cfg.duration_s)
+        if limits.cycles is None and limits.duration_s is None:
+            limits = Limits(cycles=100)
+        rate = max_failure_rate if max_failure_rate is not None else soak_cfg.max_failure_rate
+        sid = soak_id or new_soak_id()
+        opened = begin(cfg.results_dir / sid, header(cfg, sid, limits, board, rate or 0.0))
+    rate = float(rate or 0.0)
+    stop = StopFlag()
+    display = SoakDisplay(
+        console or Console(stderr=True),
+        [s.name for s in cfg.stages],
+        limits.cycles,
+        limits.duration_s,
+        opened.state.records,
+        enabled=show,
+    )
+    runner = SoakRunner(
+        dataclasses.replace(cfg, results_dir=opened.folder),
+        opened.journal,
+        opened.state,
+        limits,
+        stop,
+        spool_root=cfg.results_dir,
+        on_record=display.add,
+        step=display.step,
+    )
+    try:
+        with contextlib.ExitStack() as stack:
+            if handle_signals:
+                stack.enter_context(stop.installed())
+            stack.enter_context(display)
+            if resume is not None:
+                _resume(opened, runner)
+            try:
+                reason = runner.run()
+            except BaseException:
+                # Best effort (the journal itself may be what failed): say how it ended.
+                end = {"type": "end", "reason": INTERRUPTED if stop.is_set() else ABORTED}
+                with contextlib.suppress(JournalError):
+                    opened.journal.append({**end, "utc": rundir.utc_now()})
+                raise
+        summary = _finish(opened, cfg, reason, opened.state.elapsed_s())
+    finally:
+        opened.journal.close()
+    return SoakResult(opened.folder, reason, exit_code(reason, summary, rate, stop), summary)
+
+
+def _resume(opened: Opened, runner: SoakRunner) -> None:
+    """Journal the resume, then every cycle folder the journal does not know yet."""
+    found = recover.orphans(opened.folder, opened.records)
+    opened.journal.append(
+        {
+            "type": "resume",
+            "session": opened.state.session,
+            "cut_bytes": opened.cut_bytes,
+            "unjournaled": [p.name for p in found],
+            "utc": rundir.utc_now(),
+        }
+    )
+    for orphan in found:
+        detail = recover.prepare(orphan)
+        cycle = opened.state.next_cycle
+        opened.state.next_cycle += 1
+        runner.journal_cycle(cycle, orphan, None, detail=detail, recovered=True)
+
+
+__all__ = ["COMPLETED", "EXIT_USAGE", "SoakResult", "run_soak"]

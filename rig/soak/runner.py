@@ -1,0 +1,199 @@
+"""The soak loop: measured power cycles until a count or a duration, each one journaled.
+
+Cycle k is analysed, delivered and journaled while cycle k+1 holds the board off (the
+hold is idle time anyway), so the journal line of cycle k is on disk before k+1 powers
+on. A cycle the rig failed is a `rig_error`; the instruments are then reopened, and
+after `max_consecutive_rig_errors` in a row the soak gives up (the rig, not the board,
+is broken). A stop request (Ctrl-C, SIGTERM) ends the cycle in flight early, powers
+the target off and journals everything captured so far.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rig.artifacts import rundir
+from rig.artifacts.rundir import ArtifactError
+from rig.config import RigConfig, SoakConfig
+from rig.instruments.protocols import InstrumentError
+from rig.sim.client import SimError
+from rig.soak.journal import Journal, JournalError
+from rig.soak.record import RIG_ERROR, finish, mark_rig_error
+from rig.soak.session import Session
+from rig.soak.signals import StopFlag
+
+#: What a failing rig raises out of a cycle (a journal that cannot be written is fatal).
+RIG_FAILURES = (InstrumentError, SimError, OSError, ArtifactError)
+
+COMPLETED, INTERRUPTED, ABORTED = "completed", "interrupted", "aborted"
+
+
+@dataclass(frozen=True)
+class Limits:
+    cycles: int | None = None
+    duration_s: float | None = None
+
+    def reached(self, done: int, elapsed_s: float) -> bool:
+        if self.cycles is not None and done >= self.cycles:
+            return True
+        return self.duration_s is not None and elapsed_s >= self.duration_s
+
+
+@dataclass
+class SoakState:
+    """What the soak has done so far, across sessions (a resume starts a new session)."""
+
+    records: list[dict[str, Any]] = field(default_factory=list)  # cycle records
+    next_cycle: int = 1
+    session: int = 1
+    elapsed_before_s: float = 0.0  # earlier sessions' running time
+    started: float = field(default_factory=time.monotonic)
+    consecutive_rig_errors: int = 0
+
+    def elapsed_s(self) -> float:
+        return self.elapsed_before_s + time.monotonic() - self.started
+
+    def add(self, rec: dict[str, Any]) -> None:
+        self.records.append(rec)
+        self.next_cycle = max(self.next_cycle, int(rec["cycle"]) + 1)
+        if rec["outcome"] == RIG_ERROR:
+            self.consecutive_rig_errors += 1
+        else:
+            self.consecutive_rig_errors = 0
+
+
+def session_config(cfg: RigConfig, session: int) -> RigConfig:
+    """A resumed soak boots the simulated board from a fresh seed: a restarted simulator
+    counts boots from 0 again, and repeating the first session's boots is no sample."""
+    if cfg.sim is None or session == 1:
+        return cfg
+    return dataclasses.replace(
+        cfg, sim=dataclasses.replace(cfg.sim, seed=cfg.sim.seed + session - 1)
+    )
+
+
+class SoakRunner:
+    def __init__(
+        self,
+        cfg: RigConfig,
+        journal: Journal,
+        state: SoakState,
+        limits: Limits,
+        stop: StopFlag,
+        spool_root: Path,
+        on_record: Callable[[dict[str, Any]], None] = lambda _r: None,
+        step: Callable[[str], None] = lambda _s: None,
+        session: Session | None = None,
+    ) -> None:
+        self.cfg = cfg  # results_dir is the soak folder: cycle folders live in it
+        self.soak = cfg.soak or SoakConfig()
+        self.journal = journal
+        self.state = state
+        self.limits = limits
+        self.stop = stop
+        self.on_record = on_record
+        self.step = step
+        self.spool_root = spool_root  # the results folder: the spool `rig run` uses too
+        self._pending: tuple[int, Path, int] | None = None
+        self._session = session  # given: the caller owns it (and closes it)
+
+    def journal_cycle(
+        self,
+        cycle: int,
+        folder: Path,
+        t_ns: int | None,
+        detail: str | None = None,
+        recovered: bool = False,
+    ) -> dict[str, Any]:
+        rec, _ = finish(
+            folder,
+            cycle=cycle,
+            session=self.state.session,
+            t_ns=t_ns,
+            influx=self.cfg.influx,
+            spool_root=self.spool_root,
+            detail=detail,
+            recovered=recovered,
+        )
+        rec["elapsed_s"] = round(self.state.elapsed_s(), 3)
+        self.journal.append(rec)
+        self.state.add(rec)
+        self.on_record(rec)
+        return rec
+
+    def _flush(self) -> None:
+        """Journal the cycle captured last (called while the board is held off)."""
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            self.journal_cycle(*pending)
+
+    def _rig_error(self, cycle: int, run_id: str, t_ns: int, err: BaseException) -> None:
+        folder = self.cfg.results_dir / run_id
+        detail = f"{type(err).__name__}: {err}"
+        mark_rig_error(folder, detail)
+        self.journal_cycle(cycle, folder, t_ns, detail=detail)
+
+    def _stop_reason(self) -> str | None:
+        if self.stop.is_set():
+            return INTERRUPTED
+        if self.state.consecutive_rig_errors >= self.soak.max_consecutive_rig_errors:
+            return ABORTED
+        captured = len(self.state.records) + (self._pending is not None)
+        if self.limits.reached(captured, self.state.elapsed_s()):
+            return COMPLETED
+        return None
+
+    def run(self) -> str:
+        """Cycle until done; returns why it ended (completed, interrupted, aborted)."""
+        session = self._session or Session(
+            session_config(self.cfg, self.state.session), self.soak.console_reopen_s
+        )
+        try:
+            reason = self._loop(session)
+            self._flush()
+        finally:
+            with contextlib.suppress(JournalError, *RIG_FAILURES):
+                self._flush()  # only left over when the loop raised
+            session.power_off()  # whatever happened, the target ends unpowered
+            if session is not self._session:
+                session.close()
+        return reason
+
+    def _loop(self, session: Session) -> str:
+        while (reason := self._stop_reason()) is None:
+            cycle = self.state.next_cycle
+            self.state.next_cycle += 1
+            run_id = rundir.new_run_id()
+            t_ns = time.monotonic_ns()
+
+            def step(text: str, cycle: int = cycle) -> None:
+                self.step(f"cycle {cycle}: {text}")
+
+            try:
+                result = session.cycle(
+                    step, run_id=run_id, during_hold=self._flush, abort=self.stop.event
+                )
+            except RIG_FAILURES as e:
+                self._flush()
+                self._rig_error(cycle, run_id, t_ns, e)
+                session.reset()
+                continue
+            if result.run.get("aborted"):
+                self._flush()
+                self.journal.append(
+                    {
+                        "type": "interrupted",
+                        "cycle": cycle,
+                        "run_id": run_id,
+                        "utc": rundir.utc_now(),
+                    }
+                )
+                return INTERRUPTED
+            self._pending = (cycle, result.folder, t_ns)
+        return reason

@@ -1,0 +1,50 @@
+"""Distribution statistics of stage durations and failure rates by outcome class.
+
+Percentiles interpolate linearly between closest ranks (numpy's default, "R-7"), the
+same definition the Robot library's percentile budgets use.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+PERCENTILES = (50, 95, 99)
+OK = "ok"
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    if not values:
+        raise ValueError("percentile of no values")
+    return float(np.percentile(np.asarray(values, dtype=np.float64), q))
+
+
+def describe(values: Sequence[float]) -> dict[str, Any]:
+    """n, min, p50, p95, p99, max, mean and stddev (sample, n - 1) of `values`."""
+    if not values:
+        return {"n": 0}
+    a = np.asarray(values, dtype=np.float64)
+    out: dict[str, Any] = {"n": int(a.size), "min": float(a.min())}
+    for q, v in zip(PERCENTILES, np.percentile(a, PERCENTILES), strict=True):
+        out[f"p{q}"] = float(v)
+    out["max"] = float(a.max())
+    out["mean"] = float(a.mean())
+    out["stddev"] = float(a.std(ddof=1)) if a.size > 1 else 0.0
+    return out
+
+
+def failure_rates(outcomes: Iterable[str]) -> dict[str, Any]:
+    """Counts by outcome and, for each failure class, its share of all cycles."""
+    counts = Counter(outcomes)
+    n = sum(counts.values())
+    failures = {k: v for k, v in sorted(counts.items()) if k != OK}
+    return {
+        "cycles": n,
+        "counts": dict(sorted(counts.items(), key=lambda kv: (kv[0] != OK, kv[0]))),
+        "failures": sum(failures.values()),
+        "failure_rate": sum(failures.values()) / n if n else 0.0,
+        "rates": {k: v / n for k, v in failures.items()},
+    }

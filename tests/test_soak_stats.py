@@ -1,0 +1,137 @@
+"""Soak statistics, the summary (JSON and HTML) from a journal, durations, budgets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rig.config import ConfigError
+from rig.robot.budgets import load_budgets
+from rig.soak.html import render
+from rig.soak.journal import Journal, read_journal
+from rig.soak.start import parse_duration
+from rig.soak.stats import describe, failure_rates
+from rig.soak.summary import summarize
+
+REPO = Path(__file__).resolve().parents[1]
+STAGES = ["bootloader", "kernel"]
+
+
+def test_describe_matches_numpy() -> None:
+    v = [0.10, 0.12, 0.11, 0.30, 0.105, 0.115]
+    d = describe(v)
+    assert d["n"] == 6 and d["min"] == 0.10 and d["max"] == 0.30
+    for q in (50, 95, 99):
+        assert d[f"p{q}"] == pytest.approx(float(np.percentile(v, q)))
+    assert d["stddev"] == pytest.approx(float(np.std(v, ddof=1)))
+    assert describe([]) == {"n": 0} and describe([1.0])["stddev"] == 0.0
+
+
+def test_failure_rates() -> None:
+    r = failure_rates(["ok"] * 7 + ["panic", "hang_in_kernel", "panic"])
+    assert r["cycles"] == 10 and r["failures"] == 3 and r["failure_rate"] == pytest.approx(0.3)
+    assert r["rates"] == {"hang_in_kernel": 0.1, "panic": 0.2}
+    assert next(iter(r["counts"])) == "ok"
+
+
+def _cycle(n: int, outcome: str, kernel: float | None, session: int = 1) -> dict:
+    return {
+        "type": "cycle",
+        "cycle": n,
+        "run_id": f"20250101T0000{n:02d}Z-abcdef",
+        "session": session,
+        "outcome": outcome,
+        "power_to_ui_s": 0.3 if outcome == "ok" else None,
+        "stages": {"bootloader": 0.05, "kernel": kernel},
+        "influx": "written" if n % 2 else "spooled",
+        "overhead_s": 0.05,
+        "rss_kb": 40_000 + n,
+        "elapsed_s": float(n),
+    }
+
+
+def test_summary_and_html_from_a_journal(tmp_path: Path) -> None:
+    folder = tmp_path / "soak"
+    with Journal.create(folder, {"soak_id": "s1", "stages": STAGES, "board": "b"}) as j:
+        for i in range(1, 9):
+            j.append(_cycle(i, "ok", 0.12 + i / 1000))
+        j.append(_cycle(9, "hang_in_kernel", None))
+        j.append({"type": "resume", "session": 2})
+        j.append(_cycle(10, "ok", 0.2, session=2))
+        j.append({"type": "end", "reason": "completed", "elapsed_s": 11.0})
+    records, _ = read_journal(folder / "journal.jsonl")
+    s = summarize(folder, records)
+    assert s["status"] == "completed" and s["sessions"] == 2 and s["elapsed_s"] == 11.0
+    assert s["cycles"] == {
+        "run": 10,
+        "classified": 10,
+        "recovered": 0,
+        "interrupted": 0,
+        "unjournaled": 0,
+    }
+    assert s["outcomes"] == {"ok": 9, "hang_in_kernel": 1}
+    assert s["failure_rate"] == pytest.approx(0.1)
+    kernel = next(st for st in s["stages"] if st["name"] == "kernel")
+    assert kernel["n"] == 9 and kernel["max"] == 0.2  # ok boots only
+    assert s["influx"] == {"spooled": 5, "written": 5}
+    assert s["rss"]["growth_kb"] == 9 - 1  # session 1: cycles 1..9
+    page = render(s, [r for r in records if r["type"] == "cycle"])
+    assert page.count("<svg") == len(STAGES) + 1 and "hang_in_kernel" in page
+    assert "20250101T000009Z-abcdef/console.log" in page
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [("90", 90.0), ("90s", 90.0), ("30m", 1800.0), ("8h", 28800.0), ("1h30m", 5400.0)],
+)
+def test_parse_duration(text: str, seconds: float) -> None:
+    assert parse_duration(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["", "0", "soon", "5 parsecs", "-3s"])
+def test_parse_duration_rejects(text: str) -> None:
+    with pytest.raises(ValueError, match=r"expected e\.g\. 90s"):
+        parse_duration(text)
+
+
+def test_budgets_file_loads_for_every_shipped_board() -> None:
+    path = REPO / "config" / "budgets.toml"
+    fast = load_budgets(
+        path, "fastboard", "test", ("bootloader", "kernel", "rootfs_mount", "init", "application")
+    )
+    assert fast.power_to_ui_s == 0.40 and fast.stages["kernel"] == 0.15
+    assert fast.percentiles[95.0]["kernel"] == 0.14
+    base = load_budgets(path, "ecovec", "baseline")
+    opt = load_budgets(path, "ecovec", "optimised")
+    assert base.power_to_ui_s is not None and opt.power_to_ui_s is not None
+    assert base.power_to_ui_s > 19.44 > opt.power_to_ui_s
+    assert base.stages["kernel"] == 1.4 and opt.stages["kernel"] == 0.13
+
+
+def test_budgets_file_is_what_the_dashboards_read_too() -> None:
+    grafana = pytest.importorskip("rig.sinks.grafana.budgets")
+    b = grafana.load_budgets(REPO / "config" / "budgets.toml")
+    assert b["fastboard"].power_to_ui_s == 0.40 and b["ecovec"].stages["kernel"] == 0.13
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        (
+            "[boards.b]\npower_to_ui_s = -1\n",
+            "key 'boards.b.power_to_ui_s': expected a number >= 0.0",
+        ),
+        ("[boards.b.stages]\nkernal = 1\n", "key 'boards.b.stages.kernal': not a stage"),
+        ("[boards.b.percentiles.101]\nkernel = 1\n", "expected a percentile 0 < q < 100"),
+        ("[boards.b]\npower_to_ui = 1\n", "unknown key 'boards.b.power_to_ui'"),
+        ("[boards.other]\npower_to_ui_s = 1\n", "no budgets for board 'b'"),
+    ],
+)
+def test_budget_errors_name_file_and_key(tmp_path: Path, text: str, needle: str) -> None:
+    path = tmp_path / "budgets.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=r"budgets\.toml") as e:
+        load_budgets(path, "b", "v", ("kernel",))
+    assert needle in str(e.value)

@@ -1,0 +1,43 @@
+*** Settings ***
+Documentation       Boot time budgets, boot by boot. ``robot testsuites/boot_budget.robot`` measures
+...                 the simulated board of config/rig.toml against config/budgets.toml;
+...                 ``--variable CONFIG:my-rig.toml`` measures another rig (a real one too),
+...                 ``--variable BOARD:config/boards/fast.toml`` boots another simulated board
+...                 and ``--variable BOOTS:20`` repeats the per-boot check more often.
+...                 Keywords: rig.robot.BootRig (``make robot-docs``, docs/robot.md).
+Library             rig.robot.BootRig    config=${CONFIG}    board=${BOARD}
+Resource            resources/budgets.resource
+Suite Setup         Load Budgets    ${BUDGETS}
+
+*** Variables ***
+${CONFIG}           ${CURDIR}/../config/rig.toml
+${BOARD}            ${NONE}
+${BUDGETS}          ${CURDIR}/../config/budgets.toml
+${BOOTS}            2
+
+*** Test Cases ***
+Board Boots To A Usable UI
+    Measure Boot
+    Boot Should Succeed
+
+Every Stage Is Within Its Budget
+    All Stages Should Be Within Budget
+
+Kernel Is Within Its Budget
+    Stage Should Be Within Budget    kernel
+
+Power To UI Is Within Its Budget
+    Power To UI Should Be Within Budget
+
+Every Boot Of A Few More Is Within Budget
+    Repeat Keyword    ${BOOTS} times    Measure Boot Within Budget
+
+A Stage Over Budget Names Boot, Stage, Overshoot And Artifacts
+    [Documentation]    A budget that cannot be met, on purpose: checks what the failure says.
+    Run Keyword And Expect Error    REGEXP:${STAGE OVER BUDGET}
+    ...    Stage Should Be Within Budget    kernel    1ms
+
+A Misspelt Stage Is An Error, Not A Pass
+    [Documentation]    A budget for a stage the rig does not measure must not pass silently.
+    Run Keyword And Expect Error    Unknown stage 'kernal'*
+    ...    Stage Should Be Within Budget    kernal    1s
