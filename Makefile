@@ -5,16 +5,19 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 RIG := $(BIN)/rig
-APT_PACKAGES := sigrok-cli python3-venv influxdb chromium
+# What a measured boot needs, and what only the tests need (a real InfluxDB server,
+# a browser to render report.html).
+APT_BASE := sigrok-cli python3-venv
+APT_TEST := influxdb chromium
 CONFIG ?= config/rig.toml
 BOARD ?=
 
-.PHONY: setup demo test lint fmt pytest robot clean-venv influx-up influx-down
+.PHONY: setup setup-test demo test lint fmt pytest robot clean-venv influx-up influx-down
 .PHONY: robot-docs soak nightly nightly-install bench-soak
 
 # Debian packages: installed only when missing, so repeated runs do not touch apt.
-$(VENV)/.apt-ok:
-	@missing=""; for p in $(APT_PACKAGES); do \
+define apt_install
+	@missing=""; for p in $(1); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -22,6 +25,13 @@ $(VENV)/.apt-ok:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi
 	@mkdir -p $(VENV) && touch $@
+endef
+
+$(VENV)/.apt-ok: Makefile
+	$(call apt_install,$(APT_BASE))
+
+$(VENV)/.apt-test-ok: Makefile
+	$(call apt_install,$(APT_BASE) $(APT_TEST))
 
 $(VENV)/.installed: $(VENV)/.apt-ok pyproject.toml
 	@[ -x $(BIN)/python ] || $(PYTHON) -m venv $(VENV)
@@ -30,6 +40,8 @@ $(VENV)/.installed: $(VENV)/.apt-ok pyproject.toml
 	@touch $@
 
 setup: $(VENV)/.installed
+
+setup-test: setup $(VENV)/.apt-test-ok
 
 demo: setup
 	$(RIG) run --config $(CONFIG) $(if $(BOARD),--board $(BOARD))
@@ -42,10 +54,10 @@ fmt: setup
 	$(BIN)/ruff format rig tests bench decoders
 	$(BIN)/ruff check --fix rig tests bench decoders
 
-pytest: setup
+pytest: setup-test
 	$(BIN)/pytest
 
-robot: setup
+robot: setup-test
 	$(BIN)/robot --outputdir results/robot testsuites
 
 test: lint pytest robot
