@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -122,6 +123,16 @@ class StageSpan:
     @property
     def duration_s(self) -> float:
         return self.end_s - self.start_s
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "start_s": self.start_s,
+            "end_s": self.end_s,
+            "duration_s": self.duration_s,
+            "nominal_s": self.nominal_s,
+            "factor": self.factor,
+        }
 
 
 @dataclass(frozen=True, eq=False)

@@ -18,17 +18,7 @@ def as_dict(profile: Profile, tl: Timeline, with_lines: bool) -> dict[str, Any]:
         "variant": profile.board.variant,
         "seed": tl.seed,
         "boot_index": tl.boot_index,
-        "stages": [
-            {
-                "name": s.name,
-                "start_s": s.start_s,
-                "end_s": s.end_s,
-                "duration_s": s.duration_s,
-                "nominal_s": s.nominal_s,
-                "factor": s.factor,
-            }
-            for s in tl.stages
-        ],
+        "stages": [s.as_dict() for s in tl.stages],
         "power_to_ui_s": tl.stages[-1].end_s if tl.halted is None else None,
         "halted": tl.halted,
         "markers": tl.markers,

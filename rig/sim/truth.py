@@ -33,18 +33,7 @@ def boot_truth(boot: Boot, profile: Profile, arming: Arming, stopped_ns: int) ->
         "relay_off_ns": boot.off_ns,
         "power_drop_ns": boot.drop_ns,
         "markers": {k: t for k, t in tl.markers.items() if t < cut},
-        "stages": [
-            {
-                "name": s.name,
-                "start_s": s.start_s,
-                "end_s": s.end_s,
-                "duration_s": s.duration_s,
-                "nominal_s": s.nominal_s,
-                "factor": s.factor,
-            }
-            for s in tl.stages
-            if s.end_s < cut
-        ],
+        "stages": [s.as_dict() for s in tl.stages if s.end_s < cut],
         "lines": [
             {
                 "text": ln.text,
