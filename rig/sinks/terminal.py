@@ -99,10 +99,24 @@ def print_report(report: dict[str, Any], console: Console, folder: str | None = 
     else:
         console.print(f"[yellow]t = 0: {tb['t0']}[/]")
     fit = report["clocks"].get("printk")
-    if fit:
+    if fit and "envelope" in fit["model"]:
+        console.print(
+            f"printk clock: mapped onto the host clock by the lower envelope of "
+            f"{len(fit['anchors'])} arrivals, ± {fit['uncertainty_s'] * 1e3:.2f} ms"
+        )
+    elif fit:
         console.print(
             f"printk clock: {len(fit['anchors'])} anchors, drift {fit['drift_ppm']:+.1f} ppm, "
             f"rms residual {fit['rms_residual_s'] * 1e6:.1f} µs"
         )
+    tap = report.get("console", {}).get("uart_tap")
+    if tap and "bytes" in tap:
+        how = "detected" if tap["baud_detected"] else "configured"
+        console.print(
+            f"UART tap: {tap['bytes']} bytes at {tap['baud']} baud ({how}), "
+            f"{tap['lines_timed']} lines timed on the analyzer clock"
+        )
+    elif tap:
+        console.print(f"[yellow]UART tap failed: {tap['error']}[/]")
     if folder:
         console.print(f"artifacts: {folder}")
