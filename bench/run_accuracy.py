@@ -1,7 +1,8 @@
 """Accuracy and overhead of measured boots of the simulated board, against its truth.
 
-Boots the fast profile N times in one rig session with the kernel_init GPIO unwired, so
-that boundary is measured from its printk tag through the clock fit, and compares every
+Boots the fast profile N times in one rig session with the kernel_init GPIO and the
+UART tap unwired, so that boundary is measured from its printk tag through the clock
+fit (and console-pattern boundaries from serial arrival), and compares every
 stage boundary with truth.json. Targets (issue 2): GPIO boundaries within one sample
 period, printk-derived boundaries within 100 µs, and no GPIO or printk error larger
 than the uncertainty the report states. Host-clock times are statistical (a 99 %
@@ -35,7 +36,7 @@ def config(tmp: Path) -> Path:
     text = text.replace('results_dir = "../results"', f'results_dir = "{tmp}"')
     text = text.replace("boards/ecovec-optimised.toml", str(REPO / "config/boards/fast.toml"))
     text = text.replace("off_hold_s = 0.5", "off_hold_s = 0.05")
-    text = re.sub(r'^kernel_init = "D\d"\n', "", text, flags=re.M)
+    text = re.sub(r'^(kernel_init|uart_tx) = "D\d"\n', "", text, flags=re.M)
     path = tmp / "rig.toml"
     path.write_text(text)
     return path
