@@ -14,8 +14,17 @@ from rig.artifacts.fastscan import scan_capture
 from rig.artifacts.uart import UartBytes, UartError, decode_uart
 from rig.artifacts.uartbin import UART_BIN, write_uart_bin
 from rig.config import stages_from_snapshot
-from rig.model import MarkerScan
+from rig.model import Chunk, MarkerScan
 from rig.sinks.html.write import write_html
+
+
+def tapped_console(uart: UartBytes, power_on_ns: int, scan: MarkerScan) -> list[Chunk]:
+    power = scan.power_up[0] if scan.power_up else 0
+    to_ns = 1e9 / uart.samplerate
+    return [
+        Chunk(power_on_ns + int((int(s) - power) * to_ns), bytes([b]))
+        for b, s in zip(uart.data, uart.start, strict=True)
+    ]
 
 
 def _run_or_bare(folder: Path) -> dict[str, Any]:
@@ -80,6 +89,10 @@ def analyze_folder(folder: Path, write: bool = True, engine: str = "fast") -> di
     artifacts["report"] = rundir.REPORT
     if write:
         artifacts["html"] = rundir.REPORT_HTML
+    if not chunks and uart is not None and scan is not None:
+        # No host console (a bare capture): the tapped UART is the console, each byte
+        # "arriving" at its start bit on the analyzer clock.
+        chunks = tapped_console(uart, run["power_on_ns"], scan)
 
     report = build_report(
         run, chunks, scan, specs, baud, artifacts, config.get("analysis"), uart, uart_error

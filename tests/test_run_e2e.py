@@ -152,3 +152,26 @@ def test_console_only_breakdown_is_honest(tmp_path: Path) -> None:
     assert rootfs["uncertainty_s"] < 0.5 * report["clocks"]["host"]["uncertainty_s"]
     true = {s["name"]: s for s in boot["stages"]}
     assert abs(rootfs["duration_s"] - true["rootfs_mount"]["duration_s"]) <= rootfs["uncertainty_s"]
+
+
+def test_bare_capture_needs_no_config(tmp_path: Path) -> None:
+    """Any .sr with the DESIGN channel names can be analysed alone: markers from the
+    GPIO channels, the console from the tapped UART line."""
+    folder, report = measure(make_config(tmp_path))
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    shutil.copy(folder / "capture.sr", bare / "capture.sr")
+    proc = subprocess.run(
+        [sys.executable, "-m", "rig", "analyze", str(bare), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr
+    alone = json.loads(proc.stdout)
+    assert alone["outcome"] == "ok" and alone["console"]["uart_tap"]["baud_detected"]
+    for mine, theirs in zip(alone["stages"], report["stages"], strict=True):
+        assert mine["name"] == theirs["name"]
+        assert mine["duration_s"] == pytest.approx(theirs["duration_s"], abs=2e-6)
+        assert {mine["start"]["source"], mine["end"]["source"]} <= {"gpio", "uart"}
