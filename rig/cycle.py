@@ -29,6 +29,9 @@ from rig.instruments.setup import Bench
 from rig.model import Chunk
 
 UI_TAG = b"bootrig: marker ui_ready"
+PANIC_TEXT = b"Kernel panic - not syncing"
+#: After a panic the kernel still prints its reason and backtrace; keep reading this long.
+PANIC_TAIL_S = 0.3
 #: How often the wait for the boot looks at the abort event (it wakes at once on the tag).
 _ABORT_POLL_S = 0.1
 
@@ -43,19 +46,23 @@ class CycleResult:
 
 
 class _TagWatch:
-    """Spots the ui_ready tag in the console stream, also when split across chunks."""
+    """Spots the ui_ready tag, or a kernel panic, in the console stream, also when split
+    across chunks. A panicked kernel never reaches the UI: waiting out the boot timeout
+    would only cost time."""
 
     def __init__(self) -> None:
         self.seen = threading.Event()
         self.t_ns = 0
+        self.panic = False
         self._tail = b""
 
     def __call__(self, chunk: Chunk) -> None:
         buf = self._tail + chunk.data
-        if not self.seen.is_set() and UI_TAG in buf:
+        if not self.seen.is_set() and (UI_TAG in buf or PANIC_TEXT in buf):
+            self.panic = UI_TAG not in buf
             self.t_ns = time.monotonic_ns()
             self.seen.set()
-        self._tail = buf[-len(UI_TAG) :]
+        self._tail = buf[-max(len(UI_TAG), len(PANIC_TEXT)) :]
 
 
 class _ConsoleStop(threading.Thread):
@@ -173,10 +180,14 @@ def run_cycle(
     run["power_on_ns"] = bench.power.on()
     run["power_on_utc"] = rundir.utc_now()  # wall-clock twin of power_on_ns, for sinks
     step("booting")
-    ui_seen = _wait_for_ui(watch, cfg.boot_timeout_s, abort)
-    t_boot_end = watch.t_ns if ui_seen else time.monotonic_ns()
+    ended = _wait_for_ui(watch, cfg.boot_timeout_s, abort)
+    ui_seen = ended and not watch.panic
+    t_boot_end = watch.t_ns if ended else time.monotonic_ns()
     if ui_seen:
         time.sleep(cfg.post_ui_s)  # the tail of the console after the tag
+    elif ended:
+        run["panic_seen_ns"] = watch.t_ns
+        time.sleep(PANIC_TAIL_S)
     elif abort is not None and abort.is_set():
         run["aborted"] = True  # stopped by the operator: not a measurement of the boot
 

@@ -6,6 +6,7 @@ import json
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -175,3 +176,16 @@ def test_bare_capture_needs_no_config(tmp_path: Path) -> None:
         assert mine["name"] == theirs["name"]
         assert mine["duration_s"] == pytest.approx(theirs["duration_s"], abs=2e-6)
         assert {mine["start"]["source"], mine["end"]["source"]} <= {"gpio", "uart"}
+
+
+def test_panic_ends_the_cycle_without_waiting_out_the_timeout(tmp_path: Path) -> None:
+    extra = '\n[sim.faults]\npanic = 1.0\npanic_stages = ["kernel"]\n'
+    cfg = load_config(make_config(tmp_path, extra=extra))
+    assert cfg.boot_timeout_s >= 30
+    with Instruments(cfg) as bench:
+        t0 = time.monotonic()
+        result = run_cycle(cfg, bench)
+        took = time.monotonic() - t0
+    assert not result.ui_seen and "panic_seen_ns" in result.run
+    assert took < 5, took
+    assert analyze_folder(result.folder)["outcome"] == "panic"

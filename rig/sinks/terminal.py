@@ -55,7 +55,7 @@ def stage_table(report: dict[str, Any]) -> Table:
 def top_table(report: dict[str, Any], n: int = 10) -> Table:
     t = Table(title="where is the time going", title_justify="left")
     t.add_column("#", justify="right")
-    t.add_column("stage")
+    t.add_column("in")  # the software that spent it (bootloader, kernel, userspace)
     t.add_column("what")
     t.add_column("start (s)", justify="right")
     t.add_column("duration (s)", justify="right")
