@@ -32,6 +32,8 @@ class HostMap:
     high_s: float  # largest
     anchors: int
     char_s: float  # one character time at the console baud rate
+    latencies_s: tuple[float, ...] = ()  # each kept anchor's delay above the least one
+    rejected: int = 0  # anchors too late to be USB latency (queued, or read late)
 
     @property
     def uncertainty_s(self) -> float:
@@ -47,6 +49,8 @@ class HostMap:
             "high_s": self.high_s,
             "spread_s": self.high_s - self.low_s,
             "anchors": self.anchors,
+            "rejected": self.rejected,
+            "latencies_s": list(self.latencies_s),
             "uncertainty_s": self.uncertainty_s,
         }
 
@@ -56,7 +60,7 @@ def fit_host(pairs: Sequence[tuple[int, float]], char_s: float) -> HostMap | Non
     if not pairs:
         return None
     delays = sorted(t_ns / 1e9 - ref for t_ns, ref in pairs)
-    low = delays[0]
+    low, total = delays[0], len(delays)
     excess = delays[len(delays) // 2] - low
     if len(delays) >= 5 and excess > char_s:
         # Lines queued behind others on the target, or read late by a busy host, sit far
@@ -64,13 +68,14 @@ def fit_host(pairs: Sequence[tuple[int, float]], char_s: float) -> HostMap | Non
         # what tells them apart.
         delays = [d for d in delays if d - low <= OUTLIER_BANDS * 2 * excess]
     high, n = delays[-1], len(delays)
+    seen = tuple(d - low for d in delays)
     if n < 3:
-        return HostMap(low, low + DEFAULT_BAND_S, n, char_s)
+        return HostMap(low, low + DEFAULT_BAND_S, n, char_s, seen, total - n)
     # For n uniform samples the gap below the minimum is Beta(1, n) distributed: widen each
     # side by c * width, where a new sample lands beyond it with probability MISS / 2.
     width = (high - low) * (n + 1) / (n - 1)
     c = 1 - (MISS / 2 * (n + 1)) ** (1 / (n + 1))
-    return HostMap(low - c * width, high + c * width, n, char_s)
+    return HostMap(low - c * width, high + c * width, n, char_s, seen, total - n)
 
 
 def host_only(power_on_ns: int, char_s: float) -> HostMap:
