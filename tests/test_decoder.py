@@ -6,37 +6,10 @@ import os
 import subprocess
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from rig.artifacts.decode import find_decoders, scan_markers
-from rig.artifacts.srzip import write_sr
-
-RATE = 1_000_000  # 1 MHz: one sample per microsecond, so the numbers below read as us
-
-
-def make_capture(path: Path, n: int, toggles: dict[str, list[int]], rate: int = RATE) -> Path:
-    """Channels in dict order; each line starts low and toggles at the given samples.
-
-    A toggle at sample 0 means the line is high from the start (no edge there).
-    """
-    data = np.zeros(n, np.uint8)
-    for bit, samples in enumerate(toggles.values()):
-        level = np.zeros(n, np.uint8)
-        for s in samples:
-            level[s:] ^= 1
-        data |= level << bit
-    write_sr(path, list(toggles), rate, [data])
-    return path
-
-
-def bounce_then_up(first: int, pulses: int = 3, width: int = 200, gap: int = 100) -> list[int]:
-    """Relay bounce: `pulses` short high pulses from `first`, then the rail stays high."""
-    out = []
-    for k in range(pulses):
-        s = first + k * (width + gap)
-        out += [s, s + width]
-    return [*out, first + pulses * (width + gap)]
+from tests.captures import RATE, bounce_then_up, make_capture
 
 
 def sigrok_lines(capture: Path, *opts: str) -> list[str]:

@@ -10,50 +10,14 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from rig.artifacts import srzip
 from rig.artifacts.decode import DecodeError, scan_markers
 from rig.artifacts.edges import scan_edges
 from rig.artifacts.fastscan import scan_capture, scan_markers_fast
-from rig.artifacts.srzip import write_sr
 from rig.model import MarkerScan
-
-RATE = 1_000_000
-
-
-def make_capture(
-    path: Path,
-    n: int,
-    toggles: dict[str, list[int]],
-    rate: int = RATE,
-    chunk: int | None = None,
-    monkeypatch: pytest.MonkeyPatch | None = None,
-) -> Path:
-    """Channels in dict order; each line starts low and toggles at the given samples
-    (a toggle at 0: high from the start). `chunk`: srzip member size in bytes."""
-    data = np.zeros(n, np.uint8)
-    for bit, samples in enumerate(toggles.values()):
-        flips = np.zeros(n + 1, np.uint8)
-        np.add.at(flips, np.asarray(samples, dtype=np.int64), 1)
-        data |= (np.cumsum(flips[:n]) & 1).astype(np.uint8) << bit
-    if chunk is None:
-        write_sr(path, list(toggles), rate, [data])
-    else:
-        assert monkeypatch is not None
-        with monkeypatch.context() as m:
-            m.setattr(srzip, "CHUNK_BYTES", chunk)
-            write_sr(path, list(toggles), rate, [data])
-    return path
-
-
-def bounce_then_up(first: int, pulses: int = 3, width: int = 200, gap: int = 100) -> list[int]:
-    out = []
-    for k in range(pulses):
-        s = first + k * (width + gap)
-        out += [s, s + width]
-    return [*out, first + pulses * (width + gap)]
+from tests.captures import bounce_then_up, make_capture
 
 
 def same(cap: Path, debounce_us: float = 1000.0) -> MarkerScan:

@@ -14,7 +14,8 @@ import pytest
 
 from rig.artifacts.markerlogic import debounce_samples
 from rig.names import MARKERS
-from tests.test_fastscan import make_capture, same
+from tests.captures import make_capture
+from tests.test_fastscan import same
 
 
 def _power(rng: np.random.Generator, n: int, deb: int) -> list[int]:
