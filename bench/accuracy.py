@@ -34,23 +34,11 @@ from rig.artifacts.fastscan import scan_capture  # noqa: E402
 from rig.config import load_config  # noqa: E402
 from rig.cycle import run_cycle  # noqa: E402
 from rig.instruments.setup import Instruments  # noqa: E402
+from tests.e2e import make_config  # noqa: E402
 
 LATENCIES_MS = (1.0, 16.0)
 DRIFTS_PPM = (0.0, 25.0, 50.0, 75.0, 100.0)
 BAUD = 115200
-
-
-def config(tmp: Path, latency_ms: float, drift_ppm: float, seed: int) -> Path:
-    text = (REPO / "config" / "rig.toml").read_text()
-    text = text.replace('results_dir = "../results"', f'results_dir = "{tmp}"')
-    text = text.replace("boards/ecovec-optimised.toml", str(REPO / "config/boards/fast.toml"))
-    text = text.replace("off_hold_s = 0.5", "off_hold_s = 0.05")
-    text = text.replace(
-        "seed = 1", f"seed = {seed}\nusb_latency_ms = {latency_ms}\ndrift_ppm = {drift_ppm}"
-    )
-    path = tmp / f"rig-{latency_ms}-{drift_ppm}.toml"
-    path.write_text(text)
-    return path
 
 
 def boot_errors(folder: Path, latency_ms: float) -> dict[str, list[float]]:
@@ -97,7 +85,14 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmpd:
         tmp = Path(tmpd)
         for i, (lat, drift) in enumerate((a, b) for a in LATENCIES_MS for b in DRIFTS_PPM):
-            cfg = load_config(config(tmp, lat, drift, seed=100 + i))
+            path = make_config(
+                tmp,
+                off_hold_s=0.05,
+                set_keys={"seed": 100 + i},
+                sim={"usb_latency_ms": lat, "drift_ppm": drift},
+                name=f"rig-{lat}-{drift}.toml",
+            )
+            cfg = load_config(path)
             fs = cfg.analyzer.samplerate
             with Instruments(cfg) as bench:
                 for _ in range(args.boots_per_setting):

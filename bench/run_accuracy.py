@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import statistics
 import sys
 import tempfile
@@ -29,17 +28,7 @@ from rig.config import load_config  # noqa: E402
 from rig.cycle import run_cycle  # noqa: E402
 from rig.instruments.setup import Instruments  # noqa: E402
 from rig.pipeline import analyze_folder  # noqa: E402
-
-
-def config(tmp: Path) -> Path:
-    text = (REPO / "config" / "rig.toml").read_text()
-    text = text.replace('results_dir = "../results"', f'results_dir = "{tmp}"')
-    text = text.replace("boards/ecovec-optimised.toml", str(REPO / "config/boards/fast.toml"))
-    text = text.replace("off_hold_s = 0.5", "off_hold_s = 0.05")
-    text = re.sub(r'^(kernel_init|uart_tx) = "D\d"\n', "", text, flags=re.M)
-    path = tmp / "rig.toml"
-    path.write_text(text)
-    return path
+from tests.e2e import make_config  # noqa: E402
 
 
 def pct(values: list[float], q: float) -> float:
@@ -55,7 +44,8 @@ def main() -> None:
     over_bound: dict[str, int] = {}
     overheads: list[float] = []
     with tempfile.TemporaryDirectory() as tmp:
-        cfg = load_config(config(Path(tmp)))
+        unwired = ("kernel_init", "uart_tx")
+        cfg = load_config(make_config(Path(tmp), drop_channels=unwired, off_hold_s=0.05))
         fs = cfg.analyzer.samplerate
         with Instruments(cfg) as bench:
             for _ in range(args.boots):

@@ -45,6 +45,7 @@ from rig.sinks.influx.points import report_lines  # noqa: E402
 from rig.sinks.influx.sample import stored_run_ids  # noqa: E402
 from rig.sinks.influx.server import PrivateServer, free_port  # noqa: E402
 from rig.sinks.influx.settings import InfluxSettings  # noqa: E402
+from tests.e2e import make_config  # noqa: E402
 
 RATES = {"hang": 0.05, "panic": 0.02, "console_lost": 0.02, "analyzer": 0.01}
 OVERHEAD_MAX_S = 0.100
@@ -63,16 +64,7 @@ def known(outcome: str) -> bool:
 
 def write_config(tmp: Path, influx_url: str, rates: dict[str, Any], boot_s: float) -> Path:
     faults = "\n".join(f"{k} = {json.dumps(v)}" for k, v in rates.items())
-    text = (REPO / "config" / "rig.toml").read_text()
-    text = text.replace('results_dir = "../results"', f'results_dir = "{tmp / "results"}"')
-    text = text.replace(
-        'profile = "boards/ecovec-optimised.toml"',
-        f'profile = "{REPO / "config" / "boards" / "fast.toml"}"',
-    )
-    text = text.replace("off_hold_s = 0.5", "off_hold_s = 0.1")
-    text = text.replace("boot_s = 60", f"boot_s = {boot_s}")
-    text = text.replace("post_ui_s = 0.05", "post_ui_s = 0.02")  # one USB latency and more
-    text += f"""
+    extra = f"""
 [sim.faults]
 {faults}
 
@@ -84,9 +76,9 @@ timeout_s = 1
 [soak]
 max_failure_rate = 0.5
 """
-    path = tmp / "soak.toml"
-    path.write_text(text)
-    return path
+    # post_ui_s: one USB latency period and more, so the tag line's end still arrives.
+    keys = {"boot_s": boot_s, "post_ui_s": 0.02}
+    return make_config(tmp, extra=extra, set_keys=keys, name="soak.toml")
 
 
 def journal(folder: Path) -> list[dict[str, Any]]:

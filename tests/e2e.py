@@ -1,13 +1,15 @@
-"""Helpers for end-to-end runs against the simulated board (imported by tests)."""
+"""Helpers for end-to-end runs against the simulated board (imported by tests and benches)."""
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import REPO
+#: The repository; computed here so that benches can import this without pytest.
+REPO = Path(__file__).resolve().parents[1]
 
 
 def make_config(
@@ -16,19 +18,35 @@ def make_config(
     drop_channels: tuple[str, ...] = (),
     analyzer: str = "sim",
     extra: str = "",
+    *,
+    off_hold_s: float = 0.1,
+    set_keys: Mapping[str, object] | None = None,
+    sim: Mapping[str, object] | None = None,
+    name: str = "rig.toml",
 ) -> Path:
-    """A copy of config/rig.toml writing into `tmp`, with some analyzer channels unwired."""
+    """A copy of config/rig.toml writing into `tmp/results`, booting `board`.
+
+    `drop_channels` unwires analyzer channels, `set_keys` replaces keys the file already
+    has (e.g. `boot_s`, `seed`), `sim` adds keys to its [sim] table, `extra` is appended.
+    Tests and benches share it so that one edit of rig.toml cannot leave a copy behind.
+    """
     text = (REPO / "config" / "rig.toml").read_text()
     text = text.replace('results_dir = "../results"', f'results_dir = "{tmp / "results"}"')
     text = text.replace(
         'profile = "boards/ecovec-optimised.toml"',
         f'profile = "{REPO / "config" / "boards" / board}"',
     )
-    text = text.replace("off_hold_s = 0.5", "off_hold_s = 0.1")
     text = text.replace('driver = "sim"          #', f'driver = "{analyzer}"  #')
-    for name in drop_channels:
-        text = re.sub(rf"^{name} = \"D\d\"\n", "", text, flags=re.M)
-    path = tmp / "rig.toml"
+    for key, value in {"off_hold_s": off_hold_s, **(set_keys or {})}.items():
+        text, n = re.subn(rf"^{key} = [^\n]*", f"{key} = {json.dumps(value)}", text, flags=re.M)
+        assert n == 1, f"config/rig.toml has no single key {key!r}"
+    for key, value in (sim or {}).items():
+        text = re.sub(
+            r"^(seed = [^\n]*\n)", rf"\g<1>{key} = {json.dumps(value)}\n", text, flags=re.M
+        )
+    for channel in drop_channels:
+        text = re.sub(rf"^{channel} = \"D\d\"\n", "", text, flags=re.M)
+    path = tmp / name
     path.write_text(text + extra)
     return path
 

@@ -27,11 +27,8 @@ pytestmark = pytest.mark.slow
 
 
 def soak_config(tmp: Path, extra: str = "", boot_s: float = 1.0) -> Path:
-    path = make_config(tmp, extra=extra)
-    text = path.read_text().replace("off_hold_s = 0.1", "off_hold_s = 0.05")
-    text = text.replace("boot_s = 60", f"boot_s = {boot_s}")
-    path.write_text(text.replace("post_ui_s = 0.05", "post_ui_s = 0.02"))
-    return path
+    keys = {"boot_s": boot_s, "post_ui_s": 0.02}
+    return make_config(tmp, extra=extra, off_hold_s=0.05, set_keys=keys)
 
 
 def soak(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
