@@ -34,6 +34,7 @@ from rig.artifacts.fastscan import scan_capture  # noqa: E402
 from rig.config import load_config  # noqa: E402
 from rig.cycle import run_cycle  # noqa: E402
 from rig.instruments.setup import Instruments  # noqa: E402
+from rig.soak.stats import percentile  # noqa: E402
 from tests.e2e import make_config  # noqa: E402
 
 LATENCIES_MS = (1.0, 16.0)
@@ -68,11 +69,6 @@ def boot_errors(folder: Path, latency_ms: float) -> dict[str, list[float]]:
         if line.printk_ts is not None and with_tap.printk is not None:
             out["printk"].append(abs(with_tap.printk(line.printk_ts) - true["event_s"]))
     return out
-
-
-def pct(values: list[float], q: float) -> float:
-    v = sorted(values)
-    return v[min(len(v) - 1, round(q / 100 * (len(v) - 1)))]
 
 
 def main() -> None:
@@ -110,8 +106,8 @@ def main() -> None:
     for src, errs in sorted(errors.items()):
         f = {
             "n": len(errs),
-            "p50_us": pct(errs, 50) * 1e6,
-            "p99_us": pct(errs, 99) * 1e6,
+            "p50_us": percentile(errs, 50) * 1e6,
+            "p99_us": percentile(errs, 99) * 1e6,
             "max_us": max(errs) * 1e6,
         }
         figures[src] = f

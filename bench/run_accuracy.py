@@ -28,12 +28,8 @@ from rig.config import load_config  # noqa: E402
 from rig.cycle import run_cycle  # noqa: E402
 from rig.instruments.setup import Instruments  # noqa: E402
 from rig.pipeline import analyze_folder  # noqa: E402
+from rig.soak.stats import percentile  # noqa: E402
 from tests.e2e import make_config  # noqa: E402
-
-
-def pct(values: list[float], q: float) -> float:
-    v = sorted(values)
-    return v[min(len(v) - 1, round(q / 100 * (len(v) - 1)))]
 
 
 def main() -> None:
@@ -65,8 +61,8 @@ def main() -> None:
     for src, errs in sorted(errors.items()):
         figures[src] = {
             "n": len(errs),
-            "p50_us": pct(errs, 50) * 1e6,
-            "p99_us": pct(errs, 99) * 1e6,
+            "p50_us": percentile(errs, 50) * 1e6,
+            "p99_us": percentile(errs, 99) * 1e6,
             "max_us": max(errs) * 1e6,
         }
         print(
