@@ -194,6 +194,11 @@ def line_event(name: str, line: Line, tb: Timebase) -> Event:
         return Event(name, tb.uart[line.index], "uart", u, detail, "analyzer", u, 0.0)
     if line.printk_ts is not None and tb.printk is not None:
         return _printk_event(name, line, tb, detail)
+    return _host_event(name, line, tb, detail)
+
+
+def _host_event(name: str, line: Line, tb: Timebase, detail: dict[str, Any]) -> Event:
+    # Each line's latency is its own: nothing cancels between two host-timed events.
     u = tb.host.uncertainty_s
     return Event(name, tb.host.to_ref(line.t_ns), "host", u, detail, clock="host", own_s=u)
 
@@ -249,6 +254,5 @@ def tag_events(name: str, line: Line, tb: Timebase) -> list[Event]:
     if line.printk_ts is not None and tb.printk is not None:
         out.append(_printk_event(name, line, tb, detail))
     if not out:
-        u = tb.host.uncertainty_s
-        out.append(Event(name, tb.host.to_ref(line.t_ns), "host", u, detail, "host", 0.0, u))
+        out.append(_host_event(name, line, tb, detail))
     return out

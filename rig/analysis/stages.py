@@ -29,7 +29,7 @@ class Stage:
             "end_s": e.t_s if e else None,
             "duration_s": (e.t_s - s.t_s) if s and e else None,
             "source": "+".join(dict.fromkeys(x.source for x in (s, e) if x)) or None,
-            "uncertainty_s": _combine(s, e),
+            "uncertainty_s": interval_uncertainty(s, e) if s and e else None,
             "start": _boundary(s),
             "end": _boundary(e),
         }
@@ -40,12 +40,6 @@ def _boundary(ev: Event | None) -> dict[str, Any] | None:
     if ev is None:
         return None
     return {"event": ev.name, "source": ev.source, "uncertainty_s": ev.uncertainty_s}
-
-
-def _combine(s: Event | None, e: Event | None) -> float | None:
-    if s is None or e is None:
-        return None
-    return interval_uncertainty(s, e)
 
 
 def resolve(
