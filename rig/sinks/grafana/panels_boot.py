@@ -23,6 +23,26 @@ def target(ref: str, query: str, alias: str = "", table: bool = False) -> Influx
     )
 
 
+def stacked_bars(
+    title: str, description: str, query: str, alias: str, grid: GridPos, calc: str, **more: object
+) -> TimeSeries:
+    """Bars per interval, one series per tag value, stacked, with a legend table."""
+    return TimeSeries(
+        title=title,
+        description=description,
+        dataSource=DATASOURCE,
+        targets=[target("A", query, alias=alias)],
+        gridPos=grid,
+        drawStyle="bars",
+        fillOpacity=80,
+        stacking={"mode": "normal", "group": "A"},
+        legendDisplayMode="table",
+        legendPlacement="right",
+        legendCalcs=[calc],
+        **more,
+    )
+
+
 def unit_override(column: str, unit: str) -> dict[str, object]:
     return {
         "matcher": {"id": "byName", "options": column},
@@ -78,28 +98,17 @@ def power_to_ui_trend(budgets: dict[str, Budget], grid: GridPos) -> TimeSeries:
 
 
 def stage_breakdown(grid: GridPos) -> TimeSeries:
-    return TimeSeries(
-        title="Stage breakdown over time",
-        description="Mean duration of each stage per interval, stacked: the bar height is "
+    return stacked_bars(
+        "Stage breakdown over time",
+        "Mean duration of each stage per interval, stacked: the bar height is "
         "the mean power-to-UI.",
-        dataSource=DATASOURCE,
-        targets=[
-            target(
-                "A",
-                f'SELECT mean("duration_s") FROM "stage" WHERE {SELECTION} '
-                "AND \"outcome\" = 'ok' AND $timeFilter "
-                'GROUP BY time($__interval), "stage" fill(none)',
-                alias="$tag_stage",
-            )
-        ],
-        gridPos=grid,
+        f'SELECT mean("duration_s") FROM "stage" WHERE {SELECTION} '
+        "AND \"outcome\" = 'ok' AND $timeFilter "
+        'GROUP BY time($__interval), "stage" fill(none)',
+        "$tag_stage",
+        grid,
+        "mean",
         unit="s",
-        drawStyle="bars",
-        fillOpacity=80,
-        stacking={"mode": "normal", "group": "A"},
-        legendDisplayMode="table",
-        legendPlacement="right",
-        legendCalcs=["mean"],
     )
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from grafanalib.core import GridPos, PieChartv2, Table, TableSortByField, TimeSeries
 
 from rig.sinks.grafana.common import DATASOURCE, SELECTION
-from rig.sinks.grafana.panels_boot import target, unit_override
+from rig.sinks.grafana.panels_boot import stacked_bars, target, unit_override
 
 # `stages_reached_count` is on every boot point, whatever the outcome (a failed boot
 # has no power_to_ui_s), so counting it counts boots.
@@ -19,26 +19,15 @@ OK_GREEN = {
 
 
 def outcomes_over_time(grid: GridPos) -> TimeSeries:
-    return TimeSeries(
-        title="Soak outcomes over time",
-        description="Boots per interval by outcome class (ok, hang_in_<stage>, panic, ...).",
-        dataSource=DATASOURCE,
-        targets=[
-            target(
-                "A",
-                f'SELECT {BOOTS} AS "boots" FROM "boot" WHERE {SELECTION} AND $timeFilter '
-                'GROUP BY time($__interval), "outcome" fill(none)',
-                alias="$tag_outcome",
-            )
-        ],
-        gridPos=grid,
-        drawStyle="bars",
-        fillOpacity=80,
-        stacking={"mode": "normal", "group": "A"},
+    return stacked_bars(
+        "Soak outcomes over time",
+        "Boots per interval by outcome class (ok, hang_in_<stage>, panic, ...).",
+        f'SELECT {BOOTS} AS "boots" FROM "boot" WHERE {SELECTION} AND $timeFilter '
+        'GROUP BY time($__interval), "outcome" fill(none)',
+        "$tag_outcome",
+        grid,
+        "sum",
         overrides=[OK_GREEN],
-        legendDisplayMode="table",
-        legendPlacement="right",
-        legendCalcs=["sum"],
     )
 
 
