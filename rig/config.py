@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from rig import names
+from rig.instruments.qemu.settings import CAPTURE_CHANNELS as QEMU_CAPTURE_CHANNELS
+from rig.instruments.qemu.settings import QemuConfig, parse_qemu
 from rig.sinks.influx.settings import InfluxSettings, parse_settings
 from rig.tomlcheck import ConfigError, Table, load_toml
 
@@ -44,8 +46,8 @@ class StageSpec:
 
 @dataclass(frozen=True)
 class PowerConfig:
-    driver: str  # "ch340"
-    port: str  # a serial port, or "sim" for the simulated board's relay
+    driver: str  # "ch340" | "qemu"
+    port: str  # a serial port, or "sim" for the simulated board's relay ("" for qemu)
     channel: int
     baud: int
     off_hold_s: float
@@ -60,7 +62,7 @@ class ConsoleConfig:
 
 @dataclass(frozen=True)
 class AnalyzerConfig:
-    driver: str  # "sim" | "sigrok" | "none"
+    driver: str  # "sim" | "sigrok" | "qemu" | "none"
     samplerate: int
     channels: dict[str, int]  # DESIGN name -> device channel index (D0 = 0)
     device: str  # sigrok-cli driver spec for real hardware, e.g. "fx2lafw"
@@ -103,6 +105,7 @@ class RigConfig:
     raw: dict[str, Any]
     influx: InfluxSettings | None = None
     soak: SoakConfig | None = None
+    qemu: QemuConfig | None = None  # the emulated board (config/qemu-arm64.toml)
 
     def snapshot(self) -> dict[str, Any]:
         """The config as loaded, secrets redacted: what run.json keeps."""
@@ -227,8 +230,8 @@ def load_config(path: Path, board: Path | None = None) -> RigConfig:
 
     p = root.table("power", required=True)
     power = PowerConfig(
-        driver=p.str("driver", "ch340", choices=("ch340",)),
-        port=p.str("port"),
+        driver=p.str("driver", "ch340", choices=("ch340", "qemu")),
+        port=p.str("port", ""),
         channel=p.int("channel", 1, min=1),
         baud=p.int("baud", 9600, min=1),
         off_hold_s=p.float("off_hold_s", 0.5, min=0.0),
@@ -241,10 +244,18 @@ def load_config(path: Path, board: Path | None = None) -> RigConfig:
     c.done()
 
     a = root.table("analyzer")
+    a_driver = a.str("driver", "none", choices=("sim", "sigrok", "qemu", "none"))
+    if a_driver == "qemu" and a.has("channels"):
+        a.error("channels", "no table: the QEMU trace capture has fixed channels", a.data)
+    channels = {names.POWER: 0}
+    if a_driver == "qemu":
+        channels = dict(QEMU_CAPTURE_CHANNELS)
+    elif a.has("channels"):
+        channels = _channels(a.table("channels"))
     analyzer = AnalyzerConfig(
-        driver=a.str("driver", "none", choices=("sim", "sigrok", "none")),
+        driver=a_driver,
         samplerate=a.int("samplerate", 1_000_000, min=1),
-        channels=_channels(a.table("channels")) if a.has("channels") else {names.POWER: 0},
+        channels=channels,
         device=a.str("device", ""),
         debounce_us=a.float("debounce_us", 1000.0, min=0.0),
     )
@@ -288,7 +299,27 @@ def load_config(path: Path, board: Path | None = None) -> RigConfig:
     stages = _stages(root)
     influx = parse_settings(root.table("influx"), base) if root.has("influx") else None
     soak = _soak(root.table("soak")) if root.has("soak") else None
+    qemu = parse_qemu(root.table("qemu"), base) if root.has("qemu") else None
     root.done()
+
+    wants_qemu = [
+        key
+        for key, uses in (
+            ("power.driver", power.driver == "qemu"),
+            ("console.port", console.port == "qemu"),
+            ("analyzer.driver", analyzer.driver == "qemu"),
+        )
+        if uses
+    ]
+    if wants_qemu and qemu is None:
+        raise ConfigError(f"{path}: key '{wants_qemu[0]}': 'qemu' needs a [qemu] table")
+    if qemu is not None and len(wants_qemu) < 2:
+        raise ConfigError(
+            f"{path}: key 'qemu': the emulated board needs power.driver = 'qemu' and "
+            "console.port = 'qemu'"
+        )
+    if power.driver == "ch340" and not power.port:
+        raise ConfigError(f"{path}: missing key 'power.port' (the relay's serial port)")
 
     for port, key in ((power.port, "power.port"), (console.port, "console.port")):
         if port == "sim" and sim is None:
@@ -316,6 +347,7 @@ def load_config(path: Path, board: Path | None = None) -> RigConfig:
         raw=raw,
         influx=influx if influx and influx.enabled else None,
         soak=soak,
+        qemu=qemu,
     )
 
 

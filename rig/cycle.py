@@ -116,7 +116,11 @@ def _stop_capture(
         try:
             res = bench.analyzer.stop()
             run["analyzer_stopped_ns"] = res.stopped_ns
-            run["capture"] = {"samples": res.samples, "samplerate_hz": res.samplerate}
+            run["capture"] = {
+                "samples": res.samples,
+                "samplerate_hz": res.samplerate,
+                "clock": res.clock,
+            }
             convert_binary(raw, folder / rundir.CAPTURE, _channel_names(cfg), res.samplerate)
             raw.unlink()
         except (InstrumentError, OSError) as e:
@@ -173,6 +177,7 @@ def run_cycle(
         run["analyzer_armed_ns"] = bench.analyzer.arm(raw)
     watch = _TagWatch()
     bench.console.start(folder / rundir.CONSOLE_JSONL, watch)
+    run["instruments"]["console"] = bench.console.port  # an emulated board's pty is new
     run["power_on_ns"] = time.monotonic_ns()  # replaced by the relay's own stamp below
     rundir.write_json(folder / rundir.RUN, run)
 
@@ -199,6 +204,10 @@ def run_cycle(
             # The port died before the tag (adapter unplugged, pty closed): evidence that
             # the console, not the board, failed; the capture still shows the boot.
             run["rig_error"] = "console_lost"
+    try:
+        run["instruments"].update(bench.power.artifacts(folder))
+    except OSError as e:
+        run["power_artifacts_error"] = f"{folder}: {e.strerror or e}"
     if cfg.power.power_off_after:
         bench.power.off()
     rundir.write_console_log(folder, chunks)

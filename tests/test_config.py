@@ -51,7 +51,7 @@ def test_minimal_hardware_config(tmp_path: Path) -> None:
         ("[timeouts]\nbot_s = 3\n", "unknown key 'timeouts.bot_s'"),
         (
             '[analyzer]\ndriver = "saleae"\n',
-            "key 'analyzer.driver': expected 'sim' or 'sigrok' or 'none'",
+            "key 'analyzer.driver': expected 'sim' or 'sigrok' or 'qemu' or 'none'",
         ),
         (
             '[analyzer.channels]\npower = "D9"\n',

@@ -62,6 +62,7 @@ def build_report(
         time_base = {
             "reference": "analyzer",
             "t0": "debounced rising edge of the power channel",
+            "clock": (run.get("capture") or {}).get("clock") or "analyzer sample clock",
             "samplerate_hz": tb.samplerate,
             "power_edge_sample": tb.power_sample,
         }

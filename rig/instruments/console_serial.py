@@ -28,16 +28,26 @@ class SerialConsole:
     """Reads a serial port in a thread; `on_chunk` sees every chunk (for tag detection)."""
 
     def __init__(self, port: str, baud: int) -> None:
-        try:
-            self._ser = serial.Serial(port, baudrate=baud, timeout=_POLL_S)
-        except serial.SerialException as e:
-            raise InstrumentError(f"console: cannot open {port}: {e}") from None
+        self.baud = baud
+        self._ser = self._open(port)
         self.port = port
         self.chunks: list[Chunk] = []
         self.error: str | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._out: IO[str] | None = None
+
+    def _open(self, port: str) -> serial.Serial:
+        try:
+            return serial.Serial(port, baudrate=self.baud, timeout=_POLL_S)
+        except serial.SerialException as e:
+            raise InstrumentError(f"console: cannot open {port}: {e}") from None
+
+    def reopen(self, port: str) -> None:
+        """Switch to another port between boots (an emulated board's new pty)."""
+        self._ser.close()
+        self._ser = self._open(port)
+        self.port = port
 
     def start(self, jsonl: Path, on_chunk: Callable[[Chunk], None] | None = None) -> None:
         self._ser.reset_input_buffer()  # what came before power-on is not this boot's

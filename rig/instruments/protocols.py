@@ -9,6 +9,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 
 class InstrumentError(RuntimeError):
@@ -26,6 +27,11 @@ class PowerProtocol(ABC):
     def off(self) -> int:
         """Power off; returns host CLOCK_MONOTONIC ns taken right before the command."""
 
+    def artifacts(self, folder: Path) -> dict[str, Any]:
+        """Write the supply's own evidence of the boot into the run folder (an emulated
+        board's trace, say); returns what run.json records of it under `instruments`."""
+        return {}
+
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release the port; the supply keeps its state."""
 
@@ -39,6 +45,8 @@ class CaptureResult:
     samplerate: int
     armed_ns: int
     stopped_ns: int
+    #: What the samples are timed by: the reference clock every report states.
+    clock: str = "analyzer sample clock"
 
 
 class AnalyzerProtocol(ABC):

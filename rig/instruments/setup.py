@@ -10,11 +10,11 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from types import TracebackType
 
-from rig.config import RigConfig
+from rig.config import ConfigError, RigConfig
 from rig.instruments.analyzer_sigrok import SigrokAnalyzer
 from rig.instruments.analyzer_sim import Control, SimAnalyzer
 from rig.instruments.console_serial import SerialConsole
-from rig.instruments.protocols import AnalyzerProtocol, PowerProtocol
+from rig.instruments.protocols import AnalyzerProtocol, InstrumentError, PowerProtocol
 from rig.instruments.relay_ch340 import Ch340Relay
 
 
@@ -37,6 +37,8 @@ class Instruments:
     def __enter__(self) -> Bench:
         cfg = self.cfg
         try:
+            if cfg.qemu is not None:
+                return self._qemu_bench()
             relay_port, console_port, control, sim_pid = (
                 cfg.power.port,
                 cfg.console.port,
@@ -69,6 +71,28 @@ class Instruments:
         except BaseException:
             self._stack.close()
             raise
+
+    def _qemu_bench(self) -> Bench:
+        """The emulated board: one QEMU process per power cycle, owned by the power
+        driver; the console and the trace analyzer follow the process now running."""
+        from rig.instruments.qemu.drivers import QemuConsole, QemuPower, QemuTraceAnalyzer
+        from rig.instruments.qemu.machine import QemuMachine
+
+        cfg = self.cfg
+        assert cfg.qemu is not None
+        try:
+            images = cfg.qemu.image_dir()
+        except ConfigError as e:
+            raise InstrumentError(str(e)) from None
+        machine = QemuMachine(cfg.qemu, images)
+        power = QemuPower(machine)
+        self._stack.callback(power.close)
+        console = QemuConsole(machine, cfg.console.baud)
+        self._stack.callback(console.close)
+        analyzer: AnalyzerProtocol | None = None
+        if cfg.analyzer.driver == "qemu":
+            analyzer = QemuTraceAnalyzer(machine, cfg.analyzer.samplerate)
+        return Bench(power, console, analyzer, machine.pid)
 
     def __exit__(
         self,

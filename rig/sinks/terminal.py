@@ -94,7 +94,7 @@ def print_report(report: dict[str, Any], console: Console, folder: str | None = 
     if tb["reference"] == "analyzer":
         console.print(
             f"t = 0: {tb['t0']} (sample {tb['power_edge_sample']} at "
-            f"{tb['samplerate_hz'] / 1e6:g} MHz)"
+            f"{tb['samplerate_hz'] / 1e6:g} MHz; clock: {tb.get('clock', 'analyzer')})"
         )
     else:
         console.print(f"[yellow]t = 0: {tb['t0']}[/]")

@@ -1,0 +1,142 @@
+"""The QEMU board behind the rig's instrument protocols: power through QMP, the
+analyzer from QEMU's PL061 trace, and the console on the PL011 pty that each power-on
+creates anew."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rig import names
+from rig.instruments.console_serial import SerialConsole
+from rig.instruments.protocols import (
+    AnalyzerProtocol,
+    CaptureResult,
+    InstrumentError,
+    PowerProtocol,
+)
+from rig.instruments.qemu.machine import QemuMachine
+from rig.instruments.qemu.settings import CAPTURE_CHANNELS
+from rig.instruments.qemu.trace import TraceError, parse_trace
+from rig.model import Chunk
+
+TRACE_FILE = "qemu-trace.log"
+TRACE_CLOCK = "QEMU host wall clock (pl061_set_output trace and QMP RESUME stamps, 1 µs)"
+QEMU_JSON = "qemu.json"
+
+
+class QemuPower(PowerProtocol):
+    """Power off = quit QEMU and start a fresh paused one; power on = `cont`."""
+
+    def __init__(self, machine: QemuMachine) -> None:
+        self.machine = machine
+
+    def off(self) -> int:
+        t_ns = time.monotonic_ns()
+        m = self.machine
+        if m.pid is None or m.resumed:
+            m.launch()  # a fresh process: every boot is a cold one
+        return t_ns
+
+    def on(self) -> int:
+        if self.machine.pid is None:
+            self.machine.launch()
+        return self.machine.resume()
+
+    def artifacts(self, folder: Path) -> dict[str, Any]:
+        """Keep the trace (the reference edges) and how QEMU ran, beside the run."""
+        m = self.machine
+        if m.trace.exists():
+            shutil.copyfile(m.trace, folder / TRACE_FILE)
+        ev = m.resume_event
+        info = {
+            "pid": m.pid,
+            "command": m.command,
+            "resume_wall_us": ev.wall_us if ev else None,
+            "console_pty": m.console_pty,
+            "images": str(m.images),
+            "uboot_env": m.env,
+            "gpio": m.cfg.gpio,
+        }
+        (folder / QEMU_JSON).write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+        return {"qemu": {"trace": TRACE_FILE, "info": QEMU_JSON}}
+
+    def close(self) -> None:
+        self.machine.close()
+
+
+class QemuTraceAnalyzer(AnalyzerProtocol):
+    """A logic analyzer made of QEMU's GPIO trace: sample 0 at arming, `power` rising at
+    QEMU's RESUME stamp, each marker line at its traced edge. Both stamps are QEMU's
+    wall clock in µs, so 1 MHz is the natural rate (the trace's resolution)."""
+
+    def __init__(self, machine: QemuMachine, samplerate: int) -> None:
+        self.machine = machine
+        self.samplerate = samplerate
+        self._raw: Path | None = None
+        self._armed_ns = 0
+        self._armed_wall_us = 0
+
+    def arm(self, raw: Path) -> int:
+        self._raw = raw
+        self._armed_ns = time.monotonic_ns()
+        self._armed_wall_us = time.time_ns() // 1000
+        return self._armed_ns
+
+    def stop(self) -> CaptureResult:
+        raw = self._raw
+        if raw is None:
+            raise InstrumentError("qemu analyzer: stop without arm")
+        stopped = time.monotonic_ns()
+        end_us = time.time_ns() // 1000
+        try:
+            edges = parse_trace(self.machine.trace) if self.machine.trace.exists() else []
+        except TraceError as e:
+            raise InstrumentError(f"qemu analyzer: {e}") from None
+        rate = self.samplerate
+        t0 = self._armed_wall_us
+
+        def sample(wall_us: int) -> int:
+            return max(0, (wall_us - t0) * rate // 1_000_000)
+
+        n = sample(end_us) + 1
+        data = np.zeros(n, dtype=np.uint8)
+        ev = self.machine.resume_event
+        if ev is not None:
+            data[sample(ev.wall_us) :] |= 1 << CAPTURE_CHANNELS[names.POWER]
+        for marker, line in self.machine.cfg.gpio.items():
+            bit = np.uint8(1 << CAPTURE_CHANNELS[marker])
+            level, since = 0, 0
+            for e in (e for e in edges if e.line == line):
+                if e.level and not level:
+                    since = sample(e.wall_us)
+                elif level and not e.level:
+                    data[since : sample(e.wall_us)] |= bit
+                level = e.level
+            if level:
+                data[since:] |= bit
+        data.tofile(raw)
+        self._raw = None
+        return CaptureResult(raw, n, rate, self._armed_ns, stopped, clock=TRACE_CLOCK)
+
+
+class QemuConsole(SerialConsole):
+    """The PL011 on the pty of the QEMU process now running: reopened when the power
+    cycle started a new one, then read exactly like a USB-serial adapter."""
+
+    def __init__(self, machine: QemuMachine, baud: int) -> None:
+        self.machine = machine
+        if machine.pid is None:
+            machine.launch()
+        super().__init__(machine.console_pty, baud)
+
+    def start(self, jsonl: Path, on_chunk: Callable[[Chunk], None] | None = None) -> None:
+        if self.machine.console_pty != self.port:
+            self.reopen(self.machine.console_pty)
+        super().start(jsonl, on_chunk)

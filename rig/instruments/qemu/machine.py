@@ -1,0 +1,169 @@
+"""One emulated board: QEMU started paused (the board unpowered), resumed (power on),
+quit (power off). Each power cycle is a fresh QEMU process, so every boot is cold.
+
+The process dies with the rig (PR_SET_PDEATHSIG) and is always ended by its PID on
+close; its files live in a private temporary folder.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from rig.instruments.protocols import InstrumentError
+from rig.instruments.qemu.qmp import QmpClient, QmpEvent
+from rig.instruments.qemu.settings import QemuConfig
+from rig.instruments.qemu.ubootenv import EnvError, parse_env_text, write_flash
+
+TRACE_EVENT = "pl061_set_output"
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:  # runs in the child between fork and exec
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def boot_env(cfg: QemuConfig, images: Path) -> dict[str, str]:
+    """The target's U-Boot environment: the image's text, the config's overrides, and
+    `kernel_args` appended to bootargs."""
+    where = images / "u-boot-env.txt"
+    try:
+        env = parse_env_text(where.read_text(encoding="utf-8"), str(where))
+    except (OSError, UnicodeDecodeError) as e:
+        raise InstrumentError(f"qemu: {where}: {e}") from None
+    except EnvError as e:
+        raise InstrumentError(f"qemu: {e}") from None
+    env.update(cfg.uboot_env)
+    if cfg.kernel_args:
+        env["bootargs"] = f"{env.get('bootargs', '')} {cfg.kernel_args}".strip()
+    return env
+
+
+class QemuMachine:
+    def __init__(self, cfg: QemuConfig, images: Path) -> None:
+        if shutil.which(cfg.binary) is None:
+            raise InstrumentError(f"qemu: {cfg.binary} not found (Debian: qemu-system-arm)")
+        if not cfg.bios.is_file():
+            raise InstrumentError(f"qemu: U-Boot {cfg.bios} not found (Debian: u-boot-qemu)")
+        self.cfg = cfg
+        self.images = images
+        self.env = boot_env(cfg, images)
+        self._dir = Path(tempfile.mkdtemp(prefix="bootrig-qemu-"))
+        self._flash = self._dir / "flash1.img"
+        try:
+            write_flash(self._flash, self.env)
+        except EnvError as e:
+            raise InstrumentError(f"qemu: {e}") from None
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._qmp: QmpClient | None = None
+        self._launches = 0
+        self.resumed = False
+        self.trace: Path = self._dir / "trace-0.log"
+        self.console_pty = ""
+        self.resume_event: QmpEvent | None = None
+        self.command: list[str] = []
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc else None
+
+    def _command(self, qmp: Path) -> list[str]:
+        c = self.cfg
+        return [
+            c.binary,
+            "-M", c.machine,
+            "-cpu", c.cpu,
+            "-m", str(c.memory_mb),
+            "-smp", str(c.smp),
+            "-nic", "none",  # no network at all: the board needs none
+            "-display", "none",
+            "-monitor", "none",
+            "-S",  # paused: the board is unpowered until `cont`
+            "-qmp", f"unix:{qmp},server=on,wait=off",
+            "-chardev", "pty,id=console",
+            "-serial", "chardev:console",
+            "-bios", str(c.bios),
+            "-drive", f"if=pflash,format=raw,index=1,readonly=on,file={self._flash}",
+            "-drive", f"if=none,format=raw,id=root,snapshot=on,file={self.images / 'rootfs.img'}",
+            "-device", "virtio-blk-device,drive=root",
+            "-trace", TRACE_EVENT,
+            "-D", str(self.trace),
+            "-msg", "timestamp=on",
+        ]  # fmt: skip
+
+    def launch(self) -> None:
+        """Start a fresh, paused QEMU (the previous one, if any, is quit first)."""
+        self.quit()
+        self._launches += 1
+        qmp = self._dir / f"qmp-{self._launches}.sock"
+        self.trace = self._dir / f"trace-{self._launches}.log"
+        self.command = self._command(qmp)
+        try:
+            self._proc = subprocess.Popen(
+                self.command,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                preexec_fn=_die_with_parent,  # the only way to set PR_SET_PDEATHSIG
+            )
+        except OSError as e:
+            raise InstrumentError(f"qemu: cannot start {self.cfg.binary}: {e}") from None
+        try:
+            self._qmp = QmpClient(qmp)
+            chardevs = self._qmp.execute("query-chardev")
+        except InstrumentError as e:
+            raise InstrumentError(f"{e}{self._stderr_tail()}") from None
+        pty = next((c["filename"] for c in chardevs if c.get("label") == "console"), "")
+        if not pty.startswith("pty:"):
+            raise InstrumentError(f"qemu: no console pty (query-chardev gave {chardevs!r})")
+        self.console_pty = pty[4:]
+        self.resumed = False
+        self.resume_event = None
+
+    def _stderr_tail(self) -> str:
+        proc = self._proc
+        if proc is None or proc.poll() is None or proc.stderr is None:
+            return ""
+        return ": " + proc.stderr.read().decode(errors="replace").strip()[-500:]
+
+    def resume(self) -> int:
+        """Power on: start the vCPUs. Returns host monotonic ns right before the command."""
+        if self._qmp is None:
+            raise InstrumentError("qemu: power on before the machine was started")
+        t_ns = time.monotonic_ns()
+        self._qmp.execute("cont")
+        self.resumed = True
+        self.resume_event = self._qmp.event("RESUME")
+        if self.resume_event is None:  # the event may trail the command's return
+            self._qmp.execute("query-status")
+            self.resume_event = self._qmp.event("RESUME")
+        return t_ns
+
+    def quit(self) -> None:
+        """Power off: end the process (QMP quit, then SIGKILL by PID if it lingers)."""
+        proc, qmp = self._proc, self._qmp
+        self._proc, self._qmp = None, None
+        if qmp is not None:
+            # Already gone, or going: the wait below settles it.
+            with contextlib.suppress(InstrumentError):
+                qmp.execute("quit")
+            qmp.close()
+        if proc is not None:
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            if proc.stderr:
+                proc.stderr.close()
+
+    def close(self) -> None:
+        self.quit()
+        shutil.rmtree(self._dir, ignore_errors=True)

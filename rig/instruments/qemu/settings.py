@@ -1,0 +1,107 @@
+"""The `[qemu]` table of a rig config: where the images are and how QEMU is started."""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rig import names
+from rig.tomlcheck import ConfigError, Table
+
+#: Which PL061 line each hook raises on the QEMU target (firmware-hooks/qemu-arm64).
+#: Line 3 is the virt board's power button, so it is skipped.
+DEFAULT_GPIO = {"bootm": 0, "do_mount_root": 1, "kernel_init": 2, "ui_ready": 4}
+#: Device channels of the capture the trace becomes (bit i of each sample).
+CAPTURE_CHANNELS = {names.POWER: 0, "bootm": 1, "do_mount_root": 2, "kernel_init": 3, "ui_ready": 4}
+BUILD_SCRIPT = Path(__file__).resolve().parents[3] / "firmware-hooks" / "qemu-arm64" / "build.sh"
+UBOOT_BIN = Path("/usr/lib/u-boot/qemu_arm64/u-boot.bin")
+
+
+@dataclass(frozen=True)
+class QemuConfig:
+    images: str  # "auto" (build.sh's cache folder) or a folder
+    binary: str = "qemu-system-aarch64"
+    machine: str = "virt,acpi=off"  # ACPI replaces the PL061 by a GED when firmware loads
+    cpu: str = "cortex-a57"
+    memory_mb: int = 256
+    smp: int = 1
+    bios: Path = UBOOT_BIN
+    kernel_args: str = ""  # appended to the environment's bootargs (a variant's knob)
+    uboot_env: dict[str, str] = field(default_factory=dict)  # overrides, name -> value
+    gpio: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_GPIO))
+    base: Path = Path(".")
+
+    def image_dir(self) -> Path:
+        """The folder with Image, rootfs.img and u-boot-env.txt; an InstrumentError-free
+        ConfigError naming what to run when it is missing."""
+        if self.images != "auto":
+            folder = (self.base / self.images).resolve()
+        else:
+            try:
+                out = subprocess.run(
+                    ["bash", str(BUILD_SCRIPT), "--dir"],
+                    capture_output=True,
+                    text=True,
+                    timeout=60,
+                    check=False,
+                )
+            except (OSError, subprocess.TimeoutExpired) as e:
+                raise ConfigError(f"qemu.images = 'auto': {BUILD_SCRIPT}: {e}") from None
+            lines = out.stdout.strip().splitlines()
+            if out.returncode != 0 or not lines:
+                where = lines[-1] if lines else "(no folder)"
+                raise ConfigError(
+                    f"qemu.images = 'auto': the QEMU images are not built ({where}); "
+                    "run `make qemu-images` first"
+                )
+            folder = Path(lines[-1])
+        for name in ("Image", "rootfs.img", "u-boot-env.txt"):
+            if not (folder / name).is_file():
+                raise ConfigError(
+                    f"qemu.images: {folder / name} is missing; run `make qemu-images` first"
+                )
+        return folder
+
+
+def parse_qemu(t: Table, base: Path) -> QemuConfig:
+    images = t.str("images", "auto")
+    gpio = dict(DEFAULT_GPIO)
+    if t.has("gpio"):
+        g = t.table("gpio")
+        for name in list(g.data):
+            canon = names.canonical_marker(name)
+            if canon not in names.MARKERS:
+                raise ConfigError(
+                    f"{t.path}: key '{g.key(name)}': expected a marker name "
+                    f"({', '.join(names.MARKERS)}), found {name!r}"
+                )
+            line = g.int(name, min=0)
+            if line > 7 or line == 3:
+                g.error(name, "a PL061 line 0..7 other than 3 (the power button)", line)
+            gpio[canon] = line
+        g.done()
+    env: dict[str, str] = {}
+    if t.has("uboot_env"):
+        e = t.table("uboot_env")
+        for name in list(e.data):
+            env[name] = e.str(name)
+        e.done()
+    cfg = QemuConfig(
+        images=images,
+        binary=t.str("binary", "qemu-system-aarch64"),
+        machine=t.str("machine", "virt,acpi=off"),
+        cpu=t.str("cpu", "cortex-a57"),
+        memory_mb=t.int("memory_mb", 256, min=64),
+        smp=t.int("smp", 1, min=1),
+        bios=(base / t.str("bios", str(UBOOT_BIN))).resolve(),
+        kernel_args=t.str("kernel_args", ""),
+        uboot_env=env,
+        gpio=gpio,
+        base=base,
+    )
+    t.done()
+    lines = list(cfg.gpio.values())
+    if len(set(lines)) != len(lines):
+        raise ConfigError(f"{t.path}: key 'qemu.gpio': two markers share a PL061 line")
+    return cfg

@@ -1,0 +1,40 @@
+"""A QEMU board made of real U-Boot only: its environment raises every marker line and
+prints every tag, so the rig's QEMU instruments are tested without the kernel build."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.e2e import REPO
+
+# PL061 at 0x09030000: direction at +0x400, data at +(mask << 2).
+UBOOT_ONLY_ENV = """\
+bootdelay=0
+bootcmd=mw.l 0x09030400 0x17; sleep 0.2; mw.l 0x09030004 1; echo bootrig: marker bootm; \
+sleep 0.3; mw.l 0x09030008 2; echo bootrig: marker do_mount_root; sleep 0.1; \
+mw.l 0x09030010 4; echo bootrig: marker kernel_init; sleep 0.1; echo Starting application; \
+sleep 0.2; mw.l 0x09030040 0x10; echo bootrig: marker ui_ready
+"""
+
+
+def uboot_only_images(tmp: Path, env: str = UBOOT_ONLY_ENV) -> Path:
+    images = tmp / "images"
+    images.mkdir()
+    (images / "Image").write_bytes(b"")
+    with (images / "rootfs.img").open("wb") as f:
+        f.truncate(1 << 20)
+    (images / "u-boot-env.txt").write_text(env)
+    return images
+
+
+def qemu_config(
+    tmp: Path, images: Path | str = "auto", analyzer: str = "qemu", extra: str = ""
+) -> Path:
+    text = (REPO / "config" / "qemu-arm64.toml").read_text()
+    text = text.replace('results_dir = "../results"', f'results_dir = "{tmp / "results"}"')
+    text = text.replace('images = "auto"', f'images = "{images}"')
+    if analyzer != "qemu":
+        text = text.replace('driver = "qemu"          # QEMU', f'driver = "{analyzer}"  # QEMU')
+    path = tmp / "qemu.toml"
+    path.write_text(text + extra)
+    return path

@@ -1,0 +1,189 @@
+"""The QEMU instruments against real QEMU and real U-Boot (Debian's u-boot-qemu): power
+through QMP, the PL011 pty console, the PL061 trace as a capture. The board here is
+U-Boot alone, its environment raising every marker (tests/qemu_env.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from rig.config import ConfigError, load_config
+from rig.instruments.qemu.reference import reference_edges
+from rig.instruments.qemu.trace import TraceError, parse_trace
+from rig.instruments.qemu.ubootenv import env_image, parse_env_text
+from tests.qemu_env import UBOOT_ONLY_ENV, qemu_config, uboot_only_images
+
+RIG = [sys.executable, "-m", "rig"]
+MARKERS = ("bootm", "do_mount_root", "kernel_init", "ui_ready")
+
+
+def _run(cfg: Path, *args: str) -> tuple[int, dict]:
+    p = subprocess.run(
+        [*RIG, "run", "--config", str(cfg), "--json", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    return p.returncode, json.loads(p.stdout)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.split(")")[-1].split()[0] != "Z"
+
+
+def test_env_image_is_what_mkenvimage_writes(tmp_path: Path) -> None:
+    assert shutil.which("mkenvimage"), "u-boot-tools is installed by `make setup-test`"
+    text = tmp_path / "env.txt"
+    text.write_text(UBOOT_ONLY_ENV.replace("\\\n", ""))
+    subprocess.run(
+        ["mkenvimage", "-s", "0x40000", "-o", str(tmp_path / "env.bin"), str(text)], check=True
+    )
+    env = parse_env_text(text.read_text(), str(text))
+    assert env_image(env) == (tmp_path / "env.bin").read_bytes()
+
+
+def test_trace_errors_name_file_and_line(tmp_path: Path) -> None:
+    bad = tmp_path / "t.log"
+    bad.write_text(
+        "1@1.000001:pl061_set_output /m/d[6] setting output 0 to 1\n1@x:pl061_set_output garbage\n"
+    )
+    with pytest.raises(TraceError, match=r"t\.log:2: not a pl061_set_output line"):
+        parse_trace(bad)
+    with pytest.raises(TraceError, match="No such file"):
+        parse_trace(tmp_path / "missing.log")
+
+
+def test_config_errors(tmp_path: Path) -> None:
+    images = uboot_only_images(tmp_path)
+    cfg = qemu_config(tmp_path, images)
+    text = cfg.read_text()
+    cases = {
+        "\nbootm = 0": (
+            "\nbootm = 3",
+            "qemu.gpio.bootm': expected a PL061 line",
+        ),
+        "ui_ready = 4": ("ui_ready = 0", "two markers share a PL061 line"),
+        "[qemu]\n": ("[qemux]\n", "unknown key 'qemux'"),
+        "debounce_us = 0 ": (
+            'debounce_us = 0\n[analyzer.channels]\npower = "D0"\n#',
+            "fixed channels",
+        ),
+    }
+    for old, (new, message) in cases.items():
+        assert old in text, old
+        bad = tmp_path / "bad.toml"
+        bad.write_text(text.replace(old, new, 1))
+        with pytest.raises(ConfigError, match=message.replace("[", r"\[").replace("]", r"\]")):
+            load_config(bad)
+    # No [qemu] table at all, but the drivers ask for one.
+    bad.write_text(text[: text.index("[qemu]")] + text[text.index("[power]") :])
+    with pytest.raises(ConfigError, match=r"'power.driver': 'qemu' needs a \[qemu\] table"):
+        load_config(bad)
+
+
+def test_missing_images_say_what_to_run(tmp_path: Path) -> None:
+    cfg = qemu_config(tmp_path, tmp_path / "nowhere")
+    code, out = _run(cfg)
+    assert code != 0 and "make qemu-images" in out["error"]
+
+
+def test_measured_boot_matches_the_traced_edges(tmp_path: Path) -> None:
+    images = uboot_only_images(tmp_path)
+    code, out = _run(qemu_config(tmp_path, images))
+    report, folder = out["report"], Path(out["folder"])
+    assert code == 0, report["outcome"]
+    assert report["time_base"]["clock"].startswith("QEMU host wall clock")
+    truth = reference_edges(folder)
+    assert set(truth) == set(MARKERS)
+    events = {e["name"]: e for e in report["events"] if e["source"] == "gpio"}
+    for marker in MARKERS:
+        # The capture is sampled at 1 MHz from the same µs stamps: one sample either way.
+        assert events[marker]["t_s"] == pytest.approx(truth[marker], abs=1.5e-6), marker
+    # The environment's sleeps are the stage lengths U-Boot really spent.
+    stages = {s["name"]: s for s in report["stages"]}
+    assert stages["kernel"]["duration_s"] == pytest.approx(0.3, abs=0.02)
+    assert stages["rootfs_mount"]["duration_s"] == pytest.approx(0.1, abs=0.02)
+    run = json.loads((folder / "run.json").read_text())
+    assert run["instruments"]["qemu"] == {"trace": "qemu-trace.log", "info": "qemu.json"}
+    pid = json.loads((folder / "qemu.json").read_text())["pid"]
+    assert not _alive(pid), "QEMU outlived the rig"
+
+
+def test_console_only_boot_keeps_the_reference(tmp_path: Path) -> None:
+    images = uboot_only_images(tmp_path)
+    code, out = _run(qemu_config(tmp_path, images, analyzer="none"))
+    report, folder = out["report"], Path(out["folder"])
+    assert code == 0, report["outcome"]
+    assert report["time_base"]["reference"] == "host"
+    assert not (folder / "capture.sr").exists()
+    truth = reference_edges(folder)
+    events = {e["name"]: e for e in report["events"]}
+    for marker in MARKERS:
+        # The console-only boundary is a host arrival time: close to, never exactly, the edge.
+        assert abs(events[marker]["t_s"] - truth[marker]) < 0.02, marker
+
+
+def test_every_cycle_is_a_fresh_qemu_and_the_console_follows(tmp_path: Path) -> None:
+    images = uboot_only_images(tmp_path)
+    cfg = qemu_config(tmp_path, images)
+    p = subprocess.run(
+        [*RIG, "soak", "--config", str(cfg), "--cycles", "2", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
+    runs = sorted((tmp_path / "results").glob("soak-*/2*/qemu.json"))
+    assert len(runs) == 2
+    pids = {json.loads(r.read_text())["pid"] for r in runs}
+    ptys = {json.loads(r.read_text())["console_pty"] for r in runs}
+    assert len(pids) == 2 and len(ptys) >= 1
+    for r in runs:
+        report = json.loads((r.parent / "report.json").read_text())
+        assert report["outcome"] == "ok"
+
+
+def test_qemu_dies_with_a_killed_rig(tmp_path: Path) -> None:
+    env = UBOOT_ONLY_ENV.replace("echo bootrig: marker ui_ready", "sleep 30")
+    images = uboot_only_images(tmp_path, env)
+    rig = subprocess.Popen(
+        [*RIG, "run", "--config", str(qemu_config(tmp_path, images))],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        child = None
+        deadline = time.monotonic() + 30
+        while child is None and time.monotonic() < deadline:
+            for stat in Path("/proc").glob("[0-9]*/stat"):
+                try:
+                    fields = stat.read_text().split(")")[-1].split()
+                except OSError:
+                    continue
+                if fields[1] == str(rig.pid) and "qemu" in Path(stat.parent / "comm").read_text():
+                    child = int(stat.parent.name)
+            time.sleep(0.1)
+        assert child is not None, "the rig never started QEMU"
+        time.sleep(1.0)  # booting now
+        os.kill(rig.pid, signal.SIGKILL)
+        rig.wait()
+        deadline = time.monotonic() + 5
+        while _alive(child) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _alive(child), "QEMU outlived a SIGKILLed rig"
+    finally:
+        if rig.poll() is None:
+            rig.kill()
+            rig.wait()
