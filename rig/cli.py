@@ -9,6 +9,7 @@ from rig.commands.analyze import analyze
 from rig.commands.decoders import decoders
 from rig.commands.grafana import grafana
 from rig.commands.influx import influx
+from rig.commands.qemu import qemu
 from rig.commands.report import report
 from rig.commands.run import run
 from rig.commands.soak import soak
@@ -29,3 +30,4 @@ main.add_command(influx)
 main.add_command(report)
 main.add_command(grafana)
 main.add_command(soak)
+main.add_command(qemu)

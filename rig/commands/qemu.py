@@ -1,0 +1,145 @@
+"""`rig qemu`: the QEMU arm64 target's images and recorded real boots.
+
+`rig qemu build` builds (or finds cached) U-Boot environment, kernel and root filesystem
+with firmware-hooks/qemu-arm64/build.sh. `rig qemu record` boots the target N times and
+keeps each boot's raw artifacts (not the images) with QEMU's GPIO trace beside them as
+the reference: the recorded real boots under tests/data/real/.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import click
+
+from rig.commands.common import console, emit_json, fail, json_option
+from rig.config import ConfigError, RigConfig, load_config
+from rig.cycle import run_cycle
+from rig.instruments.protocols import InstrumentError
+from rig.instruments.qemu.drivers import QEMU_JSON, TRACE_FILE
+from rig.instruments.qemu.reference import reference_edges
+from rig.instruments.qemu.settings import BUILD_SCRIPT
+from rig.instruments.qemu.trace import TraceError
+from rig.instruments.setup import Instruments
+
+#: What a recorded boot keeps: the raw measurement, never the analysis or the images.
+KEEP = ("run.json", "console.jsonl", "console.log", "capture.sr", TRACE_FILE, QEMU_JSON)
+REFERENCE = "reference.json"
+
+
+@click.group()
+def qemu() -> None:
+    """The QEMU arm64 target (real U-Boot and Linux under emulation)."""
+
+
+@qemu.command()
+@json_option
+def build(as_json: bool) -> None:
+    """Build the images if an input changed; print their folder."""
+    try:
+        p = subprocess.run(
+            ["bash", str(BUILD_SCRIPT)],
+            stdout=subprocess.PIPE,
+            stderr=None if not as_json else subprocess.PIPE,
+            text=True,
+            check=False,
+        )
+    except OSError as e:
+        fail(f"{BUILD_SCRIPT}: {e}", as_json, code=3)
+    lines = p.stdout.strip().splitlines()
+    if p.returncode != 0 or not lines:
+        detail = (p.stderr or "").strip()[-2000:] if as_json else "see the output above"
+        fail(f"{BUILD_SCRIPT} failed ({p.returncode}): {detail}", as_json, code=3)
+    folder = lines[-1]
+    if as_json:
+        emit_json({"images": folder})
+    else:
+        console.print(f"images: {folder}")
+
+
+def _variant(cfg: RigConfig, console_only: bool, kernel_args: str) -> RigConfig:
+    assert cfg.qemu is not None
+    q = cfg.qemu
+    if kernel_args:
+        q = dataclasses.replace(q, kernel_args=f"{q.kernel_args} {kernel_args}".strip())
+    analyzer = cfg.analyzer
+    if console_only:
+        analyzer = dataclasses.replace(analyzer, driver="none")
+    return dataclasses.replace(cfg, qemu=q, analyzer=analyzer)
+
+
+def _scrub(folder: Path, images: Path) -> None:
+    """Recorded boots are committed: no path of the recording machine stays in them."""
+    info = json.loads((folder / QEMU_JSON).read_text(encoding="utf-8"))
+    tmp = str(Path(info["command"][info["command"].index("-D") + 1]).parent)
+    text = json.dumps(info, indent=2).replace(tmp, "<tmp>").replace(str(images), "<images>")
+    (folder / QEMU_JSON).write_text(text + "\n", encoding="utf-8")
+    run = json.loads((folder / "run.json").read_text(encoding="utf-8"))
+    run["host"] = "recorded"
+    (folder / "run.json").write_text(json.dumps(run, indent=2) + "\n", encoding="utf-8")
+
+
+def record_boot(cfg: RigConfig, out: Path, name: str) -> dict[str, Any]:
+    with Instruments(cfg) as bench:
+        result = run_cycle(cfg, bench)
+    dest = out / name
+    if dest.exists():
+        shutil.rmtree(dest)
+    dest.mkdir(parents=True)
+    for f in KEEP:
+        if (result.folder / f).exists():
+            shutil.copyfile(result.folder / f, dest / f)
+    assert cfg.qemu is not None
+    _scrub(dest, cfg.qemu.image_dir())
+    edges = reference_edges(dest)
+    ref = {"source": TRACE_FILE, "t0": "QMP RESUME (power on)", "edges_s": edges}
+    (dest / REFERENCE).write_text(json.dumps(ref, indent=2) + "\n", encoding="utf-8")
+    return {"name": name, "folder": str(dest), "ui_seen": result.ui_seen, "edges_s": edges}
+
+
+@qemu.command()
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(path_type=Path),
+    default=Path("config/qemu-arm64.toml"),
+    show_default=True,
+)
+@click.option("--out", type=click.Path(path_type=Path), required=True, help="Folder to fill.")
+@click.option("--boots", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--name", "prefix", default="boot", show_default=True, help="Folder name prefix.")
+@click.option("--console-only", is_flag=True, help="No capture: the console alone.")
+@click.option("--kernel-args", default="", help="Appended to bootargs, e.g. initcall_debug.")
+@json_option
+def record(
+    config_path: Path,
+    out: Path,
+    boots: int,
+    prefix: str,
+    console_only: bool,
+    kernel_args: str,
+    as_json: bool,
+) -> None:
+    """Boot the QEMU target and keep each boot's raw artifacts with the traced edges."""
+    try:
+        cfg = load_config(config_path)
+    except ConfigError as e:
+        fail(str(e), as_json)
+    if cfg.qemu is None:
+        fail(f"{config_path}: not a QEMU target config (no [qemu] table)", as_json)
+    cfg = _variant(cfg, console_only, kernel_args)
+    done = []
+    try:
+        for i in range(1, boots + 1):
+            done.append(record_boot(cfg, out, f"{prefix}-{i}"))
+            if not as_json:
+                console.print(f"{done[-1]['folder']}: edges {done[-1]['edges_s']}")
+    except (InstrumentError, ConfigError, TraceError, OSError) as e:
+        fail(f"recording stopped after {len(done)} boots: {e}", as_json, code=3)
+    if as_json:
+        emit_json({"boots": done})
