@@ -3,11 +3,16 @@ prints every tag, so the rig's QEMU instruments are tested without the kernel bu
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 from tests.e2e import REPO
 
 # PL061 at 0x09030000: direction at +0x400, data at +(mask << 2).
+RIG = [sys.executable, "-m", "rig"]
+
 UBOOT_ONLY_ENV = """\
 bootdelay=0
 bootcmd=mw.l 0x09030400 0x17; sleep 0.2; mw.l 0x09030004 1; echo bootrig: marker bootm; \
@@ -38,3 +43,24 @@ def qemu_config(
     path = tmp / "qemu.toml"
     path.write_text(text + extra)
     return path
+
+
+def rig_soak(cfg: Path, cycles: int, results: Path) -> list[Path]:
+    """`rig soak --cycles N`; the folders of its boots, oldest first."""
+    p = subprocess.run(
+        [*RIG, "soak", "--config", str(cfg), "--cycles", str(cycles), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120 * cycles,
+    )
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
+    return sorted(r.parent for r in results.glob("soak-*/2*/run.json"))
+
+
+def rig_run(cfg: Path) -> tuple[int, dict]:
+    """`rig run --json`: its exit code and output."""
+    p = subprocess.run(
+        [*RIG, "run", "--config", str(cfg), "--json"], capture_output=True, text=True, timeout=180
+    )
+    assert p.stdout, p.stderr[-3000:]
+    return p.returncode, json.loads(p.stdout)

@@ -9,7 +9,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -19,20 +18,9 @@ from rig.config import ConfigError, load_config
 from rig.instruments.qemu.reference import reference_edges
 from rig.instruments.qemu.trace import TraceError, parse_trace
 from rig.instruments.qemu.ubootenv import env_image, parse_env_text
-from tests.qemu_env import UBOOT_ONLY_ENV, qemu_config, uboot_only_images
+from tests.qemu_env import RIG, UBOOT_ONLY_ENV, qemu_config, rig_run, rig_soak, uboot_only_images
 
-RIG = [sys.executable, "-m", "rig"]
 MARKERS = ("bootm", "do_mount_root", "kernel_init", "ui_ready")
-
-
-def _run(cfg: Path, *args: str) -> tuple[int, dict]:
-    p = subprocess.run(
-        [*RIG, "run", "--config", str(cfg), "--json", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    return p.returncode, json.loads(p.stdout)
 
 
 def _alive(pid: int) -> bool:
@@ -93,15 +81,15 @@ def test_config_errors(tmp_path: Path) -> None:
         load_config(bad)
 
 
-def test_missing_images_say_what_to_run(tmp_path: Path) -> None:
+def test_missing_images_say_what_torig_run(tmp_path: Path) -> None:
     cfg = qemu_config(tmp_path, tmp_path / "nowhere")
-    code, out = _run(cfg)
+    code, out = rig_run(cfg)
     assert code != 0 and "make qemu-images" in out["error"]
 
 
 def test_measured_boot_matches_the_traced_edges(tmp_path: Path) -> None:
     images = uboot_only_images(tmp_path)
-    code, out = _run(qemu_config(tmp_path, images))
+    code, out = rig_run(qemu_config(tmp_path, images))
     report, folder = out["report"], Path(out["folder"])
     assert code == 0, report["outcome"]
     assert report["time_base"]["clock"].startswith("QEMU host wall clock")
@@ -123,7 +111,7 @@ def test_measured_boot_matches_the_traced_edges(tmp_path: Path) -> None:
 
 def test_console_only_boot_keeps_the_reference(tmp_path: Path) -> None:
     images = uboot_only_images(tmp_path)
-    code, out = _run(qemu_config(tmp_path, images, analyzer="none"))
+    code, out = rig_run(qemu_config(tmp_path, images, analyzer="none"))
     report, folder = out["report"], Path(out["folder"])
     assert code == 0, report["outcome"]
     assert report["time_base"]["reference"] == "host"
@@ -137,22 +125,12 @@ def test_console_only_boot_keeps_the_reference(tmp_path: Path) -> None:
 
 def test_every_cycle_is_a_fresh_qemu_and_the_console_follows(tmp_path: Path) -> None:
     images = uboot_only_images(tmp_path)
-    cfg = qemu_config(tmp_path, images)
-    p = subprocess.run(
-        [*RIG, "soak", "--config", str(cfg), "--cycles", "2", "--json"],
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
-    runs = sorted((tmp_path / "results").glob("soak-*/2*/qemu.json"))
-    assert len(runs) == 2
-    pids = {json.loads(r.read_text())["pid"] for r in runs}
-    ptys = {json.loads(r.read_text())["console_pty"] for r in runs}
-    assert len(pids) == 2 and len(ptys) >= 1
-    for r in runs:
-        report = json.loads((r.parent / "report.json").read_text())
-        assert report["outcome"] == "ok"
+    folders = rig_soak(qemu_config(tmp_path, images), 2, tmp_path / "results")
+    assert len(folders) == 2
+    infos = [json.loads((f / "qemu.json").read_text()) for f in folders]
+    assert len({i["pid"] for i in infos}) == 2
+    for f in folders:
+        assert json.loads((f / "report.json").read_text())["outcome"] == "ok"
 
 
 def test_qemu_dies_with_a_killed_rig(tmp_path: Path) -> None:
