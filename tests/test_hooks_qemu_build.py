@@ -1,0 +1,92 @@
+"""firmware-hooks/qemu-arm64/build.sh --dir: the output directory is named by a hash of
+every input, the same on every call and different as soon as one input changes."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+HOOKS = REPO / "firmware-hooks"
+BUILD = Path("qemu-arm64") / "build.sh"
+
+
+def out_dir(hooks: Path) -> Path:
+    """Run build.sh --dir in a firmware-hooks tree; skip if the machine cannot."""
+    r = subprocess.run(
+        ["bash", str(hooks / BUILD), "--dir"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=os.environ.copy(),
+    )
+    if r.returncode == 3:
+        pytest.skip(f"arm64 package lists unavailable: {r.stderr.strip()}")
+    if r.returncode == 2 and "missing Debian packages" in r.stderr:
+        pytest.skip(r.stderr.strip())
+    assert r.returncode in (0, 1), f"build.sh --dir failed ({r.returncode}):\n{r.stderr}"
+    lines = r.stdout.splitlines()
+    assert len(lines) == 1, r.stdout
+    path = Path(lines[0])
+    assert path.parent.name == "qemu-arm64"
+    assert len(path.name) == 16 and int(path.name, 16) >= 0, path.name
+    # exit 0 exactly when the build is complete
+    assert (r.returncode == 0) == (path / "manifest.json").is_file()
+    return path
+
+
+@pytest.fixture
+def copy(tmp_path) -> Path:
+    dest = tmp_path / "firmware-hooks"
+    shutil.copytree(HOOKS, dest, ignore=shutil.ignore_patterns("ui-ready", "ui-ready-arm64"))
+    return dest
+
+
+def test_dir_is_deterministic_and_location_independent(copy):
+    first = out_dir(HOOKS)
+    assert out_dir(HOOKS) == first
+    assert out_dir(copy) == first, "the hash must not depend on where the tree is"
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        "qemu-arm64/kernel.config",
+        "qemu-arm64/u-boot-env.txt",
+        "qemu-arm64/rootfs/sbin/init",
+        "qemu-arm64/build.sh",
+        "userspace/ui-ready.c",
+        "linux/0002-init-do_mounts-bootrig-marker-when-mounting-the-root.patch",
+    ],
+)
+def test_dir_changes_with_each_input(copy, edit):
+    before = out_dir(copy)
+    path = copy / edit
+    assert path.is_file(), edit
+    path.write_text(path.read_text() + "\n")
+    assert out_dir(copy).name != before.name, f"editing {edit} kept the hash"
+
+
+def test_dir_changes_with_a_new_patch_and_ignores_docs(copy):
+    before = out_dir(copy)
+    (copy / "qemu-arm64" / "README.md").write_text("edited\n")
+    (copy / "linux" / "README.md").write_text("edited\n")
+    assert out_dir(copy) == before, "documentation is not an input"
+    (copy / "linux" / "0099-extra.patch").write_text("")
+    assert out_dir(copy).name != before.name
+
+
+def test_dir_changes_with_the_init_scripts_mode(copy):
+    before = out_dir(copy)
+    init = copy / "qemu-arm64" / "rootfs" / "sbin" / "init"
+    init.chmod(0o644)
+    assert out_dir(copy).name != before.name
+
+
+def test_rejects_unknown_arguments():
+    r = subprocess.run(["bash", str(HOOKS / BUILD), "--bogus"], capture_output=True, text=True)
+    assert r.returncode == 2 and "unknown argument" in r.stderr
