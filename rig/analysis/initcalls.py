@@ -24,6 +24,10 @@ class Initcall:
     call: InitcallLine | None  # None when only the return line survived
     ret: InitcallLine | None  # None when the call never returned (within the log)
     start: When
+    #: From the calling line's printk stamp to the return line's: the kernel's printk
+    #: clock, what scripts/bootgraph.pl draws. `after N usecs` is ktime, which before
+    #: the clocksource switch (fs_initcall) only advances by jiffies.
+    printk_span_s: float | None = None
 
     @property
     def rec(self) -> InitcallLine:
@@ -43,6 +47,7 @@ class Initcall:
             "module": r.module,
             "start_s": self.start.t_s,
             "duration_s": self.duration_s,
+            "printk_span_s": self.printk_span_s,
             "return": self.ret.ret if self.ret else None,
             "source": self.start.source,
             "uncertainty_s": self.start.uncertainty_s,
@@ -74,7 +79,11 @@ def pair_initcalls(
         stack = open_.get(_key(r))
         if stack:
             i = stack.pop()
-            out[i] = Initcall(out[i].call, r, out[i].start)
+            call = out[i].call
+            assert call is not None
+            a, b = lines[call.line].printk_ts, lines[r.line].printk_ts
+            printk_span = b - a if a is not None and b is not None else None
+            out[i] = Initcall(call, r, out[i].start, printk_span)
         else:
             # The calling line was lost (garbled console): it started `usecs` before.
             end = kernel_at(lines[r.line], tb)
