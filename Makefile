@@ -9,11 +9,16 @@ RIG := $(BIN)/rig
 # a browser to render report.html).
 APT_BASE := sigrok-cli python3-venv
 APT_TEST := influxdb chromium
+# The QEMU arm64 target (docs/qemu.md): QEMU, Debian's U-Boot, and what builds the
+# kernel and root filesystem from Debian's linux-source-6.1 and busybox-static.
+APT_QEMU := qemu-system-arm u-boot-qemu u-boot-tools linux-source-6.1 \
+	gcc-aarch64-linux-gnu libc6-dev-arm64-cross bc bison flex libssl-dev cpio \
+	e2fsprogs xz-utils perl patch gcc make
 CONFIG ?= config/rig.toml
 BOARD ?=
 
 .PHONY: setup setup-test demo test lint fmt pytest robot clean-venv influx-up influx-down
-.PHONY: robot-docs soak nightly nightly-install bench-soak
+.PHONY: robot-docs soak nightly nightly-install bench-soak qemu-images qemu-demo robot-qemu
 
 # Debian packages: installed only when missing, so repeated runs do not touch apt.
 define apt_install
@@ -32,6 +37,9 @@ $(VENV)/.apt-ok: Makefile
 
 $(VENV)/.apt-test-ok: Makefile
 	$(call apt_install,$(APT_BASE) $(APT_TEST))
+
+$(VENV)/.apt-qemu-ok: Makefile
+	$(call apt_install,$(APT_QEMU))
 
 $(VENV)/.installed: $(VENV)/.apt-ok pyproject.toml
 	@[ -x $(BIN)/python ] || $(PYTHON) -m venv $(VENV)
@@ -54,13 +62,28 @@ fmt: setup
 	$(BIN)/ruff format rig tests bench decoders
 	$(BIN)/ruff check --fix rig tests bench decoders
 
-pytest: setup-test
-	$(BIN)/pytest
+# The QEMU target's images, cached outside the repository (rebuilt only when an input
+# changes; the kernel build takes minutes cold, a second when cached).
+qemu-images: setup $(VENV)/.apt-qemu-ok
+	$(RIG) qemu build
+
+# One measured boot of real U-Boot and Linux under QEMU.
+qemu-demo: qemu-images
+	$(RIG) run --config config/qemu-arm64.toml
+
+# The QEMU tests fail, not skip, when the images are missing under `make test`.
+pytest: setup-test qemu-images
+	BOOTRIG_REQUIRE_QEMU=1 $(BIN)/pytest
 
 robot: setup-test
 	$(BIN)/robot --outputdir results/robot testsuites
 
-test: lint pytest robot
+# The budget suite on the real kernel under QEMU (budgets: boards.qemu-arm64).
+robot-qemu: setup-test qemu-images
+	$(BIN)/robot --variable CONFIG:$(CURDIR)/config/qemu-arm64.toml \
+	  --outputdir results/robot-qemu testsuites/boot_budget.robot
+
+test: lint pytest robot robot-qemu
 
 # A private InfluxDB on 127.0.0.1 (data under results/influxdb), for `[influx]` in a config.
 influx-up: setup
