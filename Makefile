@@ -67,9 +67,11 @@ fmt: setup
 qemu-images: setup $(VENV)/.apt-qemu-ok
 	$(RIG) qemu build
 
-# One measured boot of real U-Boot and Linux under QEMU.
+# One measured boot of real U-Boot and Linux under QEMU, with initcall_debug so the
+# report has the initcall breakdown (QEMU_ARGS= for a boot without it).
+QEMU_ARGS ?= initcall_debug loglevel=8
 qemu-demo: qemu-images
-	$(RIG) run --config config/qemu-arm64.toml
+	$(RIG) run --config config/qemu-arm64.toml --set 'qemu.kernel_args="$(QEMU_ARGS)"'
 
 # The QEMU tests fail, not skip, when the images are missing under `make test`.
 pytest: setup-test qemu-images

@@ -7,6 +7,7 @@ lab engineer editing a config at 2 a.m. should not have to guess.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ from rig import names
 from rig.instruments.qemu.settings import CAPTURE_CHANNELS as QEMU_CAPTURE_CHANNELS
 from rig.instruments.qemu.settings import QemuConfig, parse_qemu
 from rig.sinks.influx.settings import InfluxSettings, parse_settings
-from rig.tomlcheck import ConfigError, Table, load_toml
+from rig.tomlcheck import ConfigError, Table, apply_overrides, load_toml
 
 __all__ = ["ConfigError", "RigConfig", "SoakConfig", "load_config"]
 
@@ -216,10 +217,12 @@ def _channels(t: Table) -> dict[str, int]:
     return out
 
 
-def load_config(path: Path, board: Path | None = None) -> RigConfig:
-    """Load and validate a rig config; `board` replaces the simulated board profile."""
+def load_config(path: Path, board: Path | None = None, overrides: Sequence[str] = ()) -> RigConfig:
+    """Load and validate a rig config; `board` replaces the simulated board profile,
+    `overrides` are `KEY=VALUE` settings from the command line."""
     path = Path(path)
     data = load_toml(path)
+    apply_overrides(data, overrides, path)
     root = Table(path, data)
     base = path.parent
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -110,3 +111,28 @@ class Table:
                 f"{self.path}: unknown key '{self.key(unknown[0])}' "
                 f"(known here: {', '.join(sorted(self._seen)) or 'none'})"
             )
+
+
+def apply_overrides(data: dict[str, Any], overrides: Sequence[str], where: Path) -> None:
+    """`KEY=VALUE` from the command line (`--set qemu.kernel_args="quiet"`): the dotted
+    key's table is created if missing, VALUE is a TOML value. The result is validated
+    like the file itself, and run.json's config snapshot shows what really ran."""
+    for item in overrides:
+        key, sep, text = item.partition("=")
+        parts = key.strip().split(".")
+        if not sep or not all(parts):
+            raise ConfigError(f"--set {item!r}: expected KEY=VALUE, e.g. timeouts.boot_s=10")
+        try:
+            value = tomllib.loads(f"v = {text}")["v"]
+        except tomllib.TOMLDecodeError as e:
+            raise ConfigError(
+                f"--set {key}: {text!r} is not a TOML value ({e}); quote strings: {key}='\"...\"'"
+            ) from None
+        table = data
+        for i, part in enumerate(parts[:-1]):
+            table = table.setdefault(part, {})
+            if not isinstance(table, dict):
+                raise ConfigError(
+                    f"{where}: --set {key}: '{'.'.join(parts[: i + 1])}' is not a table"
+                )
+        table[parts[-1]] = value

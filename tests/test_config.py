@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -101,3 +102,23 @@ def test_secrets_redacted(tmp_path: Path) -> None:
     snap = cfg.snapshot()
     assert snap["influx"]["password"] == "***"
     assert snap["influx"]["url"].startswith("http")
+
+
+def test_command_line_overrides(tmp_path: Path, repo: Path) -> None:
+    cfg = load_config(
+        repo / "config" / "qemu-arm64.toml",
+        overrides=['qemu.kernel_args="initcall_debug loglevel=8"', "timeouts.boot_s=12.5"],
+    )
+    assert cfg.qemu is not None and cfg.qemu.kernel_args == "initcall_debug loglevel=8"
+    assert cfg.boot_timeout_s == 12.5
+    assert cfg.snapshot()["qemu"]["kernel_args"] == "initcall_debug loglevel=8"
+    path = write(tmp_path, MINIMAL)
+    for bad, message in (
+        ("timeouts.boot_s", "expected KEY=VALUE"),
+        ("console.baud=fast", "'fast' is not a TOML value"),
+        ("console.port.x=1", "'console.port' is not a table"),
+        ("console.baud=-3", "key 'console.baud': expected an integer >= 1, found int -3"),
+        ("consol.baud=3", "unknown key 'consol'"),
+    ):
+        with pytest.raises(ConfigError, match=re.escape(message)):
+            load_config(path, overrides=[bad])

@@ -35,12 +35,22 @@ from rig.sinks.terminal import print_report
     type=click.Path(path_type=Path),
     help="Simulated board profile to boot instead of the config's (config/boards/*.toml).",
 )
+@click.option(
+    "--set",
+    "overrides",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Override a config key for this run (TOML value), e.g. "
+    "--set 'qemu.kernel_args=\"initcall_debug loglevel=8\"'.",
+)
 @engine_option
 @json_option
-def run(config_path: Path, board: Path | None, engine: str, as_json: bool) -> None:
+def run(
+    config_path: Path, board: Path | None, overrides: tuple[str, ...], engine: str, as_json: bool
+) -> None:
     """Power-cycle the target once, measure the boot, write results/<run-id>/."""
     try:
-        cfg = load_config(config_path, board=board)
+        cfg = load_config(config_path, board=board, overrides=overrides)
     except ConfigError as e:
         fail(str(e), as_json)
     try:
