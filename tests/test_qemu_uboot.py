@@ -165,3 +165,24 @@ def test_qemu_dies_with_a_killed_rig(tmp_path: Path) -> None:
         if rig.poll() is None:
             rig.kill()
             rig.wait()
+
+
+def test_record_keeps_raw_artifacts_and_reference_without_machine_paths(tmp_path: Path) -> None:
+    images = uboot_only_images(tmp_path)
+    cfg = qemu_config(tmp_path, images)
+    out = tmp_path / "recorded"
+    p = subprocess.run(
+        [*RIG, "qemu", "record", "--config", str(cfg), "--out", str(out), "--boots", "1",
+         "--console-only", "--name", "t", "--json"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stdout + p.stderr
+    folder = out / "t-1"
+    assert sorted(f.name for f in folder.iterdir()) == [
+        "console.jsonl", "console.log", "qemu-trace.log", "qemu.json", "reference.json", "run.json",
+    ]  # fmt: skip
+    ref = json.loads((folder / "reference.json").read_text())
+    assert ref["edges_s"] == reference_edges(folder) and set(ref["edges_s"]) == set(MARKERS)
+    for f in ("qemu.json", "run.json"):
+        text = (folder / f).read_text()
+        assert str(tmp_path) not in text and str(images) not in text, f

@@ -73,15 +73,25 @@ def _variant(cfg: RigConfig, console_only: bool, kernel_args: str) -> RigConfig:
     return dataclasses.replace(cfg, qemu=q, analyzer=analyzer)
 
 
-def _scrub(folder: Path, images: Path) -> None:
+def _scrub(folder: Path, cfg: RigConfig) -> None:
     """Recorded boots are committed: no path of the recording machine stays in them."""
+    assert cfg.qemu is not None
     info = json.loads((folder / QEMU_JSON).read_text(encoding="utf-8"))
-    tmp = str(Path(info["command"][info["command"].index("-D") + 1]).parent)
-    text = json.dumps(info, indent=2).replace(tmp, "<tmp>").replace(str(images), "<images>")
-    (folder / QEMU_JSON).write_text(text + "\n", encoding="utf-8")
-    run = json.loads((folder / "run.json").read_text(encoding="utf-8"))
-    run["host"] = "recorded"
-    (folder / "run.json").write_text(json.dumps(run, indent=2) + "\n", encoding="utf-8")
+    paths = {
+        str(Path(info["command"][info["command"].index("-D") + 1]).parent): "<tmp>",
+        str(cfg.qemu.image_dir()): "<images>",
+        str(cfg.results_dir): "<results>",
+    }
+    if cfg.qemu.images != "auto":
+        paths[cfg.qemu.images] = "<images>"
+    for name in (QEMU_JSON, "run.json"):
+        obj = json.loads((folder / name).read_text(encoding="utf-8"))
+        if name == "run.json":
+            obj["host"] = "recorded"
+        text = json.dumps(obj, indent=2)
+        for path, placeholder in sorted(paths.items(), key=lambda p: -len(p[0])):
+            text = text.replace(path, placeholder)
+        (folder / name).write_text(text + "\n", encoding="utf-8")
 
 
 def record_boot(cfg: RigConfig, out: Path, name: str) -> dict[str, Any]:
@@ -94,8 +104,7 @@ def record_boot(cfg: RigConfig, out: Path, name: str) -> dict[str, Any]:
     for f in KEEP:
         if (result.folder / f).exists():
             shutil.copyfile(result.folder / f, dest / f)
-    assert cfg.qemu is not None
-    _scrub(dest, cfg.qemu.image_dir())
+    _scrub(dest, cfg)
     edges = reference_edges(dest)
     ref = {"source": TRACE_FILE, "t0": "QMP RESUME (power on)", "edges_s": edges}
     (dest / REFERENCE).write_text(json.dumps(ref, indent=2) + "\n", encoding="utf-8")
