@@ -8,7 +8,7 @@ RIG := $(BIN)/rig
 # What a measured boot needs, and what only the tests need (a real InfluxDB server,
 # a browser to render report.html).
 APT_BASE := sigrok-cli python3-venv
-APT_TEST := influxdb chromium
+APT_TEST := influxdb chromium ser2net
 # The QEMU arm64 target (docs/qemu.md): QEMU, Debian's U-Boot, and what builds the
 # kernel and root filesystem from Debian's linux-source-6.1 and busybox-static.
 APT_QEMU := qemu-system-arm u-boot-qemu u-boot-tools linux-source-6.1 \

@@ -37,10 +37,12 @@ class SerialConsole:
         self._thread: threading.Thread | None = None
         self._out: IO[str] | None = None
 
-    def _open(self, port: str) -> serial.Serial:
+    def _open(self, port: str) -> serial.SerialBase:
+        # Any pyserial URL: a device path, or socket:// and rfc2217:// (ser2net and
+        # console servers); the stamps are still taken when the bytes reach this host.
         try:
-            return serial.Serial(port, baudrate=self.baud, timeout=_POLL_S)
-        except serial.SerialException as e:
+            return serial.serial_for_url(port, baudrate=self.baud, timeout=_POLL_S)
+        except (serial.SerialException, ValueError, OSError) as e:
             raise InstrumentError(f"console: cannot open {port}: {e}") from None
 
     def reopen(self, port: str) -> None:
@@ -83,7 +85,9 @@ class SerialConsole:
 
     def stop(self) -> list[Chunk]:
         self._stop.set()
-        self._ser.cancel_read()  # wake a read blocked in its poll instead of waiting it out
+        cancel = getattr(self._ser, "cancel_read", None)  # network URLs have none
+        if cancel is not None:
+            cancel()  # wake a read blocked in its poll instead of waiting it out
         if self._thread:
             self._thread.join(timeout=5)
         if self._out:
