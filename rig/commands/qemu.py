@@ -38,23 +38,39 @@ def qemu() -> None:
 
 
 @qemu.command()
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Build what this config's [qemu] build_script builds (default: the hooked target).",
+)
 @json_option
-def build(as_json: bool) -> None:
+def build(config_path: Path | None, as_json: bool) -> None:
     """Build the images if an input changed; print their folder."""
+    script = BUILD_SCRIPT
+    if config_path is not None:
+        try:
+            cfg = load_config(config_path)
+        except ConfigError as e:
+            fail(str(e), as_json)
+        if cfg.qemu is None:
+            fail(f"{config_path}: not a QEMU target config (no [qemu] table)", as_json)
+        script = cfg.qemu.build_script
     try:
         p = subprocess.run(
-            ["bash", str(BUILD_SCRIPT)],
+            ["bash", str(script)],
             stdout=subprocess.PIPE,
             stderr=None if not as_json else subprocess.PIPE,
             text=True,
             check=False,
         )
     except OSError as e:
-        fail(f"{BUILD_SCRIPT}: {e}", as_json, code=3)
+        fail(f"{script}: {e}", as_json, code=3)
     lines = p.stdout.strip().splitlines()
     if p.returncode != 0 or not lines:
         detail = (p.stderr or "").strip()[-2000:] if as_json else "see the output above"
-        fail(f"{BUILD_SCRIPT} failed ({p.returncode}): {detail}", as_json, code=3)
+        fail(f"{script} failed ({p.returncode}): {detail}", as_json, code=3)
     folder = lines[-1]
     if as_json:
         emit_json({"images": folder})

@@ -31,37 +31,45 @@ class QemuConfig:
     uboot_env: dict[str, str] = field(default_factory=dict)  # overrides, name -> value
     gpio: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_GPIO))
     base: Path = Path(".")
+    # what `images = "auto"` asks for its cache folder: the hooked build or a variant's
+    build_script: Path = BUILD_SCRIPT
 
     def image_dir(self) -> Path:
         """The folder with Image, rootfs.img and u-boot-env.txt; an InstrumentError-free
         ConfigError naming what to run when it is missing."""
+        script = self.build_script
         if self.images != "auto":
             folder = (self.base / self.images).resolve()
         else:
             try:
                 out = subprocess.run(
-                    ["bash", str(BUILD_SCRIPT), "--dir"],
+                    ["bash", str(script), "--dir"],
                     capture_output=True,
                     text=True,
                     timeout=60,
                     check=False,
                 )
             except (OSError, subprocess.TimeoutExpired) as e:
-                raise ConfigError(f"qemu.images = 'auto': {BUILD_SCRIPT}: {e}") from None
+                raise ConfigError(f"qemu.images = 'auto': {script}: {e}") from None
             lines = out.stdout.strip().splitlines()
             if out.returncode != 0 or not lines:
                 where = lines[-1] if lines else "(no folder)"
                 raise ConfigError(
                     f"qemu.images = 'auto': the QEMU images are not built ({where}); "
-                    "run `make qemu-images` first"
+                    f"run `{self.build_command()}` first"
                 )
             folder = Path(lines[-1])
         for name in ("Image", "rootfs.img", "u-boot-env.txt"):
             if not (folder / name).is_file():
                 raise ConfigError(
-                    f"qemu.images: {folder / name} is missing; run `make qemu-images` first"
+                    f"qemu.images: {folder / name} is missing; run `{self.build_command()}` first"
                 )
         return folder
+
+    def build_command(self) -> str:
+        if self.build_script == BUILD_SCRIPT:
+            return "make qemu-images"
+        return f"bash {self.build_script}"
 
 
 def parse_qemu(t: Table, base: Path) -> QemuConfig:
@@ -99,6 +107,7 @@ def parse_qemu(t: Table, base: Path) -> QemuConfig:
         uboot_env=env,
         gpio=gpio,
         base=base,
+        build_script=(base / t.str("build_script", str(BUILD_SCRIPT))).resolve(),
     )
     t.done()
     lines = list(cfg.gpio.values())
