@@ -21,6 +21,7 @@ from typing import Any
 
 from rig import __version__, names
 from rig.artifacts import rundir
+from rig.artifacts.leftovers import RunLock
 from rig.artifacts.srzip import convert_binary
 from rig.config import RigConfig
 from rig.instruments.console_serial import SerialConsole
@@ -117,6 +118,7 @@ def _stop_capture(
             res = bench.analyzer.stop()
             run["analyzer_stopped_ns"] = res.stopped_ns
             run["capture"] = {
+                "channels": _channel_names(cfg),
                 "samples": res.samples,
                 "samplerate_hz": res.samplerate,
                 "clock": res.clock,
@@ -141,6 +143,7 @@ def run_cycle(
     run_id = run_id or rundir.new_run_id()
     folder = cfg.results_dir / run_id
     folder.mkdir(parents=True)
+    lock = RunLock(folder)  # tells a later rig that a raw capture here is not a leftover
     t_start = time.monotonic_ns()
     run: dict[str, Any] = {
         "schema": names.RUN_SCHEMA,
@@ -173,6 +176,11 @@ def run_cycle(
 
     raw = folder / rundir.CAPTURE_RAW
     if bench.analyzer:
+        # The layout before power-on: a raw capture a killed run leaves can be converted.
+        run["capture"] = {
+            "channels": _channel_names(cfg),
+            "samplerate_hz": bench.analyzer.samplerate,
+        }
         step("arm analyzer")
         run["analyzer_armed_ns"] = bench.analyzer.arm(raw)
     watch = _TagWatch()
@@ -228,4 +236,5 @@ def run_cycle(
     }
     run["completed_utc"] = rundir.utc_now()
     rundir.write_json(folder / rundir.RUN, run)
+    lock.release()
     return CycleResult(folder, run, ui_seen)

@@ -5,11 +5,20 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+from rich.markup import escape
 
 from rig.artifacts.decode import DecodeError
+from rig.artifacts.leftovers import recover_folder
 from rig.artifacts.rundir import ArtifactError
 from rig.artifacts.srzip import CaptureError
-from rig.commands.common import console, emit_json, engine_option, fail, json_option
+from rig.commands.common import (
+    console,
+    emit_json,
+    engine_option,
+    err_console,
+    fail,
+    json_option,
+)
 from rig.pipeline import analyze_folder
 from rig.sinks.terminal import print_report
 from rig.tomlcheck import ConfigError
@@ -24,6 +33,13 @@ def analyze(folders: tuple[Path, ...], no_write: bool, engine: str, as_json: boo
     """Analyse artifact folders (results/<run-id>/) and write their report.json."""
     reports = []
     for folder in folders:
+        if not no_write:
+            try:
+                left = recover_folder(Path(folder))
+            except (OSError, ArtifactError, CaptureError) as e:
+                fail(f"{folder}: leftover raw capture: {e}", as_json)
+            if left is not None and not as_json:
+                err_console.print(f"[yellow]note:[/] {escape(left.describe())}", highlight=False)
         try:
             report = analyze_folder(folder, write=not no_write, engine=engine)
         except (ArtifactError, CaptureError, DecodeError, ConfigError) as e:

@@ -5,10 +5,16 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 import click
 from rich.console import Console
+from rich.markup import escape
+
+from rig.artifacts.leftovers import recover_results
+from rig.artifacts.rundir import ArtifactError
+from rig.artifacts.srzip import CaptureError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -44,3 +50,18 @@ def fail(message: str, as_json: bool, code: int = 2) -> NoReturn:
     else:
         err_console.print(f"[bold red]error:[/] {message}", highlight=False)
     raise SystemExit(code)
+
+
+def recover_leftovers(results_dir: Path, as_json: bool) -> list[str]:
+    """Convert or remove raw captures that killed runs left under `results_dir`, saying
+    so; a capture is never left to fill the disk."""
+    notes = []
+    try:
+        found = recover_results(results_dir) if results_dir.is_dir() else []
+    except (OSError, ArtifactError, CaptureError) as e:
+        found, notes = [], [f"{results_dir}: leftover raw captures not recovered: {e}"]
+    notes += [f.describe() for f in found]
+    if not as_json:
+        for n in notes:
+            err_console.print(f"[yellow]note:[/] {escape(n)}", highlight=False)
+    return notes

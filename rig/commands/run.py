@@ -10,7 +10,14 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rig.artifacts.decode import DecodeError
 from rig.artifacts.rundir import ArtifactError
 from rig.artifacts.srzip import CaptureError
-from rig.commands.common import console, emit_json, engine_option, fail, json_option
+from rig.commands.common import (
+    console,
+    emit_json,
+    engine_option,
+    fail,
+    json_option,
+    recover_leftovers,
+)
 from rig.config import ConfigError, load_config
 from rig.cycle import run_cycle
 from rig.instruments.protocols import InstrumentError
@@ -53,6 +60,7 @@ def run(
         cfg = load_config(config_path, board=board, overrides=overrides)
     except ConfigError as e:
         fail(str(e), as_json)
+    recovered = recover_leftovers(cfg.results_dir, as_json)
     try:
         with Progress(
             SpinnerColumn(),
@@ -84,7 +92,14 @@ def run(
         fail(f"analysis failed (artifacts kept): {e}", as_json)
     if as_json:
         influx_out = influx.as_dict() if isinstance(influx, Delivery) else influx
-        emit_json({"folder": str(result.folder), "report": report, "influx": influx_out})
+        emit_json(
+            {
+                "folder": str(result.folder),
+                "report": report,
+                "influx": influx_out,
+                "recovered": recovered,
+            }
+        )
     else:
         print_report(report, console, str(result.folder))
         if influx:

@@ -8,7 +8,7 @@ from typing import Any
 import click
 from rich.table import Table
 
-from rig.commands.common import console, emit_json, fail, json_option
+from rig.commands.common import console, emit_json, fail, json_option, recover_leftovers
 from rig.config import ConfigError, load_config
 from rig.instruments.protocols import InstrumentError
 from rig.sim.client import SimError
@@ -113,6 +113,7 @@ def soak(
         cfg = load_config(config_path or Path("config/rig.toml"), board=board)
     except (ConfigError, JournalError) as e:
         fail(str(e), as_json)
+    recover_leftovers(cfg.results_dir, as_json)
     limits = Limits(cycles, duration_s) if cycles or duration_s else None
     try:
         result = run_soak(

@@ -11,6 +11,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from rig.instruments.children import die_with_parent
 from rig.instruments.protocols import AnalyzerProtocol, CaptureResult, InstrumentError
 
 
@@ -47,7 +48,11 @@ class SigrokAnalyzer(AnalyzerProtocol):
         self._raw = raw
         try:
             self._proc = subprocess.Popen(
-                cmd, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+                cmd,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                preexec_fn=die_with_parent,  # even a SIGKILLed rig leaves no sigrok-cli
             )
         except OSError as e:
             raise InstrumentError(f"sigrok analyzer: cannot run {self.sigrok_cli}: {e}") from None

@@ -8,26 +8,19 @@ close; its files live in a private temporary folder.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import shutil
-import signal
 import subprocess
 import tempfile
 import time
 from pathlib import Path
 
+from rig.instruments.children import die_with_parent
 from rig.instruments.protocols import InstrumentError
 from rig.instruments.qemu.qmp import QmpClient, QmpEvent
 from rig.instruments.qemu.settings import QemuConfig
 from rig.instruments.qemu.ubootenv import EnvError, parse_env_text, write_flash
 
 TRACE_EVENT = "pl061_set_output"
-_PR_SET_PDEATHSIG = 1
-
-
-def _die_with_parent() -> None:  # runs in the child between fork and exec
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
 def boot_env(cfg: QemuConfig, images: Path) -> dict[str, str]:
@@ -111,7 +104,7 @@ class QemuMachine:
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
-                preexec_fn=_die_with_parent,  # the only way to set PR_SET_PDEATHSIG
+                preexec_fn=die_with_parent,  # the only way to set PR_SET_PDEATHSIG
             )
         except OSError as e:
             raise InstrumentError(f"qemu: cannot start {self.cfg.binary}: {e}") from None

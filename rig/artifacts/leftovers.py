@@ -1,0 +1,103 @@
+"""Raw captures a killed run left behind: converted to `capture.sr`, or removed.
+
+A run holds an exclusive lock on its folder's `.lock` while it measures (`RunLock`); the
+kernel drops it when the process dies, even on SIGKILL. A raw `capture.bin` in an
+unlocked folder is therefore a leftover, never a capture in progress. run.json states
+its layout (`capture.channels`, `capture.samplerate_hz`) before power-on, so the samples
+are kept as a normal capture; without a layout the raw file cannot be read and goes.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from rig.artifacts import rundir
+from rig.artifacts.srzip import convert_binary
+
+LOCK = ".lock"
+
+
+class RunLock:
+    """Held by the process measuring into a folder, released by `release()` or its death."""
+
+    def __init__(self, folder: Path) -> None:
+        self._fd: int | None = os.open(folder / LOCK, os.O_CREAT | os.O_RDWR | os.O_NOFOLLOW, 0o644)
+        fcntl.flock(self._fd, fcntl.LOCK_EX)
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def __del__(self) -> None:
+        self.release()
+
+
+def _locked(folder: Path) -> bool:
+    try:
+        fd = os.open(folder / LOCK, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return False
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+
+
+@dataclass(frozen=True)
+class Leftover:
+    folder: Path
+    action: str  # "converted" | "removed"
+    detail: str
+
+    def describe(self) -> str:
+        return (
+            f"{self.folder}: raw capture left by an interrupted run {self.action} ({self.detail})"
+        )
+
+
+def recover_folder(folder: Path) -> Leftover | None:
+    raw = folder / rundir.CAPTURE_RAW
+    if raw.is_symlink() or not raw.is_file() or _locked(folder):
+        return None
+    size = raw.stat().st_size
+    if (folder / rundir.CAPTURE).exists():
+        raw.unlink()
+        return Leftover(folder, "removed", f"{size} bytes, capture.sr already written")
+    try:
+        run = rundir.read_json(folder / rundir.RUN)
+    except rundir.ArtifactError as e:
+        raw.unlink()
+        return Leftover(folder, "removed", f"{size} bytes, run.json unreadable: {e}")
+    layout = run.get("capture") if isinstance(run.get("capture"), dict) else {}
+    channels, rate = layout.get("channels"), layout.get("samplerate_hz")
+    if (
+        not isinstance(channels, list)
+        or not 1 <= len(channels) <= 8
+        or not all(isinstance(c, str) for c in channels)
+        or not isinstance(rate, int)
+        or rate <= 0
+    ):
+        raw.unlink()
+        return Leftover(folder, "removed", f"{size} bytes, run.json states no capture layout")
+    convert_binary(raw, folder / rundir.CAPTURE, channels, rate)
+    raw.unlink()
+    run["capture"] = {**layout, "samples": size, "recovered": True}
+    rundir.write_json(folder / rundir.RUN, run)
+    return Leftover(folder, "converted", f"{size} samples into capture.sr")
+
+
+def recover_results(results_dir: Path) -> list[Leftover]:
+    """Every leftover raw capture under a results folder (runs and soak cycles)."""
+    out: list[Leftover] = []
+    for pattern in (f"*/{rundir.CAPTURE_RAW}", f"*/*/{rundir.CAPTURE_RAW}"):
+        for raw in sorted(results_dir.glob(pattern)):
+            if (r := recover_folder(raw.parent)) is not None:
+                out.append(r)
+    return out

@@ -1,0 +1,141 @@
+"""Nothing a killed run started outlives it, and nothing it captured fills the disk:
+sigrok-cli dies with the rig (the real sigrok-cli and its `demo` driver), and the raw
+capture it left is converted by the next `rig run` or `rig analyze`."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rig.artifacts import rundir
+from rig.artifacts.leftovers import RunLock, recover_folder
+from rig.artifacts.srzip import read_sr
+from tests.e2e import make_config
+
+RIG = [sys.executable, "-m", "rig"]
+CHANNELS = ["power", "bootm", "do_mount_root", "kernel_init", "ui_ready", "uart_tx", "D6", "D7"]
+
+
+def _folder(tmp: Path, layout: bool = True) -> Path:
+    folder = tmp / "20260101T000000Z-abcdef"
+    folder.mkdir()
+    run = {
+        "schema": "bootrig.run/1",
+        "run_id": folder.name,
+        "board": "b",
+        "power_on_ns": 5,
+        "started_utc": "x",
+    }
+    if layout:
+        run["capture"] = {"channels": CHANNELS, "samplerate_hz": 1_000_000}
+    rundir.write_json(folder / rundir.RUN, run)
+    data = np.zeros(5000, dtype=np.uint8)
+    data[1000:] |= 1
+    data.tofile(folder / rundir.CAPTURE_RAW)
+    return folder
+
+
+def test_leftover_is_converted_with_the_stated_layout(tmp_path: Path) -> None:
+    folder = _folder(tmp_path)
+    left = recover_folder(folder)
+    assert left is not None and left.action == "converted"
+    assert not (folder / rundir.CAPTURE_RAW).exists()
+    cap = read_sr(folder / rundir.CAPTURE)
+    assert list(cap.channels) == CHANNELS and cap.samples == 5000 and cap.samplerate == 1_000_000
+    assert int(np.argmax(cap.data & 1)) == 1000
+    assert json.loads((folder / rundir.RUN).read_text())["capture"]["recovered"] is True
+
+
+def test_a_capture_in_progress_is_not_touched(tmp_path: Path) -> None:
+    folder = _folder(tmp_path)
+    lock = RunLock(folder)
+    assert recover_folder(folder) is None and (folder / rundir.CAPTURE_RAW).exists()
+    lock.release()
+    assert recover_folder(folder) is not None
+
+
+def test_unreadable_leftover_is_removed_and_said(tmp_path: Path) -> None:
+    folder = _folder(tmp_path, layout=False)
+    left = recover_folder(folder)
+    assert left is not None and left.action == "removed" and "no capture layout" in left.detail
+    assert not (folder / rundir.CAPTURE_RAW).exists() and not (folder / rundir.CAPTURE).exists()
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            if stat.read_text().split(")")[-1].split()[1] == str(pid):
+                out.append(int(stat.parent.name))
+        except (OSError, IndexError):
+            continue
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.slow
+def test_sigkilled_run_leaves_no_sigrok_cli_and_its_capture_is_kept(tmp_path: Path) -> None:
+    # The slow baseline board keeps the boot going; sigrok's demo driver is a real device.
+    cfg = make_config(tmp_path, board="ecovec-baseline.toml", analyzer="sigrok", extra="")
+    text = cfg.read_text().replace("debounce_us = 1000", 'debounce_us = 1000\ndevice = "demo"')
+    cfg.write_text(text.replace("samplerate = 1_000_000", "samplerate = 100_000"))
+    rig = subprocess.Popen(
+        [*RIG, "run", "--config", str(cfg)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        deadline = time.monotonic() + 60
+        raws: list[Path] = []
+        while not raws:
+            assert time.monotonic() < deadline, "no capture started"
+            raws = [r for r in (tmp_path / "results").glob("*/capture.bin") if r.stat().st_size > 0]
+            time.sleep(0.1)
+        sigrok = [p for p in _children(rig.pid) if "sigrok" in Path(f"/proc/{p}/comm").read_text()]
+        assert sigrok, "sigrok-cli is not the rig's child"
+        os.kill(rig.pid, signal.SIGKILL)
+        rig.wait()
+        deadline = time.monotonic() + 5
+        while any(map(_alive, sigrok)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not any(map(_alive, sigrok)), "sigrok-cli outlived a SIGKILLed rig"
+    finally:
+        if rig.poll() is None:
+            rig.kill()
+            rig.wait()
+    folder = raws[0].parent
+    p = subprocess.run([*RIG, "analyze", str(folder)], capture_output=True, text=True, timeout=120)
+    assert "raw capture left by an interrupted run converted" in p.stderr
+    assert not (folder / rundir.CAPTURE_RAW).exists()
+    cap = read_sr(folder / rundir.CAPTURE)
+    assert cap.samplerate == 100_000 and cap.samples > 0 and cap.channels[0] == "power"
+
+
+def test_rig_run_recovers_leftovers_of_earlier_runs_and_soaks(tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    soak = results / "soak-1"
+    soak.mkdir(parents=True)
+    a = _folder(results)
+    b = _folder(soak)
+    cfg = make_config(tmp_path)
+    p = subprocess.run(
+        [*RIG, "run", "--config", str(cfg), "--json"], capture_output=True, text=True, timeout=120
+    )
+    out = json.loads(p.stdout)
+    assert sorted(out["recovered"]) == sorted(
+        f"{f}: raw capture left by an interrupted run converted (5000 samples into capture.sr)"
+        for f in (a, b)
+    )
+    assert (a / rundir.CAPTURE).exists() and (b / rundir.CAPTURE).exists()
