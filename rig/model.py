@@ -24,6 +24,9 @@ class MarkerScan:
     bounces: int = 0  # rail transitions rejected by the debounce
     warnings: tuple[str, ...] = ()  # the decoder's warnings (marker before power-up, ...)
     engine: str = "sigrok"
+    #: False: the capture has no power channel, so t = 0 is its first sample (power_up
+    #: is then (0,): a stand-in, not an observed edge).
+    power_channel: bool = True
 
 
 @dataclass(frozen=True)

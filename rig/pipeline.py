@@ -3,14 +3,16 @@ the report. This is all `rig analyze DIR` does, and what `rig run` does after ca
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from rig import names
 from rig.analysis.report import build_report
 from rig.artifacts import rundir
-from rig.artifacts.decode import scan_markers
+from rig.artifacts.decode import channel_map, scan_markers
 from rig.artifacts.fastscan import scan_capture
+from rig.artifacts.srzip import read_info
 from rig.artifacts.uart import UartBytes, UartError, decode_uart
 from rig.artifacts.uartbin import UART_BIN, write_uart_bin
 from rig.config import stages_from_snapshot
@@ -38,25 +40,39 @@ ENGINES = ("fast", "sigrok")
 
 
 def _scan(
-    capture: Path, engine: str, debounce_us: float, baud: int | None
+    capture: Path,
+    engine: str,
+    debounce_us: float,
+    baud: int | None,
+    rename: Mapping[str, str] | None = None,
 ) -> tuple[MarkerScan, UartBytes | None, str | None]:
     """Markers and the tapped console. `sigrok` runs the bootmarkers decoder through
-    sigrok-cli (the reference); `fast` scans the chunks with numpy, same results."""
-    if engine == "sigrok":
-        scan = scan_markers(capture, debounce_us)
-        if names.UART_TX not in scan.channels:
+    sigrok-cli (the reference); `fast` scans the chunks with numpy, same results. The
+    decoder needs a power channel: a capture without one is scanned by `fast` only."""
+    if engine not in ENGINES:
+        raise ValueError(f"engine: expected one of {ENGINES}, found {engine!r}")
+    channels = read_info(capture).channels
+    if engine == "sigrok" and names.POWER in channel_map(channels, rename):
+        scan = scan_markers(capture, debounce_us, rename=rename)
+        by_name = {(rename or {}).get(c, c): c for c in reversed(channels)}
+        tap = by_name.get(names.UART_TX)
+        if tap is None:
             return scan, None, None
         try:
-            return scan, decode_uart(capture, names.UART_TX, baud), None
+            return scan, decode_uart(capture, tap, baud), None
         except UartError as e:
             return scan, None, str(e)
-    if engine != "fast":
-        raise ValueError(f"engine: expected one of {ENGINES}, found {engine!r}")
-    r = scan_capture(capture, debounce_us, names.UART_TX, baud)
+    r = scan_capture(capture, debounce_us, names.UART_TX, baud, rename)
     return r.markers, r.uart, r.uart_error
 
 
-def analyze_folder(folder: Path, write: bool = True, engine: str = "fast") -> dict[str, Any]:
+def analyze_folder(
+    folder: Path,
+    write: bool = True,
+    engine: str = "fast",
+    rename: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """`rename` reads capture channels as contract names (`rig analyze --map TX=uart_tx`)."""
     folder = Path(folder)
     if not folder.is_dir():
         raise rundir.ArtifactError(f"{folder}: not an artifact folder")
@@ -79,7 +95,7 @@ def analyze_folder(folder: Path, write: bool = True, engine: str = "fast") -> di
     if capture.exists():
         artifacts["capture"] = rundir.CAPTURE
         debounce = float(analyzer.get("debounce_us", 1000.0))
-        scan, uart, uart_error = _scan(capture, engine, debounce, console_baud)
+        scan, uart, uart_error = _scan(capture, engine, debounce, console_baud, rename)
         if uart is not None and write:
             write_uart_bin(folder / UART_BIN, uart)
         if uart is not None:
@@ -97,6 +113,8 @@ def analyze_folder(folder: Path, write: bool = True, engine: str = "fast") -> di
     report = build_report(
         run, chunks, scan, specs, baud, artifacts, config.get("analysis"), uart, uart_error
     )
+    if rename and isinstance(report.get("capture"), dict):
+        report["capture"]["channel_map"] = dict(rename)  # how this capture was read
     if write:
         rundir.write_json(folder / rundir.REPORT, report)
         write_html(folder)

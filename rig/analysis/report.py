@@ -61,9 +61,9 @@ def build_report(
     if tb.reference == "analyzer":
         time_base = {
             "reference": "analyzer",
-            "t0": "debounced rising edge of the power channel",
+            "t0": _t0(scan, tb.power_sample),
             "clock": (run.get("capture") or {}).get("clock") or "analyzer sample clock",
-            "samplerate_hz": tb.samplerate,
+            "samplerate_hz": tb.samplerate or (scan.samplerate if scan else None),
             "power_edge_sample": tb.power_sample,
         }
     else:
@@ -126,3 +126,11 @@ def build_report(
         "artifacts": artifacts,
         "analysis": {"rig_version": __version__, "notes": console["notes"]},
     }
+
+
+def _t0(scan: MarkerScan | None, power_sample: int | None) -> str:
+    if scan is not None and not scan.power_channel:
+        return "first sample of the capture (it has no power channel)"
+    if power_sample is None:
+        return "none: the capture has no power-up edge, so no time is measured"
+    return "debounced rising edge of the power channel"

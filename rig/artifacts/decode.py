@@ -11,6 +11,7 @@ import re
 import shlex
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 from rig.artifacts.srzip import read_info
@@ -70,26 +71,36 @@ def find_decoders() -> tuple[Path, str]:
     )
 
 
-def channel_map(capture_channels: tuple[str, ...]) -> dict[str, str]:
-    """Decoder channel id -> capture channel name, for the channels the capture has."""
+def channel_map(
+    capture_channels: tuple[str, ...], rename: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """Decoder channel id -> capture channel name, for the channels the capture has.
+
+    `rename` reads a capture channel as a contract name (`{"TX": "uart_tx"}`): captures
+    from other tools name their probes as they like."""
+    rename = dict(rename or {})
+    seen = {rename.get(c, c): c for c in reversed(capture_channels)}
     mapping = {}
     for name in (POWER, *MARKERS):
         aliases = [a for a, canon in MARKER_ALIASES.items() if canon == name]
-        found = next((c for c in (name, *aliases) if c in capture_channels), None)
+        found = next((seen[c] for c in (name, *aliases) if c in seen), None)
         if found is not None:
             mapping[name] = found
     return mapping
 
 
 def scan_markers(
-    capture: Path, debounce_us: float = 1000.0, sigrok_cli: str = "sigrok-cli"
+    capture: Path,
+    debounce_us: float = 1000.0,
+    sigrok_cli: str = "sigrok-cli",
+    rename: Mapping[str, str] | None = None,
 ) -> MarkerScan:
     """Find debounced power edges and marker edges in `capture` (sample numbers from 0)."""
     if not debounce_us >= 0:
         raise ValueError(f"debounce_us must be >= 0, got {debounce_us}")
     capture = Path(capture)
     info = read_info(capture)
-    mapping = channel_map(info.channels)
+    mapping = channel_map(info.channels, rename)
     if POWER not in mapping:
         raise DecodeError(f"{capture}: no '{POWER}' channel (channels: {', '.join(info.channels)})")
     opts = [f"debounce_us={float(debounce_us)!r}"] + [f"{k}={v}" for k, v in mapping.items()]

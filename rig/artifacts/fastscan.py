@@ -6,8 +6,11 @@ the reference (`--engine sigrok`); only `engine` differs. See docs/engines.md.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+
+import numpy as np
 
 from rig.artifacts.decode import DecodeError, channel_map
 from rig.artifacts.edges import Edges, scan_edges
@@ -18,22 +21,32 @@ from rig.model import MarkerScan
 from rig.names import POWER, UART_TX
 
 
-def _check(capture: Path, debounce_us: float, channels: tuple[str, ...]) -> dict[str, str]:
+def _check(
+    capture: Path,
+    debounce_us: float,
+    channels: tuple[str, ...],
+    rename: Mapping[str, str] | None = None,
+    need_power: bool = True,
+) -> dict[str, str]:
     if not debounce_us >= 0:
         raise ValueError(f"debounce_us must be >= 0, got {debounce_us}")
-    mapping = channel_map(channels)
-    if POWER not in mapping:
+    mapping = channel_map(channels, rename)
+    if need_power and POWER not in mapping:
         raise DecodeError(f"{capture}: no '{POWER}' channel (channels: {', '.join(channels)})")
     return mapping
 
 
 def markers_from_edges(edges: Edges, mapping: dict[str, str], debounce_us: float) -> MarkerScan:
-    """The MarkerScan `scan_markers` would return, from the capture's transitions."""
+    """The MarkerScan `scan_markers` would return, from the capture's transitions.
+
+    Without a power channel the boot is taken to start at the first sample: a rail that
+    rises there and holds (the capture was started by, or after, the power-on)."""
+    virtual = POWER not in mapping
     found = replay(
         edges.samples,
-        debounce_samples(debounce_us, edges.samplerate),
-        edges.at[mapping[POWER]],
-        edges.initial[mapping[POWER]],
+        1 if virtual else debounce_samples(debounce_us, edges.samplerate),
+        np.zeros(1, np.int64) if virtual else edges.at[mapping[POWER]],
+        0 if virtual else edges.initial[mapping[POWER]],
         {m: edges.at[c] for m, c in mapping.items() if m != POWER},
     )
     return MarkerScan(
@@ -46,6 +59,7 @@ def markers_from_edges(edges: Edges, mapping: dict[str, str], debounce_us: float
         bounces=found.bounces,
         warnings=tuple(found.warnings),
         engine="fast",
+        power_channel=not virtual,
     )
 
 
@@ -68,15 +82,19 @@ def scan_capture(
     debounce_us: float = 1000.0,
     uart_channel: str = UART_TX,
     baud: int | None = None,
+    rename: Mapping[str, str] | None = None,
 ) -> CaptureScan:
     """Markers and the console (8N1; baud detected if None) in one read of the capture.
 
     A console that cannot be decoded does not cost the markers: it is reported in
-    `uart_error` instead of raised.
+    `uart_error` instead of raised. `rename` reads capture channels as contract names;
+    a capture with no power channel starts its boot at the first sample.
     """
     capture = Path(capture)
     info = read_info(capture)
-    mapping = _check(capture, debounce_us, info.channels)
+    mapping = _check(capture, debounce_us, info.channels, rename, need_power=False)
+    by_name = {(rename or {}).get(c, c): c for c in reversed(info.channels)}
+    uart_channel = by_name.get(uart_channel, uart_channel)
     tap = uart_channel in info.channels
     names = list(dict.fromkeys([*mapping.values(), *([uart_channel] if tap else [])]))
     edges = scan_edges(capture, names)

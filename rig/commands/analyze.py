@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 from rich.markup import escape
 
+from rig import names
 from rig.artifacts.decode import DecodeError
 from rig.artifacts.leftovers import recover_folder
 from rig.artifacts.rundir import ArtifactError
@@ -27,10 +28,28 @@ from rig.tomlcheck import ConfigError
 @click.command()
 @click.argument("folders", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--no-write", is_flag=True, help="Do not (re)write report.json.")
+@click.option(
+    "--map",
+    "maps",
+    multiple=True,
+    metavar="CHANNEL=NAME",
+    help="Read a capture channel as a contract name, e.g. --map TX=uart_tx --map 0=power.",
+)
 @engine_option
 @json_option
-def analyze(folders: tuple[Path, ...], no_write: bool, engine: str, as_json: bool) -> None:
+def analyze(
+    folders: tuple[Path, ...], no_write: bool, maps: tuple[str, ...], engine: str, as_json: bool
+) -> None:
     """Analyse artifact folders (results/<run-id>/) and write their report.json."""
+    rename: dict[str, str] = {}
+    for m in maps:
+        channel, sep, name = m.partition("=")
+        if not sep or not channel or names.canonical_marker(name) not in names.CHANNELS:
+            fail(
+                f"--map {m!r}: expected CHANNEL=NAME with NAME one of {', '.join(names.CHANNELS)}",
+                as_json,
+            )
+        rename[channel] = names.canonical_marker(name)
     reports = []
     for folder in folders:
         if not no_write:
@@ -41,7 +60,7 @@ def analyze(folders: tuple[Path, ...], no_write: bool, engine: str, as_json: boo
             if left is not None and not as_json:
                 err_console.print(f"[yellow]note:[/] {escape(left.describe())}", highlight=False)
         try:
-            report = analyze_folder(folder, write=not no_write, engine=engine)
+            report = analyze_folder(folder, write=not no_write, engine=engine, rename=rename)
         except (ArtifactError, CaptureError, DecodeError, ConfigError) as e:
             fail(str(e), as_json)
         reports.append(report)

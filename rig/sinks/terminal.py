@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 
@@ -91,10 +92,12 @@ def print_report(report: dict[str, Any], console: Console, folder: str | None = 
     if report.get("advisories"):
         console.print(advice_table(report))
     tb = report["time_base"]
-    if tb["reference"] == "analyzer":
+    if tb["reference"] == "analyzer" and tb.get("power_edge_sample") is None:
+        console.print(f"[yellow]t = 0: {escape(tb['t0'])}[/]")
+    elif tb["reference"] == "analyzer":
         console.print(
-            f"t = 0: {tb['t0']} (sample {tb['power_edge_sample']} at "
-            f"{tb['samplerate_hz'] / 1e6:g} MHz; clock: {tb.get('clock', 'analyzer')})"
+            f"t = 0: {escape(tb['t0'])} (sample {tb['power_edge_sample']} at "
+            f"{tb['samplerate_hz'] / 1e6:g} MHz; clock: {escape(tb.get('clock', 'analyzer'))})"
         )
     else:
         console.print(f"[yellow]t = 0: {tb['t0']}[/]")
