@@ -16,33 +16,22 @@ from rig import names
 from rig.instruments.qemu.settings import CAPTURE_CHANNELS as QEMU_CAPTURE_CHANNELS
 from rig.instruments.qemu.settings import QemuConfig, parse_qemu
 from rig.sinks.influx.settings import InfluxSettings, parse_settings
+from rig.stagespec import DEFAULT_STAGES, Boundary, StageSpec, parse_stages, stages_from_snapshot
 from rig.tomlcheck import ConfigError, Table, apply_overrides, load_toml
 
-__all__ = ["ConfigError", "RigConfig", "SoakConfig", "load_config"]
+__all__ = [
+    "DEFAULT_STAGES",
+    "Boundary",
+    "ConfigError",
+    "RigConfig",
+    "SoakConfig",
+    "StageSpec",
+    "load_config",
+    "stages_from_snapshot",
+]
 
 _DEVICE_CHANNEL = re.compile(r"^D([0-7])$")
 _SECRET_KEYS = re.compile(r"pass|secret|token|key$", re.IGNORECASE)
-
-
-@dataclass(frozen=True)
-class Boundary:
-    """A point in the boot: the power edge, a GPIO marker, or a console line pattern."""
-
-    kind: str  # "power" | "marker" | "console"
-    value: str = ""  # marker name or regular expression
-
-    def describe(self) -> str:
-        return "power edge" if self.kind == "power" else f"{self.kind} {self.value!r}"
-
-    def as_dict(self) -> dict[str, str]:
-        return {"kind": self.kind, "value": self.value}
-
-
-@dataclass(frozen=True)
-class StageSpec:
-    name: str
-    start: Boundary
-    end: Boundary
 
 
 @dataclass(frozen=True)
@@ -122,77 +111,6 @@ def redact(obj: Any) -> Any:
     if isinstance(obj, list):
         return [redact(v) for v in obj]
     return obj
-
-
-DEFAULT_STAGES = (
-    StageSpec("bootloader", Boundary("power"), Boundary("marker", "bootm")),
-    StageSpec("kernel", Boundary("marker", "bootm"), Boundary("marker", "do_mount_root")),
-    StageSpec(
-        "rootfs_mount", Boundary("marker", "do_mount_root"), Boundary("marker", "kernel_init")
-    ),
-    StageSpec(
-        "init", Boundary("marker", "kernel_init"), Boundary("console", "Starting application")
-    ),
-    StageSpec(
-        "application", Boundary("console", "Starting application"), Boundary("marker", "ui_ready")
-    ),
-)
-
-
-def _boundary(t: Table, key: str, default: Boundary | None) -> Boundary:
-    if not t.has(key):
-        if default is None:
-            raise ConfigError(f"{t.path}: missing key '{t.key(key)}'")
-        return default
-    b = t.table(key)
-    kinds = [k for k in ("marker", "console", "power") if b.has(k)]
-    if len(kinds) != 1:
-        b.error("", "exactly one of marker = NAME, console = REGEX, power = true", b.data)
-    kind = kinds[0]
-    if kind == "power":
-        if b.bool("power") is not True:
-            b.error("power", "true", False)
-        b.done()
-        return Boundary("power")
-    value = b.str(kind)
-    if kind == "marker":
-        value = names.canonical_marker(value)
-        if value not in names.MARKERS:
-            b.error(kind, "one of " + ", ".join(names.MARKERS), value)
-    else:
-        try:
-            re.compile(value)
-        except re.error as e:
-            b.error(kind, f"a regular expression ({e})", value)
-    b.done()
-    return Boundary(kind, value)
-
-
-def _stages(root: Table) -> tuple[StageSpec, ...]:
-    tables = root.tables("stages")
-    if not tables:
-        return DEFAULT_STAGES
-    out: list[StageSpec] = []
-    prev = Boundary("power")
-    for t in tables:
-        name = t.str("name")
-        start = _boundary(t, "start", prev)
-        end = _boundary(t, "end", None)
-        t.done()
-        out.append(StageSpec(name, start, end))
-        prev = end
-    seen = [s.name for s in out]
-    dup = next((n for n in seen if seen.count(n) > 1), None)
-    if dup:
-        raise ConfigError(f"{root.path}: key 'stages': stage name {dup!r} appears twice")
-    return tuple(out)
-
-
-def stages_from_snapshot(snapshot: dict[str, Any] | None, where: Path) -> tuple[StageSpec, ...]:
-    """The stage list of a config snapshot kept in run.json (defaults when it has none)."""
-    if not snapshot or "stages" not in snapshot:
-        return DEFAULT_STAGES
-    return _stages(Table(where, {"stages": snapshot["stages"]}))
 
 
 def _channels(t: Table) -> dict[str, int]:
@@ -299,7 +217,7 @@ def load_config(path: Path, board: Path | None = None, overrides: Sequence[str] 
     post_ui_s = t.float("post_ui_s", 0.05, min=0.0)
     t.done()
 
-    stages = _stages(root)
+    stages = parse_stages(root)
     influx = parse_settings(root.table("influx"), base) if root.has("influx") else None
     soak = _soak(root.table("soak")) if root.has("soak") else None
     qemu = parse_qemu(root.table("qemu"), base) if root.has("qemu") else None

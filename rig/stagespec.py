@@ -1,0 +1,137 @@
+"""Stages as a config lists them: ordered boundaries, each the power edge, a GPIO marker
+(with an optional console pattern standing in for it) or a console line pattern.
+
+Plain data and its parsing from the `[[stages]]` tables: the analysis reads stage
+lists (from run.json's config snapshot) without importing the rig configuration.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rig import names
+from rig.tomlcheck import ConfigError, Table
+
+
+@dataclass(frozen=True)
+class Boundary:
+    """A point in the boot: the power edge, a GPIO marker, or a console line pattern."""
+
+    kind: str  # "power" | "marker" | "console"
+    value: str = ""  # marker name or regular expression
+    # A marker's console pattern, used when neither its GPIO nor its tag is seen (a
+    # `quiet` kernel hides the tags): `end = { marker = "ui_ready", console = "..." }`.
+    fallback: str = ""
+
+    def describe(self) -> str:
+        if self.kind == "power":
+            return "power edge"
+        alt = f" or console {self.fallback!r}" if self.fallback else ""
+        return f"{self.kind} {self.value!r}{alt}"
+
+    def as_dict(self) -> dict[str, str]:
+        d = {"kind": self.kind, "value": self.value}
+        if self.fallback:
+            d["fallback"] = self.fallback
+        return d
+
+
+@dataclass(frozen=True)
+class StageSpec:
+    name: str
+    start: Boundary
+    end: Boundary
+
+
+DEFAULT_STAGES = (
+    StageSpec("bootloader", Boundary("power"), Boundary("marker", "bootm")),
+    StageSpec("kernel", Boundary("marker", "bootm"), Boundary("marker", "do_mount_root")),
+    StageSpec(
+        "rootfs_mount", Boundary("marker", "do_mount_root"), Boundary("marker", "kernel_init")
+    ),
+    StageSpec(
+        "init", Boundary("marker", "kernel_init"), Boundary("console", "Starting application")
+    ),
+    StageSpec(
+        "application", Boundary("console", "Starting application"), Boundary("marker", "ui_ready")
+    ),
+)
+
+
+def _boundary(t: Table, key: str, default: Boundary | None) -> Boundary:
+    if not t.has(key):
+        if default is None:
+            raise ConfigError(f"{t.path}: missing key '{t.key(key)}'")
+        return default
+    b = t.table(key)
+    kinds = [k for k in ("marker", "console", "power") if b.has(k)]
+    if kinds == ["marker", "console"]:
+        return _marker_or_console(b)
+    if len(kinds) != 1:
+        b.error(
+            "",
+            "exactly one of marker = NAME, console = REGEX, power = true "
+            "(or marker and console: the pattern stands in when the marker is not seen)",
+            b.data,
+        )
+    kind = kinds[0]
+    if kind == "power":
+        if b.bool("power") is not True:
+            b.error("power", "true", False)
+        b.done()
+        return Boundary("power")
+    value = b.str(kind)
+    if kind == "marker":
+        value = names.canonical_marker(value)
+        if value not in names.MARKERS:
+            b.error(kind, "one of " + ", ".join(names.MARKERS), value)
+    else:
+        try:
+            re.compile(value)
+        except re.error as e:
+            b.error(kind, f"a regular expression ({e})", value)
+    b.done()
+    return Boundary(kind, value)
+
+
+def _marker_or_console(b: Table) -> Boundary:
+    marker = names.canonical_marker(b.str("marker"))
+    if marker not in names.MARKERS:
+        b.error("marker", "one of " + ", ".join(names.MARKERS), marker)
+    pattern = b.str("console")
+    try:
+        re.compile(pattern)
+    except re.error as e:
+        b.error("console", f"a regular expression ({e})", pattern)
+    b.done()
+    return Boundary("marker", marker, pattern)
+
+
+def parse_stages(root: Table) -> tuple[StageSpec, ...]:
+    tables = root.tables("stages")
+    if not tables:
+        return DEFAULT_STAGES
+    out: list[StageSpec] = []
+    prev = Boundary("power")
+    for t in tables:
+        name = t.str("name")
+        start = _boundary(t, "start", prev)
+        end = _boundary(t, "end", None)
+        t.done()
+        out.append(StageSpec(name, start, end))
+        prev = end
+    seen = [s.name for s in out]
+    dup = next((n for n in seen if seen.count(n) > 1), None)
+    if dup:
+        raise ConfigError(f"{root.path}: key 'stages': stage name {dup!r} appears twice")
+    return tuple(out)
+
+
+def stages_from_snapshot(snapshot: dict[str, Any] | None, where: Path) -> tuple[StageSpec, ...]:
+    """The stage list of a config snapshot kept in run.json (defaults when it has none)."""
+    if not snapshot or "stages" not in snapshot:
+        return DEFAULT_STAGES
+    return parse_stages(Table(where, {"stages": snapshot["stages"]}))
