@@ -124,6 +124,10 @@ def expected(outcome_fault: str | None) -> str | None:
     if outcome_fault is None or outcome_fault.startswith("garbage"):
         return "ok"
     kind, _, arg = outcome_fault.partition(":")
+    if kind == "missing-marker" and arg == "bootm":
+        # The bootloader's only hook: nothing in the boot shows it has one, so a boot
+        # that reached its UI is ok (the landmark stands in, a note says so).
+        return "ok"
     return {
         "hang": f"hang_in_{arg}",
         "panic": "panic",

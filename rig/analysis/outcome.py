@@ -6,11 +6,15 @@ Classes, in the order they are decided:
   `rig_error` (the rig failed or was killed during the cycle);
 - `no_power_edge`: a capture without a debounced power-up;
 - `panic`: kernel panic text on the console;
-- `ok`: every stage boundary was seen;
+- `ok`: the boot reached its UI (the last stage's end was seen, by its hook or by what
+  stands in for it). Boundaries without hooks, a landmark standing in, a hidden tag are
+  notes in the report, not failures;
+- `missing_marker`, only with evidence: a hook that the boot shows it has (another hook
+  of the same layer fired, the kernel command line configures them, the hook printed
+  an error) did not fire; or the UI's tag cannot be seen (a `quiet` kernel hides it and
+  nothing else gives the UI), which says nothing of a hang;
 - `console_lost`: not one console byte arrived;
-- `missing_marker`: a boundary was never seen although a later one was (the boot went
-  on; a hook did not fire);
-- `hang_in_<stage>`: the first stage whose end was never reached, with nothing after.
+- `hang_in_<stage>`: the stage after the last boundary seen (the UI was never reached).
 """
 
 from __future__ import annotations
@@ -22,6 +26,10 @@ from rig.model import MarkerScan
 PANIC_TEXT = ("Kernel panic - not syncing", "Kernel panic")
 OK = "ok"
 MISSING_MARKER = "missing_marker"
+
+
+def _broken(stages: list[Stage]) -> bool:
+    return any(r is not None and r.broken for s in stages for r in (s.start_res, s.end_res))
 
 
 def classify(
@@ -37,11 +45,14 @@ def classify(
         return "no_power_edge"
     if any(any(p in line.text for p in PANIC_TEXT) for line in lines):
         return "panic"
-    missing = next((i for i, s in enumerate(stages) if s.end is None), None)
-    if missing is None:
+    if not stages:
         return OK
+    ui = stages[-1]
+    if ui.end is not None:
+        return MISSING_MARKER if _broken(stages) else OK
     if not lines:
         return "console_lost"
-    if any(s.end is not None for s in stages[missing + 1 :]):
+    if ui.end_res is not None and (ui.end_res.how == "hidden" or ui.end_res.broken):
         return MISSING_MARKER
-    return f"hang_in_{stages[missing].name}"
+    last = max((i for i, s in enumerate(stages) if s.end is not None), default=-1)
+    return f"hang_in_{stages[last + 1].name}"

@@ -1,4 +1,10 @@
-"""Stage boundaries resolved from events; durations with source and uncertainty."""
+"""Stage boundaries resolved from events; durations with source and uncertainty.
+
+A marker boundary takes, in order: its hook's best event (GPIO edge or tag); the console
+pattern the config names for it; the kernel's or bootloader's landmark message
+(`rig.analysis.landmarks`); in an initramfs boot, do_mount_root is kernel_init's event
+(there is no root mount). Otherwise it is not seen, and the resolution says why.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +13,23 @@ from dataclasses import dataclass
 from typing import Any
 
 from rig.analysis.events import Event, Timebase, interval_uncertainty, line_event
+from rig.analysis.landmarks import LANDMARKS, landmark_events, load_calibration
 from rig.analysis.lines import Line
-from rig.config import Boundary, StageSpec
+from rig.analysis.visibility import LAYERS, Visibility, visibility
+from rig.stagespec import Boundary, StageSpec
+
+INITRAMFS = "no root mount (initramfs)"
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """How a boundary was found, or why not."""
+
+    event: Event | None
+    how: str  # hook | console | landmark | initramfs | hidden | unseen
+    short: str | None = None  # for the stage table
+    note: str | None = None  # a sentence for analysis.notes
+    broken: str | None = None  # evidence that the boundary's hook exists and did not fire
 
 
 @dataclass(frozen=True)
@@ -16,22 +37,33 @@ class Stage:
     name: str
     start: Event | None
     end: Event | None
+    start_res: Resolution | None = None
+    end_res: Resolution | None = None
 
     @property
     def complete(self) -> bool:
         return self.start is not None and self.end is not None
 
+    @property
+    def note(self) -> str | None:
+        shorts = [r.short for r in (self.start_res, self.end_res) if r and r.short]
+        return "; ".join(dict.fromkeys(shorts)) or None
+
     def as_dict(self) -> dict[str, Any]:
         s, e = self.start, self.end
+        u = None
+        if s and e:
+            u = 0.0 if s is e else interval_uncertainty(s, e)  # one event: empty by definition
         d: dict[str, Any] = {
             "name": self.name,
             "start_s": s.t_s if s else None,
             "end_s": e.t_s if e else None,
             "duration_s": (e.t_s - s.t_s) if s and e else None,
             "source": "+".join(dict.fromkeys(x.source for x in (s, e) if x)) or None,
-            "uncertainty_s": interval_uncertainty(s, e) if s and e else None,
+            "uncertainty_s": u,
             "start": _boundary(s),
             "end": _boundary(e),
+            "note": self.note,
         }
         return d
 
@@ -39,34 +71,112 @@ class Stage:
 def _boundary(ev: Event | None) -> dict[str, Any] | None:
     if ev is None:
         return None
-    return {"event": ev.name, "source": ev.source, "uncertainty_s": ev.uncertainty_s}
+    d = {"event": ev.name, "source": ev.source, "uncertainty_s": ev.uncertainty_s}
+    if "landmark" in ev.detail:
+        d["landmark"] = ev.detail["landmark"]
+    return d
 
 
-def resolve(
-    boundary: Boundary, events: list[Event], lines: list[Line], tb: Timebase
-) -> Event | None:
-    """The best (smallest uncertainty) event for a boundary, or None if the boot never
-    reached it."""
-    if boundary.kind == "power":
-        return next((e for e in events if e.name == "power"), None)
-    if boundary.kind == "marker":
-        cands = [e for e in events if e.name == boundary.value]
-        return min(cands, key=lambda e: e.uncertainty_s) if cands else None
-    pattern = re.compile(boundary.value)
-    for line in lines:
-        if pattern.search(line.text):
-            return line_event(f"console:{boundary.value}", line, tb)
-    return None
+def _hook_event(marker: str, events: list[Event]) -> Event | None:
+    cands = [e for e in events if e.name == marker]
+    return min(cands, key=lambda e: e.uncertainty_s) if cands else None
+
+
+def _pattern_event(pattern: str, lines: list[Line], tb: Timebase) -> Event | None:
+    rx = re.compile(pattern)
+    line = next((ln for ln in lines if rx.search(ln.text)), None)
+    return line_event(f"console:{pattern}", line, tb) if line else None
+
+
+def _ms(s: float) -> str:
+    return f"{s * 1e3:.1f} ms"
+
+
+class _Resolver:
+    def __init__(self, events: list[Event], lines: list[Line], tb: Timebase) -> None:
+        self.events, self.lines, self.tb = events, lines, tb
+        self.vis: Visibility = visibility(lines, events)
+        self.cal = load_calibration()
+        # The console's pacing is not known here: landmarks take the middle of both cases.
+        self.landmarks = landmark_events(lines, tb, tb.host.char_s, None, self.cal)
+        self.cache: dict[Boundary, Resolution] = {}
+
+    def get(self, b: Boundary) -> Resolution:
+        if b not in self.cache:
+            self.cache[b] = self._resolve(b)
+        return self.cache[b]
+
+    def _resolve(self, b: Boundary) -> Resolution:
+        if b.kind == "power":
+            return Resolution(next((e for e in self.events if e.name == "power"), None), "hook")
+        if b.kind == "console":
+            return Resolution(_pattern_event(b.value, self.lines, self.tb), "console")
+        return self._marker(b)
+
+    def _broken(self, marker: str) -> str | None:
+        layer = LAYERS[marker]
+        evidence = self.vis.hooks.get(layer)
+        if evidence is None or (marker == "do_mount_root" and self.vis.initramfs):
+            return None
+        return f"{marker}: neither GPIO edge nor tag although the {layer} has hooks ({evidence})"
+
+    def _marker(self, b: Boundary) -> Resolution:
+        m = b.value
+        ev = _hook_event(m, self.events)
+        if ev is not None:
+            return Resolution(ev, "hook")
+        broken = self._broken(m)
+        if b.fallback and (ev := _pattern_event(b.fallback, self.lines, self.tb)):
+            note = f"{m}: no GPIO edge and no tag; the configured console pattern stands in"
+            return Resolution(ev, "console", f"console {b.fallback!r}", note, broken)
+        if (ev := self.landmarks.get(m)) is not None:
+            return Resolution(ev, "landmark", "landmark", self._landmark_note(m, ev), broken)
+        if m == "do_mount_root" and self.vis.initramfs:
+            init = self.get(Boundary("marker", "kernel_init"))
+            note = (
+                f"do_mount_root: {INITRAMFS}: the kernel ran init from its initramfs "
+                f"({self.vis.initramfs!r}) and mounted nothing, so the kernel stage runs to "
+                "kernel_init and rootfs_mount is empty"
+            )
+            return Resolution(init.event, "initramfs", INITRAMFS if init.event else None, note)
+        if self.vis.tags_hidden and LAYERS[m] != "bootloader":
+            note = (
+                f"{m}: not seen: {self.vis.tags_hidden}. A capture with its GPIO, "
+                f'`{{ marker = "{m}", console = "<a line the target prints anyway>" }}` in '
+                "the stage list, or `loglevel=6` instead of `quiet`, gives it"
+            )
+            return Resolution(None, "hidden", "hidden by quiet", note, broken)
+        return Resolution(None, "unseen", None, broken, broken)
+
+    def _landmark_note(self, marker: str, ev: Event) -> str:
+        key = ev.detail["landmark"]
+        lm = next(x for x in LANDMARKS if x.key == key)
+        off = self.cal.offsets[key]
+        return (
+            f"{marker}: no GPIO edge and no tag, so {lm.message} stands in ({lm.when}; "
+            f"{_ms(ev.detail['offset_s'])} from the hook, ± {_ms(ev.uncertainty_s)} with the "
+            f"offset's spread {self.cal.describe()}, {off.n} boots)"
+        )
 
 
 def build_stages(
     specs: tuple[StageSpec, ...], events: list[Event], lines: list[Line], tb: Timebase
 ) -> list[Stage]:
-    cache: dict[Boundary, Event | None] = {}
+    r = _Resolver(events, lines, tb)
+    out = []
+    for s in specs:
+        a, b = r.get(s.start), r.get(s.end)
+        out.append(Stage(s.name, a.event, b.event, a, b))
+    return out
 
-    def get(b: Boundary) -> Event | None:
-        if b not in cache:
-            cache[b] = resolve(b, events, lines, tb)
-        return cache[b]
 
-    return [Stage(s.name, get(s.start), get(s.end)) for s in specs]
+def stage_notes(stages: list[Stage]) -> list[str]:
+    """analysis.notes: how each boundary that had no hook of its own was found, or why
+    it was not seen."""
+    notes: list[str] = []
+    for s in stages:
+        for res in (s.start_res, s.end_res):
+            for text in (res.note, res.broken) if res else ():
+                if text and text not in notes:
+                    notes.append(text)
+    return notes

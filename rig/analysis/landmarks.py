@@ -1,0 +1,190 @@
+"""Kernel and bootloader messages standing in for a missing hook (source `landmark`).
+
+When a marker has neither a GPIO edge nor a console tag (a stock kernel, a bootloader
+without the hook), a message the software prints anyway near that boundary gives its
+time: the message's own time (printk stamp, UART or host arrival) minus its offset from
+the hook. The offsets are calibrated on the QEMU target, where hooks and messages both
+exist (`bench/landmark_offsets.py` measures them; `landmarks.json` keeps the result and
+where it came from), and their spread becomes the landmark's uncertainty.
+
+The offset is the target's work between hook and message on an unpaced console. On a
+paced console (a real UART, and kernels before printk went asynchronous) every byte
+printed between the two also takes 10 bits of time, and the printing code waits for it:
+the calibration keeps how many bytes those were (`bytes_between`, signed like the
+offset), and they are added at the run's baud rate when the console is paced, half of
+them (and half as uncertainty) when that is unknown.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from rig.analysis.events import Event, Timebase, line_event
+from rig.analysis.lines import Line
+from rig.analysis.parsers.text import clean
+
+CALIBRATION = Path(__file__).with_name("landmarks.json")
+CALIBRATION_SCHEMA = "bootrig.landmarks/1"
+
+
+@dataclass(frozen=True)
+class Landmark:
+    key: str
+    marker: str  # the boundary it stands in for
+    pattern: re.Pattern[str]  # matched on the line's text without printk prefix
+    message: str
+    when: str
+
+
+#: Per marker, nearest to the hook first: what lies between a message and the hook
+#: differs from kernel to kernel (a Debian kernel checks W+X mappings between freeing
+#: init memory and running init, about 15 ms under QEMU), so the nearest one wins even
+#: when a farther one happened to scatter less on the calibration target.
+LANDMARKS: tuple[Landmark, ...] = (
+    Landmark(
+        "uboot_starting_kernel",
+        "bootm",
+        re.compile(r"^Starting kernel \.\.\."),
+        "U-Boot's `Starting kernel ...`",
+        "printed as it jumps to the kernel",
+    ),
+    Landmark(
+        "vfs_mounted_root",
+        "do_mount_root",
+        re.compile(r"^VFS: Mounted root \("),
+        "`VFS: Mounted root`",
+        "printed once the root filesystem is mounted",
+    ),
+    Landmark(
+        "run_init",
+        "kernel_init",
+        re.compile(r"^Run \S+ as init process"),
+        "`Run /sbin/init as init process`",
+        "printed as the kernel executes init",
+    ),
+    Landmark(
+        "freeing_init_memory",
+        "kernel_init",
+        re.compile(r"^Freeing (?:unused kernel (?:image \(\w+\) )?memory|init memory):"),
+        "`Freeing unused kernel memory`",
+        "printed as the kernel releases its init memory, before it runs init",
+    ),
+)
+
+
+@dataclass(frozen=True)
+class Offset:
+    """A landmark's calibrated time from the hook (positive: the message comes after)."""
+
+    key: str
+    offset_s: float
+    uncertainty_s: float
+    bytes_between: int  # console bytes between hook and message (tag excluded), signed
+    n: int
+
+
+@dataclass(frozen=True)
+class Calibration:
+    target: str
+    offsets: dict[str, Offset]
+
+    def describe(self) -> str:
+        return f"calibrated on {self.target}"
+
+
+def parse_calibration(data: dict[str, Any], where: str) -> Calibration:
+    if data.get("schema") != CALIBRATION_SCHEMA:
+        raise ValueError(f"{where}: schema {data.get('schema')!r}, not {CALIBRATION_SCHEMA}")
+    offsets = {
+        key: Offset(
+            key,
+            float(v["offset_s"]),
+            float(v["uncertainty_s"]),
+            int(v["bytes_between"]),
+            int(v["n"]),
+        )
+        for key, v in data["landmarks"].items()
+    }
+    return Calibration(str(data["target"]["name"]), offsets)
+
+
+@cache
+def load_calibration(path: Path = CALIBRATION) -> Calibration:
+    return parse_calibration(json.loads(path.read_text(encoding="utf-8")), str(path))
+
+
+def find_landmarks(lines: Sequence[Line]) -> dict[str, Line]:
+    """Each landmark's first line (key -> line)."""
+    out: dict[str, Line] = {}
+    for line in lines:
+        if line.tag:
+            continue
+        text = clean(line)
+        for lm in LANDMARKS:
+            if lm.key not in out and lm.pattern.match(text):
+                out[lm.key] = line
+    return out
+
+
+def landmark_event(
+    lm: Landmark,
+    line: Line,
+    off: Offset,
+    tb: Timebase,
+    char_s: float,
+    paced: bool | None,
+    target: str,
+) -> Event:
+    """The hook's time from its landmark line: the line's event shifted by the offset,
+    the calibration's spread (and the unknown console share) added as own scatter."""
+    wire = off.bytes_between * char_s
+    if paced is None:  # either way: the middle, with half of it as uncertainty
+        shift, extra = wire / 2, abs(wire) / 2
+    else:
+        shift, extra = (wire, 0.0) if paced else (0.0, 0.0)
+    offset = off.offset_s + shift
+    cal_u = off.uncertainty_s + extra
+    e = line_event(lm.marker, line, tb)
+    detail = {
+        **e.detail,
+        "landmark": lm.key,
+        "landmark_source": e.source,
+        "offset_s": offset,
+        "calibration": f"{target}, {off.n} boots",
+    }
+    return Event(
+        lm.marker,
+        e.t_s - offset,
+        "landmark",
+        e.uncertainty_s + cal_u,
+        detail,
+        clock=e.clock,
+        quant_s=e.quant_s,
+        own_s=e.own_s + cal_u,
+        rate_u=e.rate_u,
+    )
+
+
+def landmark_events(
+    lines: Sequence[Line],
+    tb: Timebase,
+    char_s: float,
+    paced: bool | None = None,
+    calibration: Calibration | None = None,
+) -> dict[str, Event]:
+    """Marker -> the event of its nearest landmark that has a calibration."""
+    cal = calibration or load_calibration()
+    found = find_landmarks(lines)
+    out: dict[str, Event] = {}
+    for lm in LANDMARKS:
+        if lm.marker in out or lm.key not in found or lm.key not in cal.offsets:
+            continue
+        off = cal.offsets[lm.key]
+        out[lm.marker] = landmark_event(lm, found[lm.key], off, tb, char_s, paced, cal.target)
+    return out
