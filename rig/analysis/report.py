@@ -15,7 +15,7 @@ from rig.analysis.events import (
 from rig.analysis.lines import split_lines
 from rig.analysis.outcome import classify
 from rig.analysis.parsers.breakdown import analyse_console
-from rig.analysis.stages import build_stages, stage_notes
+from rig.analysis.stages import build_stages
 from rig.artifacts.uart import UartBytes
 from rig.config import StageSpec
 from rig.model import Chunk, MarkerScan
@@ -50,7 +50,7 @@ def build_report(
     lines = split_lines(chunks)
     tb = build_timebase(scan, lines, int(run["power_on_ns"]), baud, uart)
     events = marker_events(lines, tb)
-    console = analyse_console(lines, tb, baud, analysis)
+    console = analyse_console(lines, tb, baud, analysis, chunks, uart)
     stages = build_stages(specs, events, lines, tb)
     outcome = classify(scan, "capture" in artifacts, lines, stages, run.get("rig_error"))
 
@@ -96,6 +96,7 @@ def build_report(
             "chunks": len(chunks),
             "baud": baud,
             "uart_tap": _tap(uart, uart_error, len(tb.uart)),
+            "pacing": console["pacing"],
         },
         "capture": (
             {
@@ -123,8 +124,9 @@ def build_report(
         "systemd": console["systemd"],
         "app_events": console["app_events"],
         "phases": console["phases"],
+        "unattributed": console["unattributed"],
         "artifacts": artifacts,
-        "analysis": {"rig_version": __version__, "notes": console["notes"] + stage_notes(stages)},
+        "analysis": {"rig_version": __version__, "notes": console["notes"]},
     }
 
 

@@ -1,9 +1,13 @@
-"""Console output cost: bytes x character time, the "uncertainty principle" in numbers.
+"""Console output cost: the time the serial line was busy with the boot's messages, the
+"uncertainty principle" in numbers.
 
 A serial console at 115200 baud 8N1 moves 11520 bytes a second: each byte costs
 10/baud seconds, and early kernel and U-Boot output is written synchronously, so the
-boot waits for it. `quiet` keeps kernel messages (and systemd status lines) off the
-console; initcall_debug's own lines are the measurement's cost.
+boot waits for it. That holds only if the bytes really took that long: the cost is the
+bytes' wire time, never more than the reads carrying them took to arrive, and nothing
+at all when they arrived faster than the baud rate allows (the console was not paced:
+an emulated UART, a USB gadget console). `quiet` keeps kernel messages (and systemd
+status lines) off the console; initcall_debug's own lines are the measurement's cost.
 """
 
 from __future__ import annotations
@@ -11,6 +15,9 @@ from __future__ import annotations
 from rig.analysis.advice.context import Advisory, Context, ms
 from rig.analysis.parsers.initcall import InitcallLine
 from rig.analysis.parsers.text import console_bytes
+from rig.analysis.parsers.wire import console_busy
+
+_BASIS = "time over which the reads carrying these bytes arrived"
 
 
 def _kernel_lines(ctx: Context) -> list[int]:
@@ -29,6 +36,11 @@ def _status_lines(ctx: Context) -> list[int]:
     return [u.line for u in ctx.parsed.systemd.units if ctx.lines[u.line].printk_ts is None]
 
 
+def _kind(ctx: Context) -> str:
+    # Paced: the bytes did take their wire time. Unknown: too few bytes to tell.
+    return "estimate" if ctx.pacing.verdict == "paced" else "upper_bound"
+
+
 def console_output(ctx: Context) -> list[Advisory]:
     cmd = ctx.parsed.kernel.cmdline
     if ctx.char_s == 0 or (cmd is not None and cmd.has("quiet")):
@@ -41,10 +53,11 @@ def console_output(ctx: Context) -> list[Advisory]:
         "systemd_status": sum(console_bytes(ctx.lines, i) for i in status),
         "initcall_debug": sum(console_bytes(ctx.lines, i) for i in debug),
     }
-    gain = (nbytes["kernel"] + nbytes["systemd_status"]) * ctx.char_s
+    busy = console_busy(ctx.chunks, ctx.lines, kernel + status, ctx.baud)
+    gain = busy.busy_s
     if gain == 0:
         return []
-    debug_s = nbytes["initcall_debug"] * ctx.char_s
+    debug_s = console_busy(ctx.chunks, ctx.lines, debug, ctx.baud).busy_s
     note = (
         f" {ms(debug_s)} of it is initcall_debug's own output: this boot's kernel time "
         "includes the cost of measuring it; compare against a boot without it."
@@ -60,7 +73,7 @@ def console_output(ctx: Context) -> list[Advisory]:
             f"Add `quiet` to the kernel command line: {nbytes['kernel']} kernel bytes and "
             f"{nbytes['systemd_status']} systemd status bytes at {ctx.char_s * 1e6:.1f} us "
             f"each stay off the serial line (logs remain in dmesg and the journal).{note}",
-            "estimate",
+            _kind(ctx),
             {
                 "baud": ctx.baud,
                 "char_s": ctx.char_s,
@@ -71,7 +84,12 @@ def console_output(ctx: Context) -> list[Advisory]:
                     "initcall_debug": len(debug),
                 },
                 "initcall_debug_s": debug_s,
+                "wire_s": busy.wire_s,
+                "observed_s": busy.observed_s,
+                "pacing": ctx.pacing.verdict,
             },
+            busy.observed_s,
+            _BASIS,
         )
     ]
 
@@ -82,16 +100,26 @@ def uboot_console(ctx: Context) -> list[Advisory]:
     if end is None or ctx.char_s == 0:
         return []
     n = sum(console_bytes(ctx.lines, i) for i in range(end + 1))
-    gain = n * ctx.char_s
+    busy = console_busy(ctx.chunks, ctx.lines, range(end + 1), ctx.baud)
+    if busy.busy_s == 0:
+        return []
     return [
         Advisory(
             "uboot_console",
-            f"U-Boot prints {n} bytes: {ms(gain)} at {ctx.baud} baud",
-            gain,
+            f"U-Boot prints {n} bytes: {ms(busy.busy_s)} at {ctx.baud} baud",
+            busy.busy_s,
             ctx.evidence(0, end),
             "Build U-Boot with CONFIG_SILENT_CONSOLE and `setenv silent 1` (keep a way to "
             "get the console back for development).",
-            "estimate",
-            {"bytes": n, "baud": ctx.baud},
+            _kind(ctx),
+            {
+                "bytes": n,
+                "baud": ctx.baud,
+                "wire_s": busy.wire_s,
+                "observed_s": busy.observed_s,
+                "pacing": ctx.pacing.verdict,
+            },
+            busy.observed_s,
+            _BASIS,
         )
     ]

@@ -13,6 +13,8 @@ from rig.analysis.parsers.console import ConsoleParse
 from rig.analysis.parsers.options import AnalysisOptions
 from rig.analysis.parsers.phase import Phase
 from rig.analysis.parsers.timing import evidence
+from rig.analysis.parsers.wire import Pacing
+from rig.model import Chunk
 
 
 @dataclass(frozen=True)
@@ -20,12 +22,16 @@ class Advisory:
     rule: str
     title: str
     gain_s: float
-    evidence: list[dict[str, Any]]
+    evidence: list[dict[str, Any]]  # the console lines it rests on
     advice: str
     # "measured": this boot spent exactly that; "estimate": computed from counts (bytes x
     # character time); "upper_bound": the most it could give (the work may be needed).
     gain_kind: str = "measured"
     detail: dict[str, Any] = field(default_factory=dict)
+    #: The measured time the gain comes from (the span between its evidence, the kernel's
+    #: own measure, the time the console bytes took): the gain never exceeds it.
+    evidence_s: float = 0.0
+    basis: str = ""  # what evidence_s is, in words
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -34,6 +40,8 @@ class Advisory:
             "gain_s": self.gain_s,
             "gain_kind": self.gain_kind,
             "evidence": self.evidence,
+            "evidence_s": self.evidence_s,
+            "basis": self.basis,
             "advice": self.advice,
             "detail": self.detail,
         }
@@ -48,11 +56,14 @@ class Context:
     phases: tuple[Phase, ...]
     initcalls: tuple[Initcall, ...]
     options: AnalysisOptions
+    pacing: Pacing
+    chunks: Sequence[Chunk] = ()
 
     @property
     def char_s(self) -> float:
-        """One character on the wire at 8N1: start bit, 8 data bits, stop bit."""
-        return 10 / self.baud if self.baud > 0 else 0.0
+        """One character on the wire at 8N1 (start bit, 8 data bits, stop bit); none
+        when the bytes arrived faster than that: the console was not paced."""
+        return self.pacing.char_s
 
     def evidence(self, *indices: int | None) -> list[dict[str, Any]]:
         return [evidence(self.lines, i, self.tb) for i in indices if i is not None]
@@ -66,3 +77,37 @@ Rule = Callable[[Context], list[Advisory]]
 
 def ms(seconds: float) -> str:
     return f"{seconds * 1e3:.1f} ms" if seconds < 1 else f"{seconds:.2f} s"
+
+
+def from_phases(
+    ctx: Context,
+    rule: str,
+    phases: Sequence[Phase],
+    title: Callable[[float], str],
+    advice: str,
+    kind: str = "measured",
+    detail: dict[str, Any] | None = None,
+) -> list[Advisory]:
+    """One advisory for the total of `phases`, resting on their evidence lines and on the
+    time between them as observed (the phases' own spans, console time included)."""
+    if not phases:
+        return []
+    gain = sum(p.duration_s for p in phases)
+    if any(p.bound == "upper_bound" for p in phases):
+        kind = "upper_bound"
+    observed = sum(p.observed_s if p.observed_s is not None else p.duration_s for p in phases)
+    lines = sorted({i for p in phases for i in (p.line, p.end_line) if i is not None})
+    sources = sorted({p.source for p in phases})
+    return [
+        Advisory(
+            rule,
+            title(gain),
+            gain,
+            ctx.evidence(*lines),
+            advice,
+            kind,
+            detail or {},
+            observed,
+            f"time between the evidence bytes ({', '.join(sources)}), console time included",
+        )
+    ]

@@ -2,27 +2,25 @@
 
 from __future__ import annotations
 
-from rig.analysis.advice.context import Advisory, Context, ms
+from rig.analysis.advice.context import Advisory, Context, from_phases, ms
 from rig.analysis.initcalls import Initcall
+from rig.analysis.parsers.top import initcall_s
 
 
 def calibrate_delay(ctx: Context) -> list[Advisory]:
-    """Gain: the calibration time between the printk stamps around it."""
+    """Gain: the calibration loop, between the bytes (or the stamps) around it. Only the
+    measured form has a phase: a preset or timer-derived value takes microseconds."""
     out = []
     for p in ctx.phases_of("calibrate_delay"):
-        if p.detail.get("calibration") != "measured":
-            continue
         lpj = p.detail.get("lpj")
         preset = f"`lpj={lpj}`" if lpj else "`lpj=` (the value a calibrated boot prints)"
-        out.append(
-            Advisory(
-                "calibrate_delay",
-                f"calibrate_delay measures the delay loop at every boot: {ms(p.duration_s)}",
-                p.duration_s,
-                ctx.evidence(p.line, p.end_line),
-                f"Add {preset} to the kernel command line: the kernel then prints "
-                "`Calibrating delay loop (skipped) preset value..` and skips the loop.",
-            )
+        out += from_phases(
+            ctx,
+            "calibrate_delay",
+            [p],
+            lambda g: f"calibrate_delay measures the delay loop at every boot: {ms(g)}",
+            f"Add {preset} to the kernel command line: the kernel then prints "
+            "`Calibrating delay loop (skipped) preset value..` and skips the loop.",
         )
     return out
 
@@ -55,12 +53,13 @@ def _console_inside(ctx: Context, c: Initcall) -> float | None:
 
 
 def slow_initcalls(ctx: Context) -> list[Advisory]:
-    """One advisory per initcall over the threshold; gain = the kernel's own measure
-    (an upper bound for async entries and modules, which run beside the boot thread)."""
+    """One advisory per initcall over the threshold; gain = the kernel's own measure,
+    never more than its printk span (an upper bound for async entries and modules,
+    which run beside the boot thread)."""
     out = []
     limit = ctx.options.initcall_threshold_s
     for c in ctx.initcalls:
-        d = c.duration_s
+        d = initcall_s(c)
         if d is None or d < limit:
             continue
         r = c.rec
@@ -71,6 +70,7 @@ def slow_initcalls(ctx: Context) -> list[Advisory]:
             advice, kind = _ASYNC, "upper_bound"
         else:
             advice, kind = _BUILTIN, "measured"
+        usecs = c.duration_s
         out.append(
             Advisory(
                 "slow_initcall",
@@ -82,8 +82,14 @@ def slow_initcalls(ctx: Context) -> list[Advisory]:
                 {
                     "threshold_s": limit,
                     "return": c.ret.ret if c.ret else None,
+                    "usecs_s": usecs,
+                    "printk_span_s": c.printk_span_s,
                     "console_s": _console_inside(ctx, c),
                 },
+                c.printk_span_s if c.printk_span_s is not None else d,
+                "printk span from the calling line to the return line"
+                if c.printk_span_s is not None
+                else "the kernel's `after N usecs` (no calling line to bound it)",
             )
         )
     return out
@@ -94,27 +100,24 @@ def root_wait(ctx: Context) -> list[Advisory]:
     (upper bound: the device has to be found anyway)."""
     out = []
     for p in ctx.phases_of("rootdelay"):
-        out.append(
-            Advisory(
-                "root_wait",
-                f"rootdelay sleeps {ms(p.duration_s)} before mounting the root filesystem",
-                p.duration_s,
-                ctx.evidence(p.line, p.end_line),
-                "Remove `rootdelay=` from the kernel command line; if the root device probes "
-                "late, `rootwait` waits only as long as needed.",
-            )
+        out += from_phases(
+            ctx,
+            "root_wait",
+            [p],
+            lambda g: f"rootdelay sleeps {ms(g)} before mounting the root filesystem",
+            "Remove `rootdelay=` from the kernel command line; if the root device probes "
+            "late, `rootwait` waits only as long as needed.",
         )
     for p in ctx.phases_of("rootwait"):
-        out.append(
-            Advisory(
-                "root_wait",
-                f"The kernel waits {ms(p.duration_s)} for root device {p.detail.get('device')}",
-                p.duration_s,
-                ctx.evidence(p.line, p.end_line),
-                "The root device probes late: look at its host controller's probe (card-detect "
-                "debounce, bus scan), build that driver in and probe it early, or boot from "
-                "storage that is ready sooner (eMMC instead of SD or USB).",
-                "upper_bound",
-            )
+        dev = p.detail.get("device")
+        out += from_phases(
+            ctx,
+            "root_wait",
+            [p],
+            lambda g, dev=dev: f"The kernel waits {ms(g)} for root device {dev}",
+            "The root device probes late: look at its host controller's probe (card-detect "
+            "debounce, bus scan), build that driver in and probe it early, or boot from "
+            "storage that is ready sooner (eMMC instead of SD or USB).",
+            "upper_bound",
         )
     return out

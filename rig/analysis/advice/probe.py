@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 
-from rig.analysis.advice.context import Advisory, Context, ms
+from rig.analysis.advice.context import Advisory, Context, from_phases, ms
+from rig.analysis.parsers.top import initcall_s
 
 # Host controller and USB core initcalls (names and modules of the usual suspects).
 _USB = re.compile(r"usb|[eoux]hci|hcd|hdrc|r8a66597|musb|dwc[23]|hub_init", re.IGNORECASE)
@@ -12,38 +13,36 @@ _USB = re.compile(r"usb|[eoux]hci|hcd|hdrc|r8a66597|musb|dwc[23]|hub_init", re.I
 
 def usb_uboot(ctx: Context) -> list[Advisory]:
     """Gain: from `starting USB...` to the end of the bus scan output."""
-    phases = ctx.phases_of("usb")
-    if not phases:
-        return []
-    gain = sum(p.duration_s for p in phases)
-    return [
-        Advisory(
-            "usb_probe",
-            f"U-Boot starts USB and scans the bus: {ms(gain)}",
-            gain,
-            ctx.evidence(*(i for p in phases for i in (p.line, p.end_line))),
-            "Drop `usb start` from bootcmd/preboot unless the board boots from USB; the "
-            "kernel probes USB again anyway.",
-        )
-    ]
+    return from_phases(
+        ctx,
+        "usb_probe",
+        ctx.phases_of("usb"),
+        lambda g: f"U-Boot starts USB and scans the bus: {ms(g)}",
+        "Drop `usb start` from bootcmd/preboot unless the board boots from USB; the "
+        "kernel probes USB again anyway.",
+    )
 
 
 def usb_kernel(ctx: Context) -> list[Advisory]:
     """Gain: USB initcalls (run in sequence by kernel_init, so on the critical path).
     Enumeration runs in the hub thread, in parallel: it is listed, not counted."""
     calls = [
-        c
+        (c, d)
         for c in ctx.initcalls
-        if c.duration_s and (_USB.search(c.rec.name) or _USB.search(c.rec.module or ""))
+        if (d := initcall_s(c)) and (_USB.search(c.rec.name) or _USB.search(c.rec.module or ""))
     ]
     spans = ctx.phases_of("usb_enumeration")
     if not calls and not spans:
         return []
-    gain = sum(c.duration_s or 0.0 for c in calls)
-    kind = "measured"
+    gain = sum(d for _, d in calls)
+    kind, basis = "measured", "the kernel's usecs of each USB initcall, within its printk span"
+    evidence_s = gain
     if not calls:  # no initcall_debug: all we know is how long enumeration took
-        gain, kind = max(p.duration_s for p in spans), "upper_bound"
-    lines = [c.call.line for c in calls if c.call] + [p.line for p in spans]
+        longest = max(spans, key=lambda p: p.duration_s)
+        gain, kind = longest.duration_s, "upper_bound"
+        evidence_s = longest.observed_s or gain
+        basis = "the longest enumeration, its first line to its last"
+    lines = [c.call.line for c, _ in calls if c.call] + [p.line for p in spans]
     return [
         Advisory(
             "usb_probe",
@@ -55,11 +54,13 @@ def usb_kernel(ctx: Context) -> list[Advisory]:
             "(usb-storage.delay_use=0 or 1).",
             kind,
             {
-                "initcalls": {c.rec.name: c.duration_s for c in calls},
+                "initcalls": {c.rec.name: d for c, d in calls},
                 "enumerations": [
                     {"name": p.name, "start_s": p.start_s, "duration_s": p.duration_s}
                     for p in spans
                 ],
             },
+            evidence_s,
+            basis,
         )
     ]

@@ -19,10 +19,14 @@ from rig.analysis.parsers.sections import (
     systemd_section,
     uboot_section,
 )
+from rig.analysis.parsers.silence import coverage, find_silences, unattributed
 from rig.analysis.parsers.top import top_table
+from rig.analysis.parsers.wire import ByteClock, Pacing, assess_pacing
+from rig.artifacts.uart import UartBytes
+from rig.model import Chunk
 
 
-def _notes(tb: Timebase, calls: Sequence[Initcall], baud: int) -> list[str]:
+def _notes(tb: Timebase, calls: Sequence[Initcall], baud: int, pacing: Pacing) -> list[str]:
     notes = []
     if tb.printk is None and any(c.start.source == "printk_relative" for c in calls):
         notes.append(
@@ -31,7 +35,19 @@ def _notes(tb: Timebase, calls: Sequence[Initcall], baud: int) -> list[str]:
         )
     if baud <= 0:
         notes.append("baud unknown: console time is not subtracted from phases")
+    if (note := pacing.note()) is not None:
+        notes.append(note)
     return notes
+
+
+def _line_chunks(lines: Sequence[Line]) -> list[Chunk]:
+    """Stand-in reads when only lines are given: each line arrived whole, with its first
+    byte (pauses inside a line are then invisible)."""
+    out = []
+    for i, ln in enumerate(lines):
+        end = lines[i + 1].offset if i + 1 < len(lines) else ln.offset + len(ln.raw)
+        out.append(Chunk(ln.t_ns, b"\0" * (end - ln.offset)))
+    return out
 
 
 def analyse_console(
@@ -39,31 +55,43 @@ def analyse_console(
     tb: Timebase,
     baud: int,
     options: AnalysisOptions | Mapping[str, Any] | None = None,
+    chunks: Sequence[Chunk] | None = None,
+    uart: UartBytes | None = None,
 ) -> dict[str, Any]:
-    """Console lines (from `split_lines`) and the time base -> JSON-ready report sections.
+    """Console lines (from `split_lines`), the time base, and the reads the lines came
+    from (`chunks`, for byte times and pacing; `uart`: the tapped console) -> JSON-ready
+    report sections.
 
     Keys: initcalls, modules, top, advisories, uboot, kernel, systemd, app_events, phases,
-    notes. Pure: the same lines and time base give the same dict.
+    unattributed, pacing, notes. Pure: the same inputs give the same dict.
     """
     opts = (
         options if isinstance(options, AnalysisOptions) else AnalysisOptions.from_mapping(options)
     )
-    char_s = 10 / baud if baud > 0 else 0.0
+    reads = list(chunks) if chunks is not None else _line_chunks(lines)
+    pacing = assess_pacing(reads, baud, tb)
+    char_s = pacing.char_s
+    clock = ByteClock(lines, reads, tb, char_s, uart)
     parsed = parse_console(lines, opts.app_events)
-    phases = build_phases(lines, parsed, tb, char_s)
+    phases = build_phases(lines, parsed, tb, char_s, clock)
     calls = pair_initcalls(parsed.initcalls, lines, tb)
     modules = module_breakdown(calls)
     waits = async_waits(parsed.initcalls, lines, tb)
-    ctx = Context(lines, tb, baud, parsed, tuple(phases), tuple(calls), opts)
+    silences = find_silences(lines, tb, clock, char_s)
+    cover = coverage(lines, phases, calls, waits)
+    rest = unattributed(lines, silences, cover, parsed, opts.silence_min_s)
+    ctx = Context(lines, tb, baud, parsed, tuple(phases), tuple(calls), opts, pacing, reads)
     return {
         "initcalls": [c.as_dict() for c in calls],
         "modules": modules,
-        "top": top_table(calls, modules, phases, waits, opts.top_n),
+        "top": top_table(calls, modules, phases, waits, opts.top_n, rest["silences"]),
         "advisories": advise(ctx),
         "uboot": uboot_section(lines, parsed.uboot, phases, tb),
         "kernel": kernel_section(lines, parsed.kernel, phases, waits, tb),
         "systemd": systemd_section(lines, parsed.systemd, phases, tb),
         "app_events": app_events(lines, parsed.app_events, tb),
         "phases": [p.as_dict() for p in phases],
-        "notes": _notes(tb, calls, baud),
+        "unattributed": rest,
+        "pacing": pacing.as_dict(),
+        "notes": _notes(tb, calls, baud, pacing),
     }

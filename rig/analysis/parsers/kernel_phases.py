@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 
 from rig.analysis.lines import Line
-from rig.analysis.parsers.kernel import KernelLog, RootWait
+from rig.analysis.parsers.kernel import Calibrate, KernelLog, RootWait
 from rig.analysis.parsers.phase import Phase, Timer
 
 # /dev/mmcblk0p2 -> mmcblk0, /dev/sda1 -> sda: the disk whose probe the kernel waits for.
 _DISK = re.compile(rb"(?<=\d)p\d+$|(?<=[a-z])\d+$")
+_BOGOMIPS = re.compile(rb"\d+\.\d+ BogoMIPS")
 
 
 def _next_stamped(lines: Sequence[Line], i: int) -> int | None:
@@ -60,19 +62,48 @@ def _usb_sessions(t: Timer, k: KernelLog) -> list[Phase]:
     return out
 
 
+def _calibration(t: Timer, cal: Calibrate) -> Phase | None:
+    """Only the measured form runs a loop; preset, timer-derived and cached values take
+    microseconds, so whatever follows their line is not calibration.
+
+    A 2.6-era console prints `Calibrating delay loop... ` before the loop and the result
+    after it: the bytes between time the loop. A kernel that holds the line until it is
+    whole shows no such gap; its stamp (taken before the loop) and the next stamped
+    line's bound the loop from above."""
+    if cal.kind != "measured":
+        return None
+    detail = {"lpj": cal.lpj, "bogomips": cal.bogomips, "calibration": cal.kind}
+    name = f"calibrate_delay ({cal.kind})"
+    res = t.lines[cal.result_line] if cal.result_line is not None else None
+    m = _BOGOMIPS.search(res.raw) if res is not None else None
+    if res is not None and m is not None:
+        b = res.offset + m.start()
+        end = t.line_end(cal.line)  # a result on a later line: from this line's end
+        a = b - 1 if res.index == cal.line or end is None else end
+        p = t.bytes("kernel", "calibrate_delay", name, a, b, cal.line, **detail)
+        if p.duration_s > p.uncertainty_s:
+            return p
+    end = _next_stamped(t.lines, cal.result_line if cal.result_line is not None else cal.line)
+    if end is None:
+        return None
+    p = t.between("kernel", "calibrate_delay", name, cal.line, end, True, **detail)
+    return replace(p, bound="upper_bound")
+
+
+def _root_wait(t: Timer, w: RootWait, k: KernelLog) -> Phase | None:
+    end = wait_end(t.lines, w, k)
+    if end is None:
+        return None
+    name = f"{w.kind} {w.device or f'{w.seconds} s'}"
+    detail = {"device": w.device, "seconds": w.seconds}
+    p = t.between("kernel", w.kind, name, w.line, end, False, **detail)
+    if w.kind == "rootdelay" and w.seconds is not None:
+        # The sleep is what the line announced; what follows it until the next line is not.
+        return replace(p, duration_s=min(p.duration_s, float(w.seconds)))
+    return replace(p, bound="upper_bound")
+
+
 def kernel_phases(t: Timer, k: KernelLog) -> list[Phase]:
-    out: list[Phase] = []
-    for cal in k.calibrations:
-        # The stamp is taken before the loop runs; the next stamped line comes after it.
-        end = _next_stamped(t.lines, cal.result_line if cal.result_line is not None else cal.line)
-        if end is not None:
-            name = f"calibrate_delay ({cal.kind})"
-            detail = {"lpj": cal.lpj, "bogomips": cal.bogomips, "calibration": cal.kind}
-            out.append(t.between("kernel", "calibrate_delay", name, cal.line, end, True, **detail))
-    for w in k.root_waits:
-        end = wait_end(t.lines, w, k)
-        if end is not None:
-            name = f"{w.kind} {w.device or f'{w.seconds} s'}"
-            detail = {"device": w.device, "seconds": w.seconds}
-            out.append(t.between("kernel", w.kind, name, w.line, end, False, **detail))
+    out = [p for cal in k.calibrations if (p := _calibration(t, cal)) is not None]
+    out += [p for w in k.root_waits if (p := _root_wait(t, w, k)) is not None]
     return out + _usb_sessions(t, k)

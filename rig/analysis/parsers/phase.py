@@ -1,4 +1,11 @@
-"""A timed sub-phase of a boot stage, and the helper that times one from line indices."""
+"""A timed sub-phase of a boot stage, and the helper that times one from its evidence.
+
+A phase lasts only as long as its evidence shows: from the byte that announced the work
+to the byte that reported it done (`Verifying Checksum ... ` -> `OK`), or between two
+lines that both belong to it (`calling` -> `initcall ... returned`). The silence after
+a line that reported a result is not that line's work (`silence.py` lists it as
+unattributed).
+"""
 
 from __future__ import annotations
 
@@ -9,6 +16,7 @@ from typing import Any
 from rig.analysis.events import Timebase
 from rig.analysis.lines import Line
 from rig.analysis.parsers.timing import span
+from rig.analysis.parsers.wire import ByteClock
 
 
 @dataclass(frozen=True)
@@ -20,9 +28,16 @@ class Phase:
     end_line: int | None
     start_s: float | None
     duration_s: float
-    source: str  # printk | host | ... | "uboot" (U-Boot's own timer)
+    source: str  # printk | host | uart | ... | "uboot" (U-Boot's own timer)
     uncertainty_s: float | None
     detail: dict[str, Any] = field(default_factory=dict)
+    #: The time between its two pieces of evidence as observed, console time included:
+    #: duration_s never exceeds it.
+    observed_s: float | None = None
+    #: Byte offsets (a, b) of that evidence: the silences between them are this phase's.
+    offsets: tuple[int, int] | None = None
+    #: "measured" (the evidence brackets the work) or "upper_bound" (it brackets more).
+    bound: str = "measured"
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -33,6 +48,8 @@ class Phase:
             "end_line": self.end_line,
             "start_s": self.start_s,
             "duration_s": self.duration_s,
+            "observed_s": self.observed_s,
+            "bound": self.bound,
             "source": self.source,
             "uncertainty_s": self.uncertainty_s,
             **self.detail,
@@ -41,17 +58,50 @@ class Phase:
 
 @dataclass(frozen=True)
 class Timer:
-    """Times phases between console lines of one boot."""
+    """Times phases between console lines and bytes of one boot."""
 
     lines: Sequence[Line]
     tb: Timebase
-    char_s: float
+    char_s: float  # per byte on the wire; 0 when the console is not paced
+    clock: ByteClock
 
     def between(
         self, stage: str, kind: str, name: str, a: int, b: int, minus: bool, **detail: Any
     ) -> Phase:
         """From line `a` to line `b`; `minus`: without the console time in between."""
         s = span(self.lines, a, b, self.tb, self.char_s, minus)
+        observed = span(self.lines, a, b, self.tb, self.char_s, False).duration_s
+        offsets = (self.lines[a].offset, self.lines[b].offset)
         return Phase(
-            stage, kind, name, a, b, s.start.t_s, s.duration_s, s.source, s.uncertainty_s, detail
-        )
+            stage, kind, name, a, b, s.start.t_s, s.duration_s, s.source, s.uncertainty_s,
+            detail, observed, offsets,
+        )  # fmt: skip
+
+    def bytes(
+        self, stage: str, kind: str, name: str, a: int, b: int, line: int, **detail: Any
+    ) -> Phase:
+        """From byte `a` (the last one announcing the work) to byte `b` (the first one
+        after it), without the wire time of `a` and the bytes between."""
+        ta = self.clock.at(a)[0]
+        d, source, u = self.clock.gap(a, b)
+        observed = self.clock.at(b)[0] - ta
+        end_line = _line_of(self.lines, b)
+        return Phase(
+            stage, kind, name, line, end_line, ta + self.char_s, d, source, u, detail,
+            max(observed, d), (a, b),
+        )  # fmt: skip
+
+    def line_end(self, i: int) -> int | None:
+        """Offset of line `i`'s last byte (its LF), None for an unterminated last line."""
+        return self.lines[i + 1].offset - 1 if i + 1 < len(self.lines) else None
+
+
+def _line_of(lines: Sequence[Line], offset: int) -> int:
+    lo, hi = 0, len(lines) - 1
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if lines[mid].offset <= offset:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo

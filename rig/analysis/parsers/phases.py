@@ -4,11 +4,18 @@ the advisor measure.
 Bootloader: autoboot countdown, image checksum/hash, decompression, copies, reads,
 `usb start`, the BOOTSTAGE rows. Kernel (`kernel_phases`): calibrate_delay, waiting for
 the root device, USB enumeration. Userspace: systemd units from "Starting" to "Started".
+
+U-Boot announces a step and reports it on the same line (`Verifying Checksum ... OK`):
+the step lasts from the announcement's last byte to the verdict, whatever silence
+follows the verdict is not the step's. A step announced on a line of its own
+(`Uncompressing Kernel Image`, 2023) lasts until U-Boot prints again: an upper bound.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from dataclasses import replace
 
 from rig.analysis.events import Timebase
 from rig.analysis.lines import Line
@@ -17,47 +24,85 @@ from rig.analysis.parsers.kernel_phases import kernel_phases
 from rig.analysis.parsers.phase import Phase, Timer
 from rig.analysis.parsers.systemd import SystemdLog
 from rig.analysis.parsers.timing import at
-from rig.analysis.parsers.uboot import UBootLog
+from rig.analysis.parsers.uboot import Step, UBootLog
+from rig.analysis.parsers.wire import ByteClock
+
+# The prompt with its first count: the wait starts after it, the line feed ends it.
+_PROMPT = re.compile(rb"autoboot:\s*\d+ ?")
+
+
+def verdict_bytes(t: Timer, i: int) -> tuple[int, int] | None:
+    """(last byte of `... `, first byte of the line's last word) when a verdict follows
+    the dots on line `i`; the work ran between them."""
+    raw, off = t.lines[i].raw, t.lines[i].offset
+    dots = raw.rfind(b"...")
+    if dots < 0:
+        return None
+    q = dots + 3
+    while q < len(raw) and raw[q : q + 1].isspace():
+        q += 1
+    rest = raw[q:].rstrip()
+    if not rest:
+        return None
+    return off + q - 1, off + q + rest.rfind(b" ") + 1
+
+
+def _announced(t: Timer, i: int, stage: str, kind: str, name: str, **detail: object) -> Phase:
+    """Work announced on line `i`: to its verdict, or to the next line (upper bound)."""
+    if (ab := verdict_bytes(t, i)) is not None:
+        return t.bytes(stage, kind, name, *ab, i, **detail)
+    end = t.line_end(i)
+    assert end is not None
+    p = t.bytes(stage, kind, name, end, end + 1, i, **detail)
+    return replace(p, bound="upper_bound")
+
+
+def _countdown(t: Timer, line: int, name: str, detail: dict[str, object]) -> Phase | None:
+    end = t.line_end(line)
+    if end is None:
+        return None
+    m = _PROMPT.search(t.lines[line].raw)
+    if m is None:  # "Autobooting in N seconds": announced, then the wait
+        return _announced(t, line, "bootloader", "autoboot", name, **detail)
+    return t.bytes("bootloader", "autoboot", name, t.lines[line].offset + m.end() - 1, end, line,
+                   **detail)  # fmt: skip
+
+
+def _step(t: Timer, st: Step) -> Phase | None:
+    stage = "kernel" if st.text.startswith("Uncompressing Linux") else "bootloader"
+    if st.self_us is not None:
+        # U-Boot timed it itself ("N bytes read in M ms") and printed it when done.
+        d, end = st.self_us / 1e6, at(t.lines[st.line], t.tb)
+        detail = {"size_bytes": st.size_bytes}
+        return Phase(
+            stage, st.kind, st.text, st.line, st.line, end.t_s - d, d, "uboot", 1e-3, detail, d
+        )
+    if st.end_line is None:
+        return None
+    if st.kind == "usb":  # from `starting USB...` to the end of the scan output
+        end = t.line_end(st.end_line - 1)
+        assert end is not None
+        return t.bytes(stage, st.kind, st.text, t.lines[st.line].offset, end, st.line, ok=st.ok)
+    return _announced(t, st.line, stage, st.kind, st.text, ok=st.ok)
 
 
 def _uboot(t: Timer, u: UBootLog) -> list[Phase]:
     out: list[Phase] = []
-    if (ab := u.autoboot) is not None and ab.line + 1 < len(t.lines):
+    if (ab := u.autoboot) is not None:
         name = f"autoboot countdown (bootdelay={ab.bootdelay})"
-        detail = {"bootdelay": ab.bootdelay, "counts": list(ab.counts)}
-        out.append(t.between("bootloader", "autoboot", name, ab.line, ab.line + 1, True, **detail))
-    for st in u.steps:
-        stage = "kernel" if st.text.startswith("Uncompressing Linux") else "bootloader"
-        if st.self_us is not None:
-            # U-Boot timed it itself ("N bytes read in M ms") and printed it when done.
-            d, end = st.self_us / 1e6, at(t.lines[st.line], t.tb)
-            detail = {"size_bytes": st.size_bytes}
-            out.append(
-                Phase(
-                    stage, st.kind, st.text, st.line, st.line, end.t_s - d, d, "uboot", 1e-3, detail
-                )
-            )
-        elif st.end_line is not None:
-            out.append(t.between(stage, st.kind, st.text, st.line, st.end_line, True, ok=st.ok))
+        detail: dict[str, object] = {"bootdelay": ab.bootdelay, "counts": list(ab.counts)}
+        if (p := _countdown(t, ab.line, name, detail)) is not None:
+            out.append(p)
+    out += [p for st in u.steps if (p := _step(t, st)) is not None]
     for report in u.bootstage:
         for row in report.rows:
             if row.elapsed_us and row.stage != "reset":
                 d, name = row.elapsed_us / 1e6, row.stage or "(unnamed)"
                 detail = {"mark_s": row.mark_us / 1e6}  # on U-Boot's timer, not ours
                 out.append(
-                    Phase(
-                        "bootloader",
-                        "bootstage",
-                        name,
-                        row.line,
-                        None,
-                        None,
-                        d,
-                        "uboot",
-                        1e-6,
-                        detail,
-                    )
-                )
+                    Phase("bootloader", "bootstage", name, row.line, None, None, d, "uboot",
+                          1e-6, detail, d)
+                )  # fmt: skip
     return out
 
 
@@ -79,7 +124,7 @@ def _units(t: Timer, sd: SystemdLog) -> list[Phase]:
 
 
 def build_phases(
-    lines: Sequence[Line], parsed: ConsoleParse, tb: Timebase, char_s: float
+    lines: Sequence[Line], parsed: ConsoleParse, tb: Timebase, char_s: float, clock: ByteClock
 ) -> list[Phase]:
-    t = Timer(lines, tb, char_s)
+    t = Timer(lines, tb, char_s, clock)
     return _uboot(t, parsed.uboot) + kernel_phases(t, parsed.kernel) + _units(t, parsed.systemd)
