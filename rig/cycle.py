@@ -11,6 +11,7 @@ time then) and an `abort` event (Ctrl-C) that ends the wait for the boot early.
 
 from __future__ import annotations
 
+import re
 import socket
 import threading
 import time
@@ -49,21 +50,43 @@ class CycleResult:
 class _TagWatch:
     """Spots the ui_ready tag, or a kernel panic, in the console stream, also when split
     across chunks. A panicked kernel never reaches the UI: waiting out the boot timeout
-    would only cost time."""
+    would only cost time. `ui_lines`: console patterns that also mean the UI is ready
+    (the config's stand-in for ui_ready, which a `quiet` kernel keeps off the console)."""
 
-    def __init__(self) -> None:
+    def __init__(self, ui_lines: tuple[re.Pattern[str], ...] = ()) -> None:
         self.seen = threading.Event()
         self.t_ns = 0
         self.panic = False
         self._tail = b""
+        self._ui_lines = ui_lines
+        self._line = b""  # the console's current line, for ui_lines
 
     def __call__(self, chunk: Chunk) -> None:
         buf = self._tail + chunk.data
-        if not self.seen.is_set() and (UI_TAG in buf or PANIC_TEXT in buf):
-            self.panic = UI_TAG not in buf
+        ui = UI_TAG in buf or self._ui_line(chunk.data)
+        if not self.seen.is_set() and (ui or PANIC_TEXT in buf):
+            self.panic = not ui
             self.t_ns = time.monotonic_ns()
             self.seen.set()
         self._tail = buf[-max(len(UI_TAG), len(PANIC_TEXT)) :]
+
+    def _ui_line(self, data: bytes) -> bool:
+        if not self._ui_lines:
+            return False
+        lines = (self._line + data).split(b"\n")
+        self._line = lines[-1][-_LINE_MAX:]
+        texts = [ln.decode("utf-8", "backslashreplace") for ln in lines]
+        return any(p.search(t) for t in texts for p in self._ui_lines)
+
+
+#: A line longer than this is not one a stand-in pattern is meant to match.
+_LINE_MAX = 4096
+
+
+def _ui_lines(cfg: RigConfig) -> tuple[re.Pattern[str], ...]:
+    """The console patterns configured to stand in for the ui_ready marker."""
+    ends = [s.end for s in cfg.stages if s.end.kind == "marker" and s.end.value == "ui_ready"]
+    return tuple(re.compile(b.fallback) for b in ends if b.fallback)
 
 
 class _ConsoleStop(threading.Thread):
@@ -183,7 +206,7 @@ def run_cycle(
         }
         step("arm analyzer")
         run["analyzer_armed_ns"] = bench.analyzer.arm(raw)
-    watch = _TagWatch()
+    watch = _TagWatch(_ui_lines(cfg))
     bench.console.start(folder / rundir.CONSOLE_JSONL, watch)
     run["instruments"]["console"] = bench.console.port  # an emulated board's pty is new
     run["power_on_ns"] = time.monotonic_ns()  # replaced by the relay's own stamp below
