@@ -12,8 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rig import names
-from rig.instruments.qemu.settings import CAPTURE_CHANNELS as QEMU_CAPTURE_CHANNELS
+from rig.analyzer_config import AnalyzerConfig, parse_analyzer
 from rig.instruments.qemu.settings import QemuConfig, parse_qemu
 from rig.sinks.influx.settings import InfluxSettings, parse_settings
 from rig.stagespec import DEFAULT_STAGES, Boundary, StageSpec, parse_stages, stages_from_snapshot
@@ -21,6 +20,7 @@ from rig.tomlcheck import ConfigError, Table, apply_overrides, load_toml
 
 __all__ = [
     "DEFAULT_STAGES",
+    "AnalyzerConfig",
     "Boundary",
     "ConfigError",
     "RigConfig",
@@ -30,7 +30,6 @@ __all__ = [
     "stages_from_snapshot",
 ]
 
-_DEVICE_CHANNEL = re.compile(r"^D([0-7])$")
 _SECRET_KEYS = re.compile(r"pass|secret|token|key$", re.IGNORECASE)
 
 
@@ -48,15 +47,6 @@ class PowerConfig:
 class ConsoleConfig:
     port: str
     baud: int
-
-
-@dataclass(frozen=True)
-class AnalyzerConfig:
-    driver: str  # "sim" | "sigrok" | "qemu" | "none"
-    samplerate: int
-    channels: dict[str, int]  # DESIGN name -> device channel index (D0 = 0)
-    device: str  # sigrok-cli driver spec for real hardware, e.g. "fx2lafw"
-    debounce_us: float
 
 
 @dataclass(frozen=True)
@@ -113,28 +103,6 @@ def redact(obj: Any) -> Any:
     return obj
 
 
-def _channels(t: Table) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for name in list(t.data):
-        dev = t.str(name)
-        canon = names.canonical_marker(name)
-        if canon not in names.CHANNELS:
-            raise ConfigError(
-                f"{t.path}: key '{t.key(name)}': expected a channel name "
-                f"({', '.join(names.CHANNELS)}), found {name!r}"
-            )
-        m = _DEVICE_CHANNEL.match(dev)
-        if not m:
-            t.error(name, "a device channel D0..D7", dev)
-        idx = int(m.group(1))
-        if idx in out.values():
-            t.error(name, "a device channel not used by another signal", dev)
-        out[canon] = idx
-    if names.POWER not in out:
-        raise ConfigError(f"{t.path}: missing key '{t.key(names.POWER)}' (the power rail channel)")
-    return out
-
-
 def load_config(path: Path, board: Path | None = None, overrides: Sequence[str] = ()) -> RigConfig:
     """Load and validate a rig config; `board` replaces the simulated board profile,
     `overrides` are `KEY=VALUE` settings from the command line."""
@@ -164,23 +132,7 @@ def load_config(path: Path, board: Path | None = None, overrides: Sequence[str] 
     console = ConsoleConfig(port=c.str("port"), baud=c.int("baud", 115200, min=1))
     c.done()
 
-    a = root.table("analyzer")
-    a_driver = a.str("driver", "none", choices=("sim", "sigrok", "qemu", "none"))
-    if a_driver == "qemu" and a.has("channels"):
-        a.error("channels", "no table: the QEMU trace capture has fixed channels", a.data)
-    channels = {names.POWER: 0}
-    if a_driver == "qemu":
-        channels = dict(QEMU_CAPTURE_CHANNELS)
-    elif a.has("channels"):
-        channels = _channels(a.table("channels"))
-    analyzer = AnalyzerConfig(
-        driver=a_driver,
-        samplerate=a.int("samplerate", 1_000_000, min=1),
-        channels=channels,
-        device=a.str("device", ""),
-        debounce_us=a.float("debounce_us", 1000.0, min=0.0),
-    )
-    a.done()
+    analyzer = parse_analyzer(root.table("analyzer"))
 
     sim: SimConfig | None = None
     if root.has("sim") or board is not None:

@@ -112,11 +112,6 @@ class _ConsoleStop(threading.Thread):
         return self.chunks
 
 
-def _channel_names(cfg: RigConfig) -> list[str]:
-    by_index = {i: n for n, i in cfg.analyzer.channels.items()}
-    return [by_index.get(i, f"D{i}") for i in range(8)]
-
-
 def _wait_for_ui(watch: _TagWatch, timeout_s: float, abort: threading.Event | None) -> bool:
     if abort is None:
         return watch.seen.wait(timeout_s)
@@ -140,13 +135,18 @@ def _stop_capture(
         try:
             res = bench.analyzer.stop()
             run["analyzer_stopped_ns"] = res.stopped_ns
+            lay = bench.analyzer.layout
             run["capture"] = {
-                "channels": _channel_names(cfg),
+                **lay.as_dict(),
                 "samples": res.samples,
                 "samplerate_hz": res.samplerate,
                 "clock": res.clock,
             }
-            convert_binary(raw, folder / rundir.CAPTURE, _channel_names(cfg), res.samplerate)
+            bits = lay.bits if lay.repack else None
+            n = convert_binary(
+                raw, folder / rundir.CAPTURE, lay.names, res.samplerate, lay.unitsize, bits
+            )
+            run["capture"]["samples"] = n
             raw.unlink()
         except (InstrumentError, OSError) as e:
             run["rig_error"] = "analyzer_error"
@@ -185,6 +185,9 @@ def run_cycle(
             "analyzer": type(bench.analyzer).__name__ if bench.analyzer else None,
         },
     }
+    describe = getattr(bench.analyzer, "describe", None)
+    if describe is not None:
+        run["instruments"]["analyzer_device"] = describe()  # what answered, for the record
 
     step("power off")
     bench.power.off()
@@ -201,7 +204,7 @@ def run_cycle(
     if bench.analyzer:
         # The layout before power-on: a raw capture a killed run leaves can be converted.
         run["capture"] = {
-            "channels": _channel_names(cfg),
+            **bench.analyzer.layout.as_dict(),
             "samplerate_hz": bench.analyzer.samplerate,
         }
         step("arm analyzer")

@@ -55,8 +55,13 @@ def test_minimal_hardware_config(tmp_path: Path) -> None:
             "key 'analyzer.driver': expected 'sim' or 'sigrok' or 'qemu' or 'none'",
         ),
         (
-            '[analyzer.channels]\npower = "D9"\n',
+            '[analyzer]\ndriver = "sim"\n[analyzer.channels]\npower = "D9"\n',
             "key 'analyzer.channels.power': expected a device channel D0..D7",
+        ),
+        ('[analyzer]\ndriver = "sigrok"\n', "key 'analyzer.device': the sigrok driver needs"),
+        (
+            '[analyzer]\ndriver = "sigrok"\ndevice = "demo"\n[analyzer.options]\nx = [1]\n',
+            "key 'analyzer.options.x': expected a string or a number",
         ),
         ('[analyzer.channels]\npower = "D0"\nbootm = "D0"\n', "key 'analyzer.channels.bootm'"),
         ('[analyzer.channels]\nbootm = "D1"\n', "missing key 'analyzer.channels.power'"),
@@ -122,3 +127,15 @@ def test_command_line_overrides(tmp_path: Path, repo: Path) -> None:
     ):
         with pytest.raises(ConfigError, match=re.escape(message)):
             load_config(path, overrides=[bad])
+
+
+def test_sigrok_channels_are_the_devices_own_names(tmp_path: Path) -> None:
+    """DSLogic and Logic16 name their channels 0..15: the config takes them as they are."""
+    text = MINIMAL + (
+        '[analyzer]\ndriver = "sigrok"\ndevice = "dreamsourcelab-dslogic"\n'
+        'trigger = "0=r"\n[analyzer.options]\nvoltage_threshold = "1.2-1.2"\n'
+        '[analyzer.channels]\npower = "0"\nbootm = "1"\nuart_tx = "15"\n'
+    )
+    a = load_config(write(tmp_path, text)).analyzer
+    assert a.device_channels == {"power": "0", "bootm": "1", "uart_tx": "15"}
+    assert a.options == {"voltage_threshold": "1.2-1.2"} and a.trigger == "0=r"

@@ -77,20 +77,33 @@ def recover_folder(folder: Path) -> Leftover | None:
         return Leftover(folder, "removed", f"{size} bytes, run.json unreadable: {e}")
     layout = run.get("capture") if isinstance(run.get("capture"), dict) else {}
     channels, rate = layout.get("channels"), layout.get("samplerate_hz")
+    unitsize, bits = layout.get("unitsize", 1), layout.get("raw_bits")
     if (
         not isinstance(channels, list)
         or not 1 <= len(channels) <= 8
         or not all(isinstance(c, str) for c in channels)
         or not isinstance(rate, int)
         or rate <= 0
+        or not isinstance(unitsize, int)
+        or not 1 <= unitsize <= 8
+        or not (bits is None or _bits_ok(bits, channels, unitsize))
+        or (bits is None and unitsize != 1)
     ):
         raw.unlink()
         return Leftover(folder, "removed", f"{size} bytes, run.json states no capture layout")
-    convert_binary(raw, folder / rundir.CAPTURE, channels, rate)
+    samples = convert_binary(raw, folder / rundir.CAPTURE, channels, rate, unitsize, bits)
     raw.unlink()
-    run["capture"] = {**layout, "samples": size, "recovered": True}
+    run["capture"] = {**layout, "samples": samples, "recovered": True}
     rundir.write_json(folder / rundir.RUN, run)
-    return Leftover(folder, "converted", f"{size} samples into capture.sr")
+    return Leftover(folder, "converted", f"{samples} samples into capture.sr")
+
+
+def _bits_ok(bits: object, channels: list[str], unitsize: int) -> bool:
+    return (
+        isinstance(bits, list)
+        and len(bits) == len(channels)
+        and all(isinstance(b, int) and 0 <= b < 8 * unitsize for b in bits)
+    )
 
 
 def recover_results(results_dir: Path) -> list[Leftover]:

@@ -133,13 +133,39 @@ def write_sr(
     return total
 
 
-def convert_binary(raw: Path, sr: Path, channels: Sequence[str], samplerate: int) -> int:
-    """Turn a raw 1-byte-per-sample capture (sigrok-cli `-O binary`) into a `.sr`."""
+def convert_binary(
+    raw: Path,
+    sr: Path,
+    channels: Sequence[str],
+    samplerate: int,
+    unitsize: int = 1,
+    bits: Sequence[int] | None = None,
+) -> int:
+    """Turn a raw capture (sigrok-cli `-O binary`) into a `.sr`.
+
+    With `unitsize` 1 and no `bits` the bytes are kept as they are, `channels` naming
+    bits 0..7. Otherwise (a 16-channel device writes 2 bytes per sample) channel k of
+    the `.sr` is bit `bits[k]` of each raw sample: the few wired channels are repacked
+    into one byte per sample, block by block. Returns the number of samples."""
+    if bits is None and unitsize != 1:
+        raise ValueError("a raw capture of more than one byte per sample needs `bits`")
+    if bits is not None and len(bits) != len(channels):
+        raise ValueError("one raw bit per channel")
+    step = CHUNK_BYTES - CHUNK_BYTES % unitsize  # whole samples per block
 
     def blocks() -> Iterable[bytes]:
         with raw.open("rb") as f:
-            while block := f.read(CHUNK_BYTES):
-                yield block
+            while block := f.read(step):
+                if bits is None:
+                    yield block
+                    continue
+                # A killed capture may end inside a sample: that partial sample is dropped.
+                a = np.frombuffer(block[: len(block) - len(block) % unitsize], np.uint8)
+                a = a.reshape(-1, unitsize)
+                out = np.zeros(len(a), np.uint8)
+                for k, b in enumerate(bits):
+                    out |= ((a[:, b // 8] >> (b % 8)) & 1).astype(np.uint8) << k
+                yield out.tobytes()
 
     return write_sr(sr, channels, samplerate, blocks())
 

@@ -10,7 +10,12 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from rig.instruments.protocols import AnalyzerProtocol, CaptureResult, InstrumentError
+from rig.instruments.protocols import (
+    AnalyzerProtocol,
+    CaptureResult,
+    InstrumentError,
+    byte_layout,
+)
 
 Control = Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -20,6 +25,7 @@ class SimAnalyzer(AnalyzerProtocol):
         self._control = control
         self.samplerate = samplerate
         self.wiring = dict(wiring)
+        self.layout = byte_layout(self.wiring)
         self._armed_ns: int | None = None
         self._raw: Path | None = None
 

@@ -49,10 +49,33 @@ class CaptureResult:
     clock: str = "analyzer sample clock"
 
 
+@dataclass(frozen=True)
+class RawLayout:
+    """How to read the raw file an analyzer writes: `unitsize` bytes per sample, and for
+    each capture channel (a contract name) the bit of a raw sample that carries it. With
+    `repack` false the raw bytes are kept as they are (one byte, `names` bit by bit)."""
+
+    names: tuple[str, ...]
+    bits: tuple[int, ...]
+    unitsize: int = 1
+    repack: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"channels": list(self.names), "unitsize": self.unitsize,
+                "raw_bits": list(self.bits) if self.repack else None}  # fmt: skip
+
+
+def byte_layout(wiring: dict[str, int]) -> RawLayout:
+    """One byte per sample, kept as is: bit i named by the wiring, `D<i>` when unwired."""
+    by_bit = {i: n for n, i in wiring.items()}
+    return RawLayout(tuple(by_bit.get(i, f"D{i}") for i in range(8)), tuple(range(8)))
+
+
 class AnalyzerProtocol(ABC):
     """A logic analyzer that records from `arm()` until `stop()`."""
 
     samplerate: int
+    layout: RawLayout
 
     @abstractmethod
     def arm(self, raw: Path) -> int:

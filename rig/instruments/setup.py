@@ -64,7 +64,14 @@ class Instruments:
                 assert control is not None
                 analyzer = SimAnalyzer(control, a.samplerate, a.channels)
             elif a.driver == "sigrok":
-                analyzer = SigrokAnalyzer(a.device, a.samplerate)
+                analyzer = SigrokAnalyzer(
+                    a.device,
+                    a.samplerate,
+                    a.device_channels,
+                    options=a.options,
+                    trigger=a.trigger,
+                    start_timeout_s=a.start_timeout_s,
+                )
             if analyzer is not None:
                 self._stack.callback(analyzer.close)
             return Bench(power, console, analyzer, sim_pid, control)

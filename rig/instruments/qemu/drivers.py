@@ -20,6 +20,7 @@ from rig.instruments.protocols import (
     CaptureResult,
     InstrumentError,
     PowerProtocol,
+    byte_layout,
 )
 from rig.instruments.qemu.machine import QemuMachine
 from rig.instruments.qemu.settings import CAPTURE_CHANNELS
@@ -79,6 +80,7 @@ class QemuTraceAnalyzer(AnalyzerProtocol):
     def __init__(self, machine: QemuMachine, samplerate: int) -> None:
         self.machine = machine
         self.samplerate = samplerate
+        self.layout = byte_layout(CAPTURE_CHANNELS)
         self._raw: Path | None = None
         self._armed_ns = 0
         self._armed_wall_us = 0

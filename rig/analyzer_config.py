@@ -1,0 +1,96 @@
+"""The `[analyzer]` table of a rig config.
+
+`[analyzer.channels]` maps the contract names (power, bootm, ..., uart_tx) onto the
+device's own channel names: `D0`..`D7` for the simulated board, whatever the sigrok
+device calls them otherwise (`D0`.. on fx2lafw and the demo driver, `0`..`15` on DSLogic
+and Logic16). Whether a sigrok device has the named channel is checked when the rig asks
+the device (`sigrok-cli --show`), not at load, so a config can be checked on any host.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+from rig import names
+from rig.instruments.qemu.settings import CAPTURE_CHANNELS as QEMU_CAPTURE_CHANNELS
+from rig.tomlcheck import ConfigError, Table
+
+DRIVERS = ("sim", "sigrok", "qemu", "none")
+_SIM_CHANNEL = re.compile(r"^D([0-7])$")
+
+
+@dataclass(frozen=True)
+class AnalyzerConfig:
+    driver: str  # "sim" | "sigrok" | "qemu" | "none"
+    samplerate: int
+    channels: dict[str, int]  # contract name -> bit of the sim/QEMU capture (D0 = 0)
+    device: str  # sigrok-cli driver spec for real hardware, e.g. "fx2lafw"
+    debounce_us: float
+    device_channels: dict[str, str] = field(default_factory=dict)  # contract -> device name
+    options: dict[str, str] = field(default_factory=dict)  # sigrok-cli --config key=value
+    trigger: str = ""  # sigrok-cli -t, e.g. "D0=r": samples flow from the power edge on
+    start_timeout_s: float = 10.0  # how long the device may take to stream (firmware load)
+
+
+def _channels(t: Table, driver: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for name in list(t.data):
+        dev = t.str(name)
+        canon = names.canonical_marker(name)
+        if canon not in names.CHANNELS:
+            raise ConfigError(
+                f"{t.path}: key '{t.key(name)}': expected a channel name "
+                f"({', '.join(names.CHANNELS)}), found {name!r}"
+            )
+        if driver == "sim" and not _SIM_CHANNEL.match(dev):
+            t.error(name, "a device channel D0..D7 (the simulated analyzer's)", dev)
+        if not dev.strip():
+            t.error(name, "a device channel name", dev)
+        if dev in out.values():
+            t.error(name, "a device channel not used by another signal", dev)
+        out[canon] = dev
+    if names.POWER not in out:
+        raise ConfigError(f"{t.path}: missing key '{t.key(names.POWER)}' (the power rail channel)")
+    return out
+
+
+def parse_analyzer(a: Table) -> AnalyzerConfig:
+    driver = a.str("driver", "none", choices=DRIVERS)
+    if driver == "qemu" and a.has("channels"):
+        a.error("channels", "no table: the QEMU trace capture has fixed channels", a.data)
+    device_channels = {names.POWER: "D0"}
+    if a.has("channels"):
+        device_channels = _channels(a.table("channels"), driver)
+    channels = {n: i for i, n in enumerate(device_channels)}
+    if driver == "qemu":
+        channels = dict(QEMU_CAPTURE_CHANNELS)
+    elif driver == "sim" or all(_SIM_CHANNEL.match(d) for d in device_channels.values()):
+        channels = {n: int(d[1:]) for n, d in device_channels.items()}
+    options: dict[str, str] = {}
+    if a.has("options"):
+        o = a.table("options")
+        for key in list(o.data):
+            value = o.raw(key)
+            if isinstance(value, bool) or not isinstance(value, str | int | float):
+                o.error(key, "a string or a number (sigrok-cli --config KEY=VALUE)", value)
+            if isinstance(value, float) and not math.isfinite(value):
+                o.error(key, "a finite number", value)
+            options[key] = str(value).lower() if isinstance(value, bool) else str(value)
+        o.done()
+    cfg = AnalyzerConfig(
+        driver=driver,
+        samplerate=a.int("samplerate", 1_000_000, min=1),
+        channels=channels,
+        device=a.str("device", ""),
+        debounce_us=a.float("debounce_us", 1000.0, min=0.0),
+        device_channels=device_channels,
+        options=options,
+        trigger=a.str("trigger", ""),
+        start_timeout_s=a.float("start_timeout_s", 10.0, min=0.001),
+    )
+    a.done()
+    if driver == "sigrok" and not cfg.device:
+        raise ConfigError(f"{a.path}: key 'analyzer.device': the sigrok driver needs a device")
+    return cfg
