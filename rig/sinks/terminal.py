@@ -62,10 +62,13 @@ def top_table(report: dict[str, Any], n: int = 10) -> Table:
     t.add_column("duration (s)", justify="right")
     t.add_column("source")
     for row in report.get("top", [])[:n]:
+        name = escape(row["name"])
+        if row.get("kind") == "unattributed":  # time no evidence explains: say so
+            name = f"[dim]unattributed[/] {name}"
         t.add_row(
             str(row["rank"]),
             row.get("stage") or "",
-            row["name"],
+            name,
             fmt_s(row.get("start_s")),
             fmt_s(row["duration_s"]),
             row.get("source") or "",

@@ -36,14 +36,15 @@ def _status_lines(ctx: Context) -> list[int]:
     return [u.line for u in ctx.parsed.systemd.units if ctx.lines[u.line].printk_ts is None]
 
 
-def _kind(ctx: Context) -> str:
-    # Paced: the bytes did take their wire time. Unknown: too few bytes to tell.
-    return "estimate" if ctx.pacing.verdict == "paced" else "upper_bound"
+def _paced(ctx: Context) -> bool:
+    # A cost needs evidence that the bytes took their wire time: unpaced consoles cost
+    # nothing like it, and when no stretch was busy enough to tell, nothing is shown.
+    return ctx.pacing.verdict == "paced" and ctx.char_s > 0
 
 
 def console_output(ctx: Context) -> list[Advisory]:
     cmd = ctx.parsed.kernel.cmdline
-    if ctx.char_s == 0 or (cmd is not None and cmd.has("quiet")):
+    if not _paced(ctx) or (cmd is not None and cmd.has("quiet")):
         return []
     kernel = _kernel_lines(ctx)
     status = _status_lines(ctx)
@@ -73,7 +74,7 @@ def console_output(ctx: Context) -> list[Advisory]:
             f"Add `quiet` to the kernel command line: {nbytes['kernel']} kernel bytes and "
             f"{nbytes['systemd_status']} systemd status bytes at {ctx.char_s * 1e6:.1f} us "
             f"each stay off the serial line (logs remain in dmesg and the journal).{note}",
-            _kind(ctx),
+            "estimate",
             {
                 "baud": ctx.baud,
                 "char_s": ctx.char_s,
@@ -97,7 +98,7 @@ def console_output(ctx: Context) -> list[Advisory]:
 def uboot_console(ctx: Context) -> list[Advisory]:
     """U-Boot's own chatter before the kernel starts (not the countdown's wait)."""
     end = ctx.parsed.uboot.starting_kernel
-    if end is None or ctx.char_s == 0:
+    if end is None or not _paced(ctx):
         return []
     n = sum(console_bytes(ctx.lines, i) for i in range(end + 1))
     busy = console_busy(ctx.chunks, ctx.lines, range(end + 1), ctx.baud)
@@ -111,7 +112,7 @@ def uboot_console(ctx: Context) -> list[Advisory]:
             ctx.evidence(0, end),
             "Build U-Boot with CONFIG_SILENT_CONSOLE and `setenv silent 1` (keep a way to "
             "get the console back for development).",
-            _kind(ctx),
+            "estimate",
             {
                 "bytes": n,
                 "baud": ctx.baud,

@@ -69,7 +69,7 @@ def analyse_console(
         options if isinstance(options, AnalysisOptions) else AnalysisOptions.from_mapping(options)
     )
     reads = list(chunks) if chunks is not None else _line_chunks(lines)
-    pacing = assess_pacing(reads, baud, tb)
+    pacing = assess_pacing(reads, baud, tb, uart)
     char_s = pacing.char_s
     clock = ByteClock(lines, reads, tb, char_s, uart)
     parsed = parse_console(lines, opts.app_events)

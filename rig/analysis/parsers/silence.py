@@ -95,7 +95,9 @@ def find_silences(
         inside = intra.get(i, [])
         out += inside
         if i + 1 < len(lines):
-            s = _between(lines, i, tb, clock, char_s, sum(x.duration_s for x in inside))
+            # Only pauses the bytes really show; read-boundary jitter is not one.
+            shown = sum(x.duration_s for x in inside if x.duration_s > x.uncertainty_s)
+            s = _between(lines, i, tb, clock, char_s, shown)
             if s is not None:
                 out.append(s)
     return out

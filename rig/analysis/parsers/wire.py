@@ -27,16 +27,23 @@ from rig.analysis.parsers.text import console_bytes
 from rig.artifacts.uart import UartBytes
 from rig.model import Chunk
 
-#: What a USB-serial adapter and a busy host can hold back and then deliver at once:
-#: FTDI's 16 ms latency timer plus a late read of the console by the rig.
-PACING_SLACK_S = 0.05
+#: Beyond the latency band the host clock measured: the reader stamps a read after its
+#: first byte and takes what else is waiting a moment later.
+PACING_FLOOR_S = 0.005
+#: No USB-serial adapter at its defaults holds bytes longer (FTDI's timer is 16 ms): a
+#: wider host band is the console's own timing folded in, not latency.
+MAX_LATENCY_S = 0.032
 #: UARTs run within a few percent of their nominal rate; allow this much faster.
 RATE_TOLERANCE = 0.05
+#: Evidence of pacing: a stretch of at least this many slacks of wire time that took
+#: no more than DENSE times its wire time to arrive (the line ran near its rate).
+DENSE_SLACKS = 3.0
+DENSE = 1.5
 
 
 @dataclass(frozen=True)
 class Pacing:
-    verdict: str  # "paced" | "unpaced" | "unknown" (too few bytes to tell)
+    verdict: str  # "paced" | "unpaced" | "unknown" (no stretch busy enough to tell)
     baud: int
     bytes: int
     wire_s: float  # what the baud rate needs for every byte
@@ -47,7 +54,9 @@ class Pacing:
 
     @property
     def char_s(self) -> float:
-        """Character time to charge per byte: none when the console is not paced."""
+        """Character time per byte on the wire: none when the console is not paced.
+        Unknown pacing keeps it for subtracting console time from phases (a serial
+        line's bytes do take it), but claims no console cost from it."""
         return 10 / self.baud if self.baud > 0 and self.verdict != "unpaced" else 0.0
 
     def as_dict(self) -> dict[str, Any]:
@@ -73,9 +82,9 @@ class Pacing:
             )
         if self.verdict == "unknown" and self.bytes:
             return (
-                f"console pacing unknown: {self.bytes} bytes need {self.wire_s:.3f} s at "
-                f"{self.baud} baud, too few to tell from the read times; console costs "
-                "are upper bounds"
+                f"console pacing unknown: no stretch of the {self.bytes} bytes was busy "
+                f"enough to show whether they took 10/{self.baud} s each; no console cost "
+                "is claimed"
             )
         return None
 
@@ -89,33 +98,54 @@ def _units(chunks: Sequence[Chunk]) -> tuple[np.ndarray, np.ndarray]:
     return ends, t
 
 
-def assess_pacing(chunks: Sequence[Chunk], baud: int, tb: Timebase) -> Pacing:
-    """The largest lead of the received bytes over the baud rate, against the slack."""
+def _dense(ends: np.ndarray, t: np.ndarray, c: float, slack: float) -> bool:
+    """Some stretch needing DENSE_SLACKS slacks of wire time arrived within DENSE times
+    that: the shortest such stretch ending at each read is the one to check."""
+    need = DENSE_SLACKS * slack / c  # bytes
+    i = np.searchsorted(ends, ends - need, side="right") - 1
+    ok = i >= 0
+    if not ok.any():
+        return False
+    j = np.nonzero(ok)[0]
+    i = i[ok]
+    return bool(np.any(t[j] - t[i] <= DENSE * (ends[j] - ends[i]) * c))
+
+
+def _verdict(
+    ends: np.ndarray, t: np.ndarray, baud: int, slack: float
+) -> tuple[str, float, tuple[int, int] | None]:
+    c = 10 / baud
+    # Read j's bytes left no earlier than read i's last one plus their own wire time:
+    # lead(i, j) = (ends[j] - ends[i]) * c - (t[j] - t[i]) <= what was held back.
+    v = ends * c * (1 - RATE_TOLERANCE) - t
+    lead = v[1:] - np.minimum.accumulate(v)[:-1]
+    j = int(np.argmax(lead)) + 1
+    deficit = float(lead[j - 1])
+    window = (int(ends[int(np.argmin(v[:j]))]), int(ends[j]))
+    if deficit > slack:
+        return "unpaced", deficit, window
+    return ("paced" if _dense(ends, t, c, slack) else "unknown"), max(deficit, 0.0), window
+
+
+def assess_pacing(
+    chunks: Sequence[Chunk], baud: int, tb: Timebase, uart: UartBytes | None = None
+) -> Pacing:
+    """Paced, unpaced, or unknown (no stretch busy enough to tell), from the tapped UART
+    line when there is one (its start bits are the wire itself), else from the reads."""
     ends, t = _units(chunks)
     n = int(ends[-1]) if len(ends) else 0
     wire = n * 10 / baud if baud > 0 else 0.0
     span = float(t[-1] - t[0]) if len(t) else 0.0
-    band = tb.host.high_s - tb.host.low_s
-    slack = max(PACING_SLACK_S, 2 * band)
+    slack = min(tb.host.high_s - tb.host.low_s, MAX_LATENCY_S) + PACING_FLOOR_S
+    if uart is not None and len(uart.data) >= 2 and uart.samplerate:
+        # Exact times: only the sampling and the start bit's own edge can blur them.
+        ends = np.arange(1, len(uart.data) + 1, dtype=np.int64)
+        t = uart.start.astype(np.float64) / uart.samplerate
+        slack = 3 / uart.samplerate
     if baud <= 0 or len(t) < 2:
         return Pacing("unknown", baud, n, wire, span, 0.0, slack, None)
-    c = 10 / baud * (1 - RATE_TOLERANCE)
-    # Read j's bytes left no earlier than read i's last one plus their own wire time:
-    # lead(i, j) = (ends[j] - ends[i]) * c - (t[j] - t[i]) <= what was held back.
-    v = ends * c - t
-    low = np.minimum.accumulate(v)
-    lead = v[1:] - low[:-1]
-    j = int(np.argmax(lead)) + 1
-    deficit = float(lead[j - 1])
-    i = int(np.argmin(v[:j]))
-    window = (int(ends[i]), int(ends[j]))
-    if deficit > slack:
-        verdict = "unpaced"
-    elif n * c > slack:
-        verdict = "paced"
-    else:
-        verdict = "unknown"
-    return Pacing(verdict, baud, n, wire, span, max(deficit, 0.0), slack, window)
+    verdict, deficit, window = _verdict(ends, t, baud, slack)
+    return Pacing(verdict, baud, n, wire, span, deficit, slack, window)
 
 
 @dataclass(frozen=True)
