@@ -12,20 +12,17 @@ twice for the shared offset.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from typing import Any
 
 from rig import names
-from rig.analysis.clockfit import (
-    PRINTK_RESOLUTION_S,
-    Anchor,
-    LinearFit,
-    envelope_fit,
-    fit,
-)
-from rig.analysis.hostclock import HostMap, fit_host, host_only
+from rig.analysis.clockfit import PRINTK_RESOLUTION_S, Anchor, LinearFit, fit
+from rig.analysis.consoleclock import console_clocks
+from rig.analysis.hostclock import HostMap, fit_lines, host_only, with_bounds
 from rig.analysis.lines import Line
+from rig.analysis.pacing import detect_pacing
 from rig.analysis.uartlines import match_lines
 from rig.artifacts.uart import UartBytes
 from rig.model import MarkerScan
@@ -100,25 +97,9 @@ def first_tags(lines: list[Line]) -> dict[str, Line]:
 
 
 def _console_only(lines: list[Line], power_on_ns: int, char_s: float) -> Timebase:
-    """No capture: the host clock is the reference (t = 0 at the power-on command).
-
-    printk stamps are mapped by the lower envelope of their arrivals; the spread of the
-    arrivals above it is the latency band that lines without a stamp get."""
-    base = power_on_ns / 1e9
-    pk = [
-        Anchor(f"line {ln.index}", ln.printk_ts, ln.t_ns / 1e9 - base)
-        for ln in lines
-        if ln.printk_ts is not None
-    ]
-    env = envelope_fit(pk, 0.0)
-    if env is None or len(pk) < 3:
-        return Timebase("host", None, None, None, host_only(power_on_ns, char_s), {})
-    host = fit_host([(int((a.y + base) * 1e9), env(a.x)) for a in pk], char_s)
-    assert host is not None
-    # The envelope runs through the least-latency arrivals; those lines left the target
-    # at least one character time before they arrived.
-    lead = [Anchor(a.name, a.x, a.y - char_s) for a in pk]
-    return Timebase("host", None, None, envelope_fit(lead, host.uncertainty_s), host, {})
+    """No capture: the host clock is the reference (t = 0 at the power-on command)."""
+    host, printk = console_clocks(lines, power_on_ns, char_s, detect_pacing(lines, char_s))
+    return Timebase("host", None, None, printk, host, {})
 
 
 #: A tag's first byte follows its GPIO toggle by the hook's print path; with a single
@@ -165,14 +146,20 @@ def build_timebase(
         if uart is not None
         else {}
     )
+    exact: dict[int, float] = {}
+    produced: dict[int, float] = {}
     if tapped:
-        # Every tapped line is an exact anchor for the host clock.
-        pairs = [(ln.t_ns, tapped[ln.index]) for ln in lines if ln.index in tapped]
-    else:
-        pairs = [(tags[n].t_ns, t) for n, t in gpio.items() if n in tags]
-        if printk:
-            pairs += [(ln.t_ns, printk(ln.printk_ts)) for ln in lines if ln.printk_ts is not None]
-    host = fit_host(pairs, char_s) or host_only(power_on_ns, char_s)
+        exact = tapped  # every tapped line is an exact anchor for the host clock
+    elif printk:
+        produced = {ln.index: printk(ln.printk_ts) for ln in lines if ln.printk_ts is not None}
+    if not produced and not tapped:
+        # A tag leaves after its GPIO edge by the hook's print path: a latency sample
+        # biased late, used only when nothing better exists.
+        produced = {tags[n].index: t for n, t in gpio.items() if n in tags}
+    pacing = detect_pacing(lines, char_s)
+    host = fit_lines(lines, produced, exact, pacing, char_s) or with_bounds(
+        host_only(power_on_ns, char_s), lines, {}, pacing
+    )
     return Timebase(
         "analyzer",
         power,
@@ -199,8 +186,8 @@ def line_event(name: str, line: Line, tb: Timebase) -> Event:
 
 def _host_event(name: str, line: Line, tb: Timebase, detail: dict[str, Any]) -> Event:
     # Each line's latency is its own: nothing cancels between two host-timed events.
-    u = tb.host.uncertainty_s
-    return Event(name, tb.host.to_ref(line.t_ns), "host", u, detail, clock="host", own_s=u)
+    t, u = tb.host.place(line)
+    return Event(name, t, "host", u, detail, clock="host", own_s=u)
 
 
 def _printk_event(name: str, line: Line, tb: Timebase, detail: dict[str, Any]) -> Event:
@@ -252,7 +239,31 @@ def tag_events(name: str, line: Line, tb: Timebase) -> list[Event]:
         t = tb.uart[line.index] - mid
         out.append(Event(name, t, "uart", q + spread, detail, "analyzer", q, spread))
     if line.printk_ts is not None and tb.printk is not None:
-        out.append(_printk_event(name, line, tb, detail))
+        ev = _printk_event(name, line, tb, detail)
+        # A fit on GPIO edges absorbs the hook's print path; an arrival envelope does not.
+        out.append(_before_hook(ev) if tb.reference == "host" else ev)
     if not out:
-        out.append(_host_event(name, line, tb, detail))
+        out.append(_before_hook(_host_event(name, line, tb, detail)))
     return out
+
+
+#: A tag follows its GPIO write by the hook's print path, which a run without that GPIO
+#: edge does not see. Our kernel and U-Boot hooks print right after the write; the
+#: userspace one makes syscalls first. QEMU's TCG, the slowest target we have, takes up
+#: to 1 ms and 4.5 ms for them (bench/real_accuracy.py): bounds with margin.
+HOOK_BOUND_S = {"ui_ready": 10e-3}
+DEFAULT_HOOK_BOUND_S = 2e-3
+#: Hooks of one kind take the same path: between two of them on one clock only this much
+#: (and what a slower hook adds over DEFAULT_HOOK_BOUND_S) does not cancel.
+HOOK_JITTER_S = 0.25e-3
+
+
+def _before_hook(ev: Event) -> Event:
+    """The GPIO edge behind a tag: up to the hook bound before the tag, not before t = 0."""
+    bound = HOOK_BOUND_S.get(ev.name, DEFAULT_HOOK_BOUND_S)
+    lo = max(0.0, ev.t_s - ev.uncertainty_s - bound)
+    hi = ev.t_s + ev.uncertainty_s
+    u = (hi - lo) / 2
+    own = min(u, ev.own_s + (bound - DEFAULT_HOOK_BOUND_S) / 2 + HOOK_JITTER_S)
+    detail = {**ev.detail, "hook_bound_s": bound}
+    return dataclasses.replace(ev, t_s=(lo + hi) / 2, uncertainty_s=u, detail=detail, own_s=own)

@@ -1,50 +1,98 @@
 """Mapping serial arrival times (host clock) onto the reference clock.
 
-A line's bytes reach the host after they left the target: USB-serial latency is never
-negative. Over anchor lines whose reference time is known, the delay d = arrival - t
-spans [offset + smallest latency, offset + largest latency]; a line known only by its
-arrival is placed in the middle of that band, with half its width (plus one character
-time) as its uncertainty.
+The first byte of a console line is
 
-n anchors see less than the whole band (a latency timer makes latency roughly uniform),
-so the observed band is widened until a new line falls inside it with 99 % probability
-under that model.
+    produced (printk stamp, hook)  <=  emitted (start bit)  <=  arrived - delay
+
+- emitted = max(produced, the moment the bytes before it finished draining): on a paced
+  console (a UART, 10 bits a byte) a line printed while earlier output is still on the
+  wire waits in the target's queue; on an unpaced one (QEMU's PL011) it does not;
+- delay = arrival - emission = clock offset + one character time (paced) + USB-serial
+  latency, latency >= 0 and within the adapter's band.
+
+The queue is the target's and the bytes before a line show it; the latency is the
+adapter's. So the band is learned only from lines whose emission follows from their
+production and the bytes before them, and a line delayed beyond any USB latency was
+held for a reason the bytes do not show (the kernel's log buffer before its console
+registered, a host that read late): it is rejected, not counted as latency.
+
+A line known only by its arrival left within [arrival - high, arrival - low], no
+earlier than the bytes before it could drain (a forward pass), early enough for the
+bytes after it that arrived with or before the next line (a backward pass), and never
+before power-on.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+import dataclasses
+import itertools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
+
+from rig.analysis.lines import Line
+from rig.analysis.pacing import Pacing
 
 #: Without anchors (console-only runs) the adapter's latency is unknown; FTDI's default
 #: latency timer is 16 ms, so assume a band that wide.
 DEFAULT_BAND_S = 16e-3
 #: Probability that a line's latency falls outside the stated band.
-MISS = 0.01
-#: An anchor delayed by more than this many estimated bands is not USB latency.
-OUTLIER_BANDS = 2.0
+MISS = 0.002
+#: Room above the widened band: the host's reader now and then wakes late (scheduling),
+#: a tail no uniform model of the adapter's latency has.
+READ_JITTER_S = 0.5e-3
+#: The smallest buffer a common USB-serial adapter sends when full (CH340: 32 bytes,
+#: FTDI: 62, CP210x: 64 and more).
+MIN_BUFFER_BYTES = 32
+#: A gap in the sorted delays that sets the ones above it apart (keep_latencies): this
+#: many times the spread below it and at least GAP_MIN_S, with GAP_MIN_BELOW delays
+#: below it and at most GAP_MAX_ABOVE of them above.
+GAP_FACTOR = 4.0
+GAP_MIN_S = 2e-3
+GAP_MIN_BELOW = 5
+GAP_MAX_ABOVE = 0.25
+#: No USB-serial adapter at its defaults delays a byte this long: a line later than this
+#: above the least-delayed one was held on the target or read late.
+MAX_LATENCY_S = 32e-3
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class HostMap:
-    low_s: float  # smallest arrival - reference delay seen (seconds)
+    low_s: float  # smallest arrival - emission delay (host seconds)
     high_s: float  # largest
     anchors: int
     char_s: float  # one character time at the console baud rate
     latencies_s: tuple[float, ...] = ()  # each kept anchor's delay above the least one
-    rejected: int = 0  # anchors too late to be USB latency (queued, or read late)
+    rejected: int = 0  # anchors too late to be USB latency (held, or read late)
+    pacing: Pacing | None = None
+    #: line index -> earliest and latest emission of its first byte (reference seconds)
+    bounds: Mapping[int, tuple[float, float]] = field(default_factory=dict)
+    queued: int = 0  # produced lines that waited for earlier bytes to drain
+    queue_max_s: float = 0.0
+    held: int = 0  # produced lines behind output held for a reason the bytes do not show
+    late: int = 0  # lines that arrived later than the band allows (read late)
+    least_s: float | None = None  # the least delay seen (low_s before widening)
 
     @property
     def uncertainty_s(self) -> float:
         return (self.high_s - self.low_s) / 2 + self.char_s
 
     def to_ref(self, t_ns: int) -> float:
+        """A bare arrival, with nothing known about the bytes around it."""
         return t_ns / 1e9 - (self.low_s + self.high_s) / 2
+
+    def place(self, line: Line) -> tuple[float, float]:
+        """Reference time of a line's first byte and its uncertainty."""
+        b = self.bounds.get(line.index)
+        if b is None:
+            return self.to_ref(line.t_ns), self.uncertainty_s
+        lo, hi = b
+        return (lo + hi) / 2, (hi - lo) / 2 + 1e-6
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "model": "ref = arrival_s - delay, delay in [low_s, high_s] (latency >= 0)",
+            "model": "ref = arrival_s - delay, delay in [low_s, high_s] (latency >= 0); "
+            "queued lines wait for the bytes before them to drain",
             "low_s": self.low_s,
             "high_s": self.high_s,
             "spread_s": self.high_s - self.low_s,
@@ -52,33 +100,202 @@ class HostMap:
             "rejected": self.rejected,
             "latencies_s": list(self.latencies_s),
             "uncertainty_s": self.uncertainty_s,
+            "pacing": self.pacing.as_dict() if self.pacing else None,
+            "queued_lines": self.queued,
+            "queue_max_s": self.queue_max_s,
+            "held_lines": self.held,
+            "late_lines": self.late,
         }
 
 
+def beta_margin(spread: float, n: int) -> float:
+    """For n uniform samples the gap below the minimum is Beta(1, n) distributed: the
+    margin beyond each extreme that a new sample exceeds with probability MISS / 2."""
+    width = spread * (n + 1) / (n - 1)
+    return (1 - (MISS / 2 * (n + 1)) ** (1 / (n + 1))) * width
+
+
+def beta_widen(low: float, high: float, n: int) -> tuple[float, float]:
+    m = beta_margin(high - low, n)
+    return low - m, high + m
+
+
+def keep_latencies(delays: Mapping[int, float]) -> dict[int, float]:
+    """The delays (key: line) that USB latency can explain.
+
+    Beyond MAX_LATENCY_S nothing is latency. Below it, latency has no fixed shape (an
+    adapter flushes a full buffer at once and a lone line only when its timer expires),
+    so a few delays are set apart only across a gap far wider than everything under
+    it: a kernel backlog's last lines, or a host that read late."""
+    if not delays:
+        return {}
+    low = min(delays.values())
+    kept = sorted((d, k) for k, d in delays.items() if d - low <= MAX_LATENCY_S)
+    for n in range(GAP_MIN_BELOW, len(kept)):
+        gap = kept[n][0] - kept[n - 1][0]
+        wide = gap > max(GAP_FACTOR * (kept[n - 1][0] - low), GAP_MIN_S)
+        if wide and len(kept) - n <= GAP_MAX_ABOVE * len(kept):
+            kept = kept[:n]
+            break
+    return {k: d for d, k in kept}
+
+
 def fit_host(pairs: Sequence[tuple[int, float]], char_s: float) -> HostMap | None:
-    """`pairs`: (arrival host ns, reference time of the line's first byte)."""
+    """`pairs`: (arrival host ns, reference time the line's first byte was emitted)."""
     if not pairs:
         return None
-    delays = sorted(t_ns / 1e9 - ref for t_ns, ref in pairs)
-    low, total = delays[0], len(delays)
-    excess = delays[len(delays) // 2] - low
-    if len(delays) >= 5 and excess > char_s:
-        # Lines queued behind others on the target, or read late by a busy host, sit far
-        # above the USB band; the median excess (half the band, for uniform latency) is
-        # what tells them apart.
-        delays = [d for d in delays if d - low <= OUTLIER_BANDS * 2 * excess]
-    high, n = delays[-1], len(delays)
-    seen = tuple(d - low for d in delays)
+    delays = [t_ns / 1e9 - ref for t_ns, ref in pairs]
+    kept = sorted(keep_latencies(dict(enumerate(delays))).values())
+    low, high, n = kept[0], kept[-1], len(kept)
+    seen = tuple(d - low for d in kept)
     if n < 3:
-        return HostMap(low, low + DEFAULT_BAND_S, n, char_s, seen, total - n)
-    # For n uniform samples the gap below the minimum is Beta(1, n) distributed: widen each
-    # side by c * width, where a new sample lands beyond it with probability MISS / 2.
-    width = (high - low) * (n + 1) / (n - 1)
-    c = 1 - (MISS / 2 * (n + 1)) ** (1 / (n + 1))
-    return HostMap(low - c * width, high + c * width, n, char_s, seen, total - n)
+        return HostMap(low, low + DEFAULT_BAND_S, n, char_s, seen, len(delays) - n, least_s=low)
+    lo, hi = beta_widen(low, high, n)
+    return HostMap(lo, hi + READ_JITTER_S, n, char_s, seen, len(delays) - n, least_s=low)
 
 
 def host_only(power_on_ns: int, char_s: float) -> HostMap:
     """Console-only runs: t = 0 at the power-on command, latency band assumed."""
     base = power_on_ns / 1e9
     return HostMap(base, base + DEFAULT_BAND_S, 0, char_s)
+
+
+def line_bytes(lines: Sequence[Line]) -> list[int]:
+    """Bytes on the wire from each line's first byte to the next line's."""
+    out = [b.offset - a.offset for a, b in itertools.pairwise(lines)]
+    if lines:
+        out.append(len(lines[-1].raw) + 2)
+    return out
+
+
+@dataclass(frozen=True)
+class Drain:
+    """The forward pass: how early each line's first byte can have left the target."""
+
+    lo: tuple[float, ...]  # earliest emission of every line
+    emitted: dict[int, float]  # produced lines: max(production, drain of earlier bytes)
+    samples: frozenset[int]  # produced lines whose emission follows from productions only
+    queue: dict[int, float]  # produced lines: time spent waiting behind earlier bytes
+    late: int = 0  # lines whose arrival is beyond the band (read late): not bounded by it
+
+
+def drain(
+    lines: Sequence[Line],
+    produced: Mapping[int, float],
+    wire_s: float,
+    high_s: float | None,
+    floor_s: float = 0.0,
+    latest_s: Sequence[float] | None = None,
+) -> Drain:
+    """`produced`: line index -> when the target produced it (reference seconds);
+    `wire_s`: the time a byte takes to drain (0 when unpaced); `high_s`: the band's
+    upper delay (a line left no earlier than arrival - high_s), None in a first pass
+    before any band is known; `latest_s`: the backward pass, which tells a line read
+    late (its arrival bound would pass its latest emission) from one held."""
+    nbytes = line_bytes(lines)
+    lo: list[float] = []
+    emitted: dict[int, float] = {}
+    queue: dict[int, float] = {}
+    samples: set[int] = set()
+    late = 0
+    ready, known = floor_s, True  # when earlier bytes are out; from productions only?
+    for i, ln in enumerate(lines):
+        p = produced.get(i)
+        e = ready if p is None else max(p, ready)
+        if p is not None:
+            emitted[i] = e
+            queue[i] = max(0.0, ready - p)
+            known = known or p >= ready
+            if known:
+                samples.add(i)
+        if high_s is not None and ln.t_ns / 1e9 - high_s > e:
+            if latest_s is not None and ln.t_ns / 1e9 - high_s > latest_s[i]:
+                late += 1
+            else:  # held: its arrival says it left later than anything before implies
+                e, known = ln.t_ns / 1e9 - high_s, False
+        if latest_s is not None:
+            e = min(e, latest_s[i])
+        lo.append(e)
+        ready = e + nbytes[i] * wire_s
+    return Drain(tuple(lo), emitted, frozenset(samples), queue, late)
+
+
+def latest(lines: Sequence[Line], low_s: float, wire_s: float) -> list[float]:
+    """The backward pass: the latest each line's first byte can have left, given its
+    arrival and that its bytes were out before the next line's first byte."""
+    nbytes = line_bytes(lines)
+    out = [0.0] * len(lines)
+    nxt = float("inf")
+    for i in range(len(lines) - 1, -1, -1):
+        nxt = out[i] = min(lines[i].t_ns / 1e9 - low_s, nxt - nbytes[i] * wire_s)
+    return out
+
+
+def wire_time(pacing: Pacing, char_s: float) -> float:
+    """Per-byte drain time: a character time on a paced console, nothing otherwise."""
+    return char_s if pacing.paced else 0.0
+
+
+def timer_high(host: HostMap, pacing: Pacing) -> float:
+    """The band's top, raised to a latency timer the lines may not have shown.
+
+    A USB-serial adapter sends its buffer when it is full or when its latency timer
+    expires. Stamped lines are mostly long, so their first bytes often go with a full
+    buffer; a short line followed by silence waits for the timer. Latencies all shorter
+    than filling the smallest common buffer (MIN_BUFFER_BYTES) show a timer at least
+    that short; longer ones leave the timer unknown, and the FTDI default is assumed,
+    counted from the least delay seen (latency >= 0)."""
+    seen = max(host.latencies_s, default=DEFAULT_BAND_S)
+    if pacing.verdict == "unpaced" or seen < MIN_BUFFER_BYTES * host.char_s:
+        return host.high_s
+    least = host.low_s if host.least_s is None else host.least_s
+    return max(host.high_s, least + DEFAULT_BAND_S)
+
+
+def with_bounds(
+    host: HostMap,
+    lines: Sequence[Line],
+    produced: Mapping[int, float],
+    pacing: Pacing,
+    floor_s: float = 0.0,
+) -> HostMap:
+    """`host` with every line's emission interval and the queue it saw."""
+    wire = wire_time(pacing, host.char_s)
+    hi = [max(h, floor_s) for h in latest(lines, host.low_s, wire)]
+    fwd = drain(lines, produced, wire, host.high_s, floor_s, hi)
+    bounds = {i: (max(a, floor_s), b) for i, (a, b) in enumerate(zip(fwd.lo, hi, strict=True))}
+    queued = [q for i, q in fwd.queue.items() if q > 0 and i in fwd.samples]
+    return dataclasses.replace(
+        host,
+        pacing=pacing,
+        bounds=bounds,
+        queued=len(queued),
+        queue_max_s=max(queued, default=0.0),
+        held=len(fwd.emitted) - len(fwd.samples),
+        late=fwd.late,
+    )
+
+
+def fit_lines(
+    lines: Sequence[Line],
+    produced: Mapping[int, float],
+    exact: Mapping[int, float],
+    pacing: Pacing,
+    char_s: float,
+) -> HostMap | None:
+    """The band from lines with a known production (printk through its fit, or a tag at
+    its GPIO edge) or emission (`exact`: the UART tap), then every line's bounds."""
+    wire = wire_time(pacing, char_s)
+    both = {**produced, **exact}
+    host: HostMap | None = None
+    for _ in range(2):  # the second pass restarts the drain after held lines
+        hi = latest(lines, host.low_s, wire) if host else None
+        fwd = drain(lines, both, wire, host.high_s if host else None, latest_s=hi)
+        pairs = [(lines[i].t_ns, fwd.emitted[i]) for i in sorted(fwd.samples)]
+        pairs += [(lines[i].t_ns, t) for i, t in exact.items() if i not in fwd.samples]
+        host = fit_host(pairs, char_s) or host
+        if host is None:
+            return None
+    assert host is not None
+    host = dataclasses.replace(host, high_s=timer_high(host, pacing))
+    return with_bounds(host, lines, both, pacing)

@@ -1,0 +1,100 @@
+"""Console-only runs: the host clock is the reference (t = 0 at the power-on command).
+
+No GPIO anchors exist, so the printk lines and the power-on command are all there is.
+A stamped line's first byte left no later than its arrival (less one character time
+when paced, less the character times of the bytes that arrived with or before the
+next line), so the printk clock maps onto the host clock through the lower envelope of
+those latest-emission times. Only lines that left when they were produced touch that
+envelope; lines queued behind earlier output or held in the kernel's log buffer sit
+above it and are left out of both the envelope and the latency band.
+
+The envelope runs through the least-latency lines, whose own latency (>= 0) is unknown:
+a floor every byte pays (USB frames, the host's read path: LATENCY_FLOOR_S at most) plus,
+with n samples of a uniform latency, less than `beta_margin` 99 % of the time. The printk
+map is moved earlier by half of that and states the other half. The kept lines' latency
+spread above the envelope, widened the same way and raised by the floor, is the band
+that lines without a stamp (U-Boot, userspace) get.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+from rig.analysis.clockfit import PRINTK_RESOLUTION_S, Anchor, EnvelopeFit, envelope_fit
+from rig.analysis.hostclock import (
+    DEFAULT_BAND_S,
+    READ_JITTER_S,
+    HostMap,
+    beta_margin,
+    drain,
+    keep_latencies,
+    latest,
+    timer_high,
+    wire_time,
+    with_bounds,
+)
+from rig.analysis.lines import Line
+from rig.analysis.pacing import Pacing
+
+#: Fewer stamped lines than this cannot place the printk clock.
+MIN_STAMPED = 3
+#: The least latency no console-only run can see: it shifts every arrival alike. USB
+#: full-speed frames are 1 ms; a pty or a network console is faster.
+LATENCY_FLOOR_S = 1e-3
+
+
+def console_clocks(
+    lines: Sequence[Line], power_on_ns: int, char_s: float, pacing: Pacing
+) -> tuple[HostMap, EnvelopeFit | None]:
+    base = power_on_ns / 1e9
+    # A paced first byte reaches the adapter a character time after it left.
+    low = base + (char_s if pacing.paced else 0.0)
+    wire = wire_time(pacing, char_s)
+    hi = latest(lines, low, wire)
+    anchors = {
+        ln.index: Anchor(f"line {ln.index}", ln.printk_ts, hi[ln.index])
+        for ln in lines
+        if ln.printk_ts is not None
+    }
+    fallback = HostMap(low, low + DEFAULT_BAND_S, 0, char_s)
+    if len(anchors) < MIN_STAMPED:
+        return with_bounds(fallback, lines, {}, pacing), None
+    kept = dict.fromkeys(anchors, 0.0)
+    high: float | None = None
+    env: EnvelopeFit | None = None
+    for _ in range(3):  # envelope of the kept lines, then which lines it keeps
+        env = envelope_fit([anchors[i] for i in sorted(kept)], 0.0)
+        assert env is not None
+        produced = {i: env(a.x) for i, a in anchors.items()}
+        fwd = drain(lines, produced, wire, high, latest_s=hi)
+        delays = {i: lines[i].t_ns / 1e9 - fwd.emitted[i] for i in fwd.samples}
+        new = keep_latencies(delays)
+        if len(new) < MIN_STAMPED:
+            break
+        kept = new
+        top = max(kept.values())
+        high = top + LATENCY_FLOOR_S + 2 * beta_margin(top - low, len(kept))
+    assert env is not None
+    n = len(kept)
+    spread = max(kept.values()) - low if n >= MIN_STAMPED else DEFAULT_BAND_S
+    margin = LATENCY_FLOOR_S + (beta_margin(spread, n) if n >= MIN_STAMPED else DEFAULT_BAND_S)
+    # The least latency is in [0, margin]: centre the printk map in it.
+    pk = dataclasses.replace(
+        env,
+        offset=env.offset - margin / 2,
+        band_u=margin / 2 + PRINTK_RESOLUTION_S,
+        rejected=tuple(a for i, a in anchors.items() if i not in kept),
+    )
+    host = HostMap(
+        low,
+        low + spread + 2 * margin + READ_JITTER_S,
+        n,
+        char_s,
+        tuple(sorted(d - low for d in kept.values())),
+        len(anchors) - n,
+        least_s=low,
+    )
+    host = dataclasses.replace(host, high_s=timer_high(host, pacing))
+    produced = {i: env(a.x) - margin for i, a in anchors.items()}
+    return with_bounds(host, lines, produced, pacing), pk
