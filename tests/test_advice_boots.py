@@ -16,6 +16,7 @@ from rig.config import load_config
 from rig.cycle import run_cycle
 from rig.instruments.setup import Instruments
 from rig.pipeline import analyze_folder
+from rig.sinks.html.write import boot_page
 from rig.sinks.terminal import top_table
 from tests.e2e import make_config, truth_boot
 
@@ -108,3 +109,17 @@ def test_preset_calibration_is_not_ranked_by_the_silence_after_it(
     term.print(top_table(report))
     shown = term.file.getvalue()  # type: ignore[attr-defined]
     assert any("unattributed" in ln and "Calibrating" in ln for ln in shown.splitlines())
+
+
+@pytest.mark.slow
+def test_report_page_shows_the_unattributed_rows_and_what_gains_rest_on(
+    demo: tuple[Path, dict[str, Any]],
+) -> None:
+    _, report = demo
+    html = boot_page(report, [])
+    top = html[html.index('id="top-table"') : html.index('id="advisories-table"')]
+    rows = [r for r in top.split("<tr>") if 'class="unattributed"' in r]
+    assert any("Calibrating delay loop" in r for r in rows)
+    assert len(rows) == sum(r["kind"] == "unattributed" for r in report["top"])
+    (con,) = [a for a in report["advisories"] if a["rule"] == "console_output"]
+    assert f"measured: {con['basis']}" in html

@@ -15,7 +15,20 @@ import pytest
 from rig.instruments.qemu.reference import reference_edges
 
 DATA = Path(__file__).parent / "data" / "real"
-BOOTS = sorted(p for p in DATA.glob("*/") if (p / "reference.json").exists())
+RECORDED = sorted(p for p in DATA.glob("*/") if (p / "reference.json").exists())
+
+
+def bootargs(boot: Path) -> list[str]:
+    return json.loads((boot / "qemu.json").read_text())["uboot_env"]["bootargs"].split()
+
+
+# The hooked kernel with its tags on the console; the stock kernel's boots and quiet
+# boots are tests/test_real_hookless.py's.
+BOOTS = [
+    b
+    for b in RECORDED
+    if any(a.startswith("bootrig.gpios=") for a in bootargs(b)) and "quiet" not in bootargs(b)
+]
 CAPTURED = [b for b in BOOTS if (b / "capture.sr").exists()]
 CONSOLE_ONLY = [b for b in BOOTS if not (b / "capture.sr").exists()]
 MARKERS = ("bootm", "do_mount_root", "kernel_init", "ui_ready")

@@ -30,6 +30,7 @@ class Resolution:
     short: str | None = None  # for the stage table
     note: str | None = None  # a sentence for analysis.notes
     broken: str | None = None  # evidence that the boundary's hook exists and did not fire
+    marker: str | None = None
 
 
 @dataclass(frozen=True)
@@ -140,12 +141,8 @@ class _Resolver:
             )
             return Resolution(init.event, "initramfs", INITRAMFS if init.event else None, note)
         if self.vis.tags_hidden and LAYERS[m] != "bootloader":
-            note = (
-                f"{m}: not seen: {self.vis.tags_hidden}. A capture with its GPIO, "
-                f'`{{ marker = "{m}", console = "<a line the target prints anyway>" }}` in '
-                "the stage list, or `loglevel=6` instead of `quiet`, gives it"
-            )
-            return Resolution(None, "hidden", "hidden by quiet", note, broken)
+            # One note for all of them (stage_notes): the reason is the same.
+            return Resolution(None, "hidden", "hidden by quiet", self.vis.tags_hidden, broken, m)
         return Resolution(None, "unseen", None, broken, broken)
 
     def _landmark_note(self, marker: str, ev: Event) -> str:
@@ -174,9 +171,22 @@ def stage_notes(stages: list[Stage]) -> list[str]:
     """analysis.notes: how each boundary that had no hook of its own was found, or why
     it was not seen."""
     notes: list[str] = []
+    hidden: dict[str, str] = {}  # marker -> why
     for s in stages:
         for res in (s.start_res, s.end_res):
-            for text in (res.note, res.broken) if res else ():
+            if res is None:
+                continue
+            if res.how == "hidden" and res.marker and res.note:
+                hidden[res.marker] = res.note
+                continue
+            for text in (res.note, res.broken):
                 if text and text not in notes:
                     notes.append(text)
+    if hidden:
+        names = ", ".join(hidden)
+        notes.append(
+            f"{names}: not seen: {next(iter(hidden.values()))}. A capture with the GPIO, "
+            '`{ marker = "<name>", console = "<a line the target prints anyway>" }` in the '
+            "stage list, or `loglevel=6` instead of `quiet`, gives them"
+        )
     return notes

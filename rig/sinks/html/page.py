@@ -33,6 +33,7 @@ code { font-size: 12px; }
 .outcome.ok { background: #d9f0d3; color: #1b7837; }
 .outcome.bad { background: #fddbc7; color: #b2182b; }
 .empty, .note { color: #777; font-size: 13px; }
+.unattributed { color: #8a6d3b; font-style: italic; }
 .figure-error { color: #b2182b; font-weight: 600; }
 footer { color: #888; font-size: 12px; padding: 0 28px 24px; }
 """

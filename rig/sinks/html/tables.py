@@ -51,11 +51,20 @@ def _evidence(items: Sequence[Any]) -> str:
     return "<br>".join(out) + more
 
 
+def _rests_on(a: dict[str, Any]) -> str:
+    """What the gain comes from: the measured time (it never exceeds it) and what it is."""
+    if a.get("evidence_s") is None:
+        return ""
+    return f"<br><small>of {ms(a['evidence_s'])} measured: {escape(a.get('basis') or '')}</small>"
+
+
 def advisories(report: dict[str, Any]) -> str:
     rows = [
         [
             f"<b>{escape(a.get('title', ''))}</b><br><small>{escape(a.get('rule', ''))}</small>",
-            ms(a.get("gain_s")) + (f" ({escape(a['gain_kind'])})" if a.get("gain_kind") else ""),
+            ms(a.get("gain_s"))
+            + (f" ({escape(a['gain_kind'])})" if a.get("gain_kind") else "")
+            + _rests_on(a),
             _evidence(a.get("evidence") or []),
             escape(a.get("advice") or ""),
         ]
@@ -67,6 +76,45 @@ def advisories(report: dict[str, Any]) -> str:
         rows,
         "No advisories: no known offender found in this boot.",
     )
+
+
+def top(report: dict[str, Any]) -> str:
+    """ "Where is the time going", with the time no evidence explains marked as such."""
+    rows = []
+    for r in report.get("top") or []:
+        what = escape(r["name"])
+        if r.get("kind") == "unattributed":
+            what = f'<span class="unattributed">unattributed</span> {what}'
+        else:
+            what += f" <small>{escape(r.get('kind') or '')}</small>"
+        rows.append(
+            [
+                str(r.get("rank", "")),
+                escape(r.get("stage") or ""),
+                what,
+                ms(r.get("start_s")),
+                ms(r.get("duration_s")),
+                escape(r.get("source") or ""),
+            ]
+        )
+    rest = report.get("unattributed") or {}
+    by = rest.get("by_stage") or {}
+    note = (
+        '<p class="note">Unattributed: console silences no evidence explains, '
+        + ", ".join(f"{escape(k)} {ms(v)}" for k, v in by.items())
+        + ".</p>"
+        if by
+        else ""
+    )
+    notes = (report.get("analysis") or {}).get("notes") or []
+    pacing = "".join(f'<p class="note">{escape(n)}</p>' for n in notes if "console" in n)
+    body = table(
+        "top-table",
+        ["#", "in", "what", "start", "duration", "source"],
+        rows,
+        "Nothing on the console was timed.",
+    )
+    return body + note + pacing
 
 
 def slowest_initcalls(report: dict[str, Any], n: int = 15) -> str:

@@ -56,6 +56,7 @@ def boot_page(report: dict[str, Any], console: list[ConsoleLine], js_mode: str =
     sections = [
         section("Timeline", note + figure_div("timeline"), "timeline-section"),
         section("Stages", tables.stages(report), "stages"),
+        section("Where is the time going", tables.top(report), "top"),
         section("Advisories", tables.advisories(report), "advisories"),
         section("Slowest initcalls", tables.slowest_initcalls(report), "initcalls"),
         section("Clocks", f'<p class="note">{tables.clocks(report)}</p>', "clocks"),

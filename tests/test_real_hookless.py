@@ -1,0 +1,207 @@
+"""Recorded boots without kernel hooks, and quiet boots (tests/data/real/, see its README):
+Debian's stock arm64 kernel booting a busybox initramfs (config/qemu-arm64-stock.toml),
+the hooked kernel with `quiet`, and the hooked kernel's boots with its hooks taken out of
+the console. Every boundary that has no hook comes from a landmark (or a configured
+console pattern) and its stated uncertainty must cover QEMU's traced edge."""
+
+from __future__ import annotations
+
+import base64
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rig.analysis.landmarks import CALIBRATION
+from rig.instruments.qemu.reference import reference_edges
+from rig.pipeline import analyze_folder
+from tests.test_real_boots import DATA, bootargs
+
+STOCK_CONSOLE = sorted(DATA.glob("stock-console-*"))
+STOCK_CAPTURE = sorted(DATA.glob("stock-capture-*"))
+ENDS = {"bootloader": "bootm", "kernel": "do_mount_root", "rootfs_mount": "kernel_init"}
+ENDS["application"] = "ui_ready"
+
+
+def analyze(boot: Path) -> dict[str, Any]:
+    return analyze_folder(boot, write=False)
+
+
+def stages(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {s["name"]: s for s in report["stages"]}
+
+
+def assert_covers(stage: dict[str, Any], edge: float) -> None:
+    """The stage's end is the traced edge, within the uncertainty it states."""
+    end = stage["end"]
+    assert abs(stage["end_s"] - edge) <= end["uncertainty_s"], (stage["name"], end)
+
+
+def test_the_stock_boots_are_real_and_hookless() -> None:
+    assert len(STOCK_CONSOLE) >= 2 and len(STOCK_CAPTURE) >= 1
+    for boot in [*STOCK_CONSOLE, *STOCK_CAPTURE, DATA / "stock-quiet-1"]:
+        log = (boot / "console.log").read_text(errors="replace")
+        assert "U-Boot 2023.01" in log
+        assert "quiet" in bootargs(boot) or "Linux version 6.1.0-" in log
+        assert "Debian" in log or "quiet" in bootargs(boot)
+        assert "bootrig: marker do_mount_root" not in log
+        assert "bootrig: marker kernel_init" not in log
+        # The kernel raises no line: QEMU traced only U-Boot's and ui-ready's.
+        assert set(reference_edges(boot)) == {"bootm", "ui_ready"}
+
+
+@pytest.mark.parametrize("boot", STOCK_CONSOLE, ids=lambda p: p.name)
+def test_stock_console_boot_is_ok_with_landmarks(boot: Path) -> None:
+    report = analyze(boot)
+    truth = reference_edges(boot)
+    st = stages(report)
+    assert report["outcome"] == "ok"
+    assert all(s["start_s"] is not None and s["end_s"] is not None for s in st.values())
+    # U-Boot raised bootm's GPIO but printed no tag: `Starting kernel ...` stands in.
+    assert st["bootloader"]["end"]["landmark"] == "uboot_starting_kernel"
+    assert st["bootloader"]["end"]["source"] == "landmark"
+    assert_covers(st["bootloader"], truth["bootm"])
+    assert_covers(st["application"], truth["ui_ready"])
+    assert st["rootfs_mount"]["end"]["landmark"] == "run_init"
+    notes = "\n".join(report["analysis"]["notes"])
+    assert "bootm: no GPIO edge and no tag, so U-Boot's `Starting kernel ...` stands in" in notes
+    assert "kernel_init: no GPIO edge and no tag, so `Run /sbin/init" in notes
+
+
+@pytest.mark.parametrize("boot", [*STOCK_CONSOLE, *STOCK_CAPTURE], ids=lambda p: p.name)
+def test_an_initramfs_boot_says_it_has_no_root_mount(boot: Path) -> None:
+    report = analyze(boot)
+    st = stages(report)
+    mount = st["rootfs_mount"]
+    assert "no root mount (initramfs)" in mount["note"]
+    assert mount["duration_s"] == 0.0 and mount["uncertainty_s"] == 0.0
+    # The kernel stage runs to the hand-over to init; nothing is "not reached".
+    assert st["kernel"]["end_s"] == mount["end_s"] == st["init"]["start_s"]
+    assert st["kernel"]["duration_s"] > 0.5
+    assert any("no root mount (initramfs)" in n for n in report["analysis"]["notes"])
+
+
+@pytest.mark.parametrize("boot", STOCK_CAPTURE, ids=lambda p: p.name)
+def test_stock_captured_boot_takes_the_gpio_where_there_is_one(boot: Path) -> None:
+    report = analyze(boot)
+    truth = reference_edges(boot)
+    st = stages(report)
+    assert report["outcome"] == "ok"
+    assert st["bootloader"]["end"]["source"] == "gpio"
+    assert st["bootloader"]["end_s"] == pytest.approx(truth["bootm"], abs=1.5e-6)
+    assert st["application"]["end_s"] == pytest.approx(truth["ui_ready"], abs=1.5e-6)
+    assert st["rootfs_mount"]["end"]["source"] == "landmark"
+
+
+def without_hooks(src: Path, dst: Path, strip_cmdline: bool = True) -> Path:
+    """A hooked boot as if U-Boot and the kernel carried no hooks: their tags (and the
+    hooks' kernel parameters) overwritten with as many filler bytes, every byte keeping
+    its arrival time; ui-ready's tag stays."""
+    shutil.copytree(src, dst)
+    records = [json.loads(x) for x in (dst / "console.jsonl").read_text().splitlines()]
+    data = [base64.b64decode(r["data_b64"]) for r in records]
+    stream = b"".join(data)
+    for name in (b"bootm", b"do_mount_root", b"kernel_init"):
+        tag = b"bootrig: marker " + name
+        stream = stream.replace(tag, b"-" * len(tag))
+    if strip_cmdline:
+        args = b"bootrig.pl061=0x09030000 bootrig.gpios=do_mount_root:1,kernel_init:2"
+        assert args in stream
+        stream = stream.replace(args, b" " * len(args))
+    out, pos = [], 0
+    for r, d in zip(records, data, strict=True):
+        chunk = stream[pos : pos + len(d)]
+        pos += len(d)
+        out.append(json.dumps({"t_ns": r["t_ns"], "data_b64": base64.b64encode(chunk).decode()}))
+    (dst / "console.jsonl").write_text("\n".join(out) + "\n")
+    return dst
+
+
+@pytest.mark.parametrize("name", ["console-1", "console-2"])
+def test_landmarks_cover_the_traced_edges_of_a_hooked_boot_without_hooks(
+    name: str, tmp_path: Path
+) -> None:
+    # Not among the calibration boots (rig/analysis/landmarks.json): an independent check.
+    assert name not in json.loads(CALIBRATION.read_text())["boots"]
+    boot = without_hooks(DATA / name, tmp_path / name)
+    report = analyze(boot)
+    truth = reference_edges(boot)
+    st = stages(report)
+    assert report["outcome"] == "ok"
+    keys = {"bootloader": "uboot_starting_kernel", "kernel": "vfs_mounted_root"}
+    keys["rootfs_mount"] = "run_init"
+    for stage, key in keys.items():
+        assert st[stage]["end"]["landmark"] == key
+        assert_covers(st[stage], truth[ENDS[stage]])
+    assert_covers(st["application"], truth["ui_ready"])
+
+
+def test_a_hook_that_the_kernel_has_but_that_did_not_fire_is_missing_marker(
+    tmp_path: Path,
+) -> None:
+    # The command line still configures the kernel's hooks: their silence is evidence.
+    boot = without_hooks(DATA / "console-1", tmp_path / "b", strip_cmdline=False)
+    report = analyze(boot)
+    assert report["outcome"] == "missing_marker"
+    notes = "\n".join(report["analysis"]["notes"])
+    assert "kernel_init: neither GPIO edge nor tag although the kernel has hooks" in notes
+    # The landmarks still give the stages.
+    assert stages(report)["rootfs_mount"]["end"]["source"] == "landmark"
+
+
+def test_quiet_stock_boot_explains_what_it_cannot_see() -> None:
+    boot = DATA / "stock-quiet-1"
+    assert "quiet" in bootargs(boot)
+    report = analyze(boot)
+    truth = reference_edges(boot)
+    st = stages(report)
+    # The config names `Application ready` beside ui_ready: the UI is reached.
+    assert report["outcome"] == "ok"
+    assert st["application"]["note"] == "console '^Application ready'"
+    assert (
+        truth["ui_ready"] <= st["application"]["end_s"] + st["application"]["end"]["uncertainty_s"]
+    )
+    assert_covers(st["bootloader"], truth["bootm"])
+    assert st["rootfs_mount"]["start_s"] is None and st["rootfs_mount"]["end_s"] is None
+    assert st["rootfs_mount"]["note"] == "hidden by quiet"
+    notes = "\n".join(report["analysis"]["notes"])
+    assert "do_mount_root, kernel_init: not seen:" in notes and "`quiet`" in notes
+
+
+def test_quiet_hooked_console_boot_without_a_pattern_is_missing_marker_not_a_hang(
+    tmp_path: Path,
+) -> None:
+    boot = DATA / "quiet-console-1"
+    report = analyze(boot)
+    st = stages(report)
+    assert report["outcome"] == "missing_marker"
+    assert st["bootloader"]["end"]["source"] == "host"  # U-Boot's tag is not filtered
+    notes = "\n".join(report["analysis"]["notes"])
+    assert "do_mount_root, kernel_init, ui_ready: not seen:" in notes
+    # The same artifacts with a console pattern configured beside ui_ready: ok.
+    copy = tmp_path / "quiet"
+    shutil.copytree(boot, copy)
+    run = json.loads((copy / "run.json").read_text())
+    run["config"]["stages"][-1]["end"]["console"] = "^Application ready"
+    (copy / "run.json").write_text(json.dumps(run))
+    again = analyze(copy)
+    assert again["outcome"] == "ok"
+    truth = reference_edges(copy)
+    app = stages(again)["application"]
+    assert app["end_s"] >= truth["ui_ready"] - app["end"]["uncertainty_s"]
+
+
+def test_quiet_captured_boot_has_every_boundary_from_the_capture() -> None:
+    boot = DATA / "quiet-capture-1"
+    assert "quiet" in bootargs(boot)
+    log = (boot / "console.log").read_text(errors="replace")
+    assert "bootrig: marker kernel_init" not in log
+    report = analyze(boot)
+    truth = reference_edges(boot)
+    st = stages(report)
+    assert report["outcome"] == "ok"
+    for stage, marker in ENDS.items():
+        assert st[stage]["end"]["source"] == "gpio"
+        assert st[stage]["end_s"] == pytest.approx(truth[marker], abs=1.5e-6)
