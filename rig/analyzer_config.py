@@ -9,29 +9,27 @@ the device (`sigrok-cli --show`), not at load, so a config can be checked on any
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 from rig import names
 from rig.instruments.qemu.settings import CAPTURE_CHANNELS as QEMU_CAPTURE_CHANNELS
+from rig.instruments.registry import ANALYZER
 from rig.tomlcheck import ConfigError, Table
 
-DRIVERS = ("sim", "sigrok", "qemu", "none")
 _SIM_CHANNEL = re.compile(r"^D([0-7])$")
 
 
 @dataclass(frozen=True)
 class AnalyzerConfig:
-    driver: str  # "sim" | "sigrok" | "qemu" | "none"
+    driver: str  # a registered analyzer driver: "sim", "sigrok", "qemu", "none"
     samplerate: int
     channels: dict[str, int]  # contract name -> bit of the sim/QEMU capture (D0 = 0)
-    device: str  # sigrok-cli driver spec for real hardware, e.g. "fx2lafw"
     debounce_us: float
     device_channels: dict[str, str] = field(default_factory=dict)  # contract -> device name
-    options: dict[str, str] = field(default_factory=dict)  # sigrok-cli --config key=value
-    trigger: str = ""  # sigrok-cli -t, e.g. "D0=r": samples flow from the power edge on
-    start_timeout_s: float = 10.0  # how long the device may take to stream (firmware load)
+    settings: Any = None  # the driver's own keys (rig.instruments.registry)
 
 
 def _channels(t: Table, driver: str) -> dict[str, str]:
@@ -56,8 +54,9 @@ def _channels(t: Table, driver: str) -> dict[str, str]:
     return out
 
 
-def parse_analyzer(a: Table) -> AnalyzerConfig:
-    driver = a.str("driver", "none", choices=DRIVERS)
+def parse_analyzer(a: Table, base: Path) -> AnalyzerConfig:
+    spec = ANALYZER.parse(a, base, "none")
+    driver = spec.name
     if driver == "qemu" and a.has("channels"):
         a.error("channels", "no table: the QEMU trace capture has fixed channels", a.data)
     device_channels = {names.POWER: "D0"}
@@ -68,29 +67,13 @@ def parse_analyzer(a: Table) -> AnalyzerConfig:
         channels = dict(QEMU_CAPTURE_CHANNELS)
     elif driver == "sim" or all(_SIM_CHANNEL.match(d) for d in device_channels.values()):
         channels = {n: int(d[1:]) for n, d in device_channels.items()}
-    options: dict[str, str] = {}
-    if a.has("options"):
-        o = a.table("options")
-        for key in list(o.data):
-            value = o.raw(key)
-            if isinstance(value, bool) or not isinstance(value, str | int | float):
-                o.error(key, "a string or a number (sigrok-cli --config KEY=VALUE)", value)
-            if isinstance(value, float) and not math.isfinite(value):
-                o.error(key, "a finite number", value)
-            options[key] = str(value).lower() if isinstance(value, bool) else str(value)
-        o.done()
     cfg = AnalyzerConfig(
         driver=driver,
         samplerate=a.int("samplerate", 1_000_000, min=1),
         channels=channels,
-        device=a.str("device", ""),
         debounce_us=a.float("debounce_us", 1000.0, min=0.0),
         device_channels=device_channels,
-        options=options,
-        trigger=a.str("trigger", ""),
-        start_timeout_s=a.float("start_timeout_s", 10.0, min=0.001),
+        settings=spec.settings,
     )
     a.done()
-    if driver == "sigrok" and not cfg.device:
-        raise ConfigError(f"{a.path}: key 'analyzer.device': the sigrok driver needs a device")
     return cfg

@@ -13,7 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from rig.analyzer_config import AnalyzerConfig, parse_analyzer
+from rig.instruments import drivers as _drivers  # noqa: F401 - registers every driver
 from rig.instruments.qemu.settings import QemuConfig, parse_qemu
+from rig.instruments.registry import CONSOLE, POWER, DriverSpec
 from rig.sinks.influx.settings import InfluxSettings, parse_settings
 from rig.stagespec import DEFAULT_STAGES, Boundary, StageSpec, parse_stages, stages_from_snapshot
 from rig.tomlcheck import ConfigError, Table, apply_overrides, load_toml
@@ -35,18 +37,26 @@ _SECRET_KEYS = re.compile(r"pass|secret|token|key$", re.IGNORECASE)
 
 @dataclass(frozen=True)
 class PowerConfig:
-    driver: str  # "ch340" | "qemu"
-    port: str  # a serial port, or "sim" for the simulated board's relay ("" for qemu)
-    channel: int
-    baud: int
+    driver: str  # a registered power driver (rig.instruments.registry.POWER)
+    settings: Any  # the driver's own keys, parsed by the driver
     off_hold_s: float
     power_off_after: bool
+
+    @property
+    def spec(self) -> DriverSpec:
+        return DriverSpec("power", self.driver, self.settings)
 
 
 @dataclass(frozen=True)
 class ConsoleConfig:
-    port: str
+    port: str  # a device or pyserial URL, "sim" (the simulated board's), or "qemu"
     baud: int
+    driver: str = "serial"
+    settings: Any = None
+
+    @property
+    def spec(self) -> DriverSpec:
+        return DriverSpec("console", self.driver, self.settings)
 
 
 @dataclass(frozen=True)
@@ -118,21 +128,22 @@ def load_config(path: Path, board: Path | None = None, overrides: Sequence[str] 
     rig.done()
 
     p = root.table("power", required=True)
+    pspec = POWER.parse(p, base, "ch340")
     power = PowerConfig(
-        driver=p.str("driver", "ch340", choices=("ch340", "qemu")),
-        port=p.str("port", ""),
-        channel=p.int("channel", 1, min=1),
-        baud=p.int("baud", 9600, min=1),
+        driver=pspec.name,
+        settings=pspec.settings,
         off_hold_s=p.float("off_hold_s", 0.5, min=0.0),
         power_off_after=p.bool("power_off_after", True),
     )
     p.done()
 
     c = root.table("console", required=True)
-    console = ConsoleConfig(port=c.str("port"), baud=c.int("baud", 115200, min=1))
+    port = c.str("port")
+    cspec = CONSOLE.parse(c, base, "qemu" if port == "qemu" else "serial")
+    console = ConsoleConfig(port, c.int("baud", 115200, min=1), cspec.name, cspec.settings)
     c.done()
 
-    analyzer = parse_analyzer(root.table("analyzer"))
+    analyzer = parse_analyzer(root.table("analyzer"), base)
 
     sim: SimConfig | None = None
     if root.has("sim") or board is not None:
@@ -179,7 +190,7 @@ def load_config(path: Path, board: Path | None = None, overrides: Sequence[str] 
         key
         for key, uses in (
             ("power.driver", power.driver == "qemu"),
-            ("console.port", console.port == "qemu"),
+            ("console.port", console.driver == "qemu"),
             ("analyzer.driver", analyzer.driver == "qemu"),
         )
         if uses
@@ -191,10 +202,9 @@ def load_config(path: Path, board: Path | None = None, overrides: Sequence[str] 
             f"{path}: key 'qemu': the emulated board needs power.driver = 'qemu' and "
             "console.port = 'qemu'"
         )
-    if power.driver == "ch340" and not power.port:
-        raise ConfigError(f"{path}: missing key 'power.port' (the relay's serial port)")
 
-    for port, key in ((power.port, "power.port"), (console.port, "console.port")):
+    relay_port = getattr(power.settings, "port", "")
+    for port, key in ((relay_port, "power.port"), (console.port, "console.port")):
         if port == "sim" and sim is None:
             raise ConfigError(f"{path}: key '{key}': port 'sim' needs a [sim] table")
     if analyzer.driver == "sim" and sim is None:

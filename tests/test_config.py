@@ -52,13 +52,13 @@ def test_minimal_hardware_config(tmp_path: Path) -> None:
         ("[timeouts]\nbot_s = 3\n", "unknown key 'timeouts.bot_s'"),
         (
             '[analyzer]\ndriver = "saleae"\n',
-            "key 'analyzer.driver': expected 'sim' or 'sigrok' or 'qemu' or 'none'",
+            "key 'analyzer.driver': expected 'none' or 'sigrok' or 'sim' or 'qemu'",
         ),
         (
             '[analyzer]\ndriver = "sim"\n[analyzer.channels]\npower = "D9"\n',
             "key 'analyzer.channels.power': expected a device channel D0..D7",
         ),
-        ('[analyzer]\ndriver = "sigrok"\n', "key 'analyzer.device': the sigrok driver needs"),
+        ('[analyzer]\ndriver = "sigrok"\n', "missing key 'analyzer.device'"),
         (
             '[analyzer]\ndriver = "sigrok"\ndevice = "demo"\n[analyzer.options]\nx = [1]\n',
             "key 'analyzer.options.x': expected a string or a number",
@@ -124,6 +124,8 @@ def test_command_line_overrides(tmp_path: Path, repo: Path) -> None:
         ("console.port.x=1", "'console.port' is not a table"),
         ("console.baud=-3", "key 'console.baud': expected an integer >= 1, found int -3"),
         ("consol.baud=3", "unknown key 'consol'"),
+        ("power.channel=95", "key 'power.channel': expected a relay channel 1..94"),
+        ('power.driver="usbrelay"', "key 'power.driver': expected 'ch340' or 'qemu'"),
     ):
         with pytest.raises(ConfigError, match=re.escape(message)):
             load_config(path, overrides=[bad])
@@ -138,4 +140,4 @@ def test_sigrok_channels_are_the_devices_own_names(tmp_path: Path) -> None:
     )
     a = load_config(write(tmp_path, text)).analyzer
     assert a.device_channels == {"power": "0", "bootm": "1", "uart_tx": "15"}
-    assert a.options == {"voltage_threshold": "1.2-1.2"} and a.trigger == "0=r"
+    assert a.settings.options == {"voltage_threshold": "1.2-1.2"} and a.settings.trigger == "0=r"

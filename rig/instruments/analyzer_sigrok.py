@@ -10,17 +10,67 @@ Power goes on only once the device really streams.
 
 from __future__ import annotations
 
+import math
 import subprocess
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from rig.instruments.children import die_with_parent
 from rig.instruments.protocols import AnalyzerProtocol, CaptureResult, InstrumentError, RawLayout
+from rig.instruments.registry import ANALYZER, BenchContext
 from rig.instruments.sigrok_probe import SigrokDevice, probe
+from rig.tomlcheck import Table
 
 
+@dataclass(frozen=True)
+class SigrokSettings:
+    device: str  # sigrok-cli -d, e.g. "fx2lafw" or "demo:logic_channels=16"
+    options: dict[str, str] = field(default_factory=dict)  # --config KEY=VALUE
+    trigger: str = ""  # -t, e.g. "D0=r": samples flow from the power edge on
+    start_timeout_s: float = 10.0  # how long the device may take to stream
+
+
+@ANALYZER.register("sigrok")
 class SigrokAnalyzer(AnalyzerProtocol):
+    @classmethod
+    def parse(cls, t: Table, base: Path) -> SigrokSettings:
+        device = t.str("device")
+        if not device.strip():
+            t.error("device", "a sigrok-cli device, e.g. 'fx2lafw'", device)
+        options: dict[str, str] = {}
+        if t.has("options"):
+            o = t.table("options")
+            for key in list(o.data):
+                value = o.raw(key)
+                if isinstance(value, bool) or not isinstance(value, str | int | float):
+                    o.error(key, "a string or a number (sigrok-cli --config KEY=VALUE)", value)
+                if isinstance(value, float) and not math.isfinite(value):
+                    o.error(key, "a finite number", value)
+                options[key] = str(value)
+            o.done()
+        return SigrokSettings(
+            device,
+            options,
+            t.str("trigger", ""),
+            t.float("start_timeout_s", 10.0, min=0.001),
+        )
+
+    @classmethod
+    def build(cls, s: SigrokSettings, bench: BenchContext) -> SigrokAnalyzer:
+        a = bench.cfg.analyzer
+        analyzer = cls(
+            s.device,
+            a.samplerate,
+            a.device_channels,
+            options=s.options,
+            trigger=s.trigger,
+            start_timeout_s=s.start_timeout_s,
+        )
+        bench.stack.callback(analyzer.close)
+        return analyzer
+
     def __init__(
         self,
         device: str,

@@ -16,11 +16,25 @@ from rig.instruments.protocols import (
     InstrumentError,
     byte_layout,
 )
+from rig.instruments.registry import ANALYZER, BenchContext
+from rig.tomlcheck import Table
 
 Control = Callable[[dict[str, Any]], dict[str, Any]]
 
 
+@ANALYZER.register("sim")
 class SimAnalyzer(AnalyzerProtocol):
+    @classmethod
+    def parse(cls, t: Table, base: Path) -> None:
+        return None
+
+    @classmethod
+    def build(cls, _s: None, bench: BenchContext) -> SimAnalyzer:
+        if bench.sim is None:
+            raise InstrumentError("sim analyzer: no simulated board")
+        a = bench.cfg.analyzer
+        return cls(bench.sim.control, a.samplerate, a.channels)
+
     def __init__(self, control: Control, samplerate: int, wiring: Mapping[str, int]) -> None:
         self._control = control
         self.samplerate = samplerate

@@ -18,14 +18,32 @@ from typing import IO
 import serial
 
 from rig.instruments.protocols import InstrumentError
+from rig.instruments.registry import CONSOLE, BenchContext
 from rig.model import Chunk
+from rig.tomlcheck import Table
 
 #: How long one blocking read waits before checking whether to stop.
 _POLL_S = 0.05
 
 
+@CONSOLE.register("serial")
 class SerialConsole:
     """Reads a serial port in a thread; `on_chunk` sees every chunk (for tag detection)."""
+
+    @classmethod
+    def parse(cls, t: Table, base: Path) -> None:
+        return None  # port and baud are every console's keys
+
+    @classmethod
+    def build(cls, _s: None, bench: BenchContext) -> SerialConsole:
+        port = bench.cfg.console.port
+        if port == "sim":
+            if bench.sim is None:
+                raise InstrumentError("console: port 'sim' without a simulated board")
+            port = bench.sim.console
+        console = cls(port, bench.cfg.console.baud)
+        bench.stack.callback(console.close)
+        return console
 
     def __init__(self, port: str, baud: int) -> None:
         self.baud = baud

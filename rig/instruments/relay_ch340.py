@@ -7,28 +7,62 @@ edge on the analyzer is the evidence that the relay switched.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
+from pathlib import Path
 
 import serial
 
 from rig.instruments.protocols import InstrumentError, PowerProtocol
+from rig.instruments.registry import POWER, BenchContext
+from rig.tomlcheck import Table
 
 START = 0xA0
+MAX_CHANNEL = 0xFF - START - 1
 
 
 def frame(channel: int, on: bool) -> bytes:
     """The command frame switching `channel` (1-based) on or off."""
-    if not 1 <= channel <= 0xFF - START - 1:
-        raise ValueError(f"relay channel {channel} out of range 1..{0xFF - START - 1}")
+    if not 1 <= channel <= MAX_CHANNEL:
+        raise ValueError(f"relay channel {channel} out of range 1..{MAX_CHANNEL}")
     state = 1 if on else 0
     return bytes((START, channel, state, (START + channel + state) & 0xFF))
 
 
+@dataclass(frozen=True)
+class Ch340Settings:
+    port: str  # a serial port (any pyserial URL), or "sim": the simulated board's relay
+    channel: int
+    baud: int
+
+
+@POWER.register("ch340")
 class Ch340Relay(PowerProtocol):
+    @classmethod
+    def parse(cls, t: Table, base: Path) -> Ch340Settings:
+        port = t.str("port")
+        if not port:
+            t.error("port", "the relay's serial port", port)
+        channel = t.int("channel", 1, min=1)
+        if channel > MAX_CHANNEL:
+            t.error("channel", f"a relay channel 1..{MAX_CHANNEL}", channel)
+        return Ch340Settings(port, channel, t.int("baud", 9600, min=1))
+
+    @classmethod
+    def build(cls, s: Ch340Settings, bench: BenchContext) -> Ch340Relay:
+        port = s.port
+        if port == "sim":
+            if bench.sim is None:
+                raise InstrumentError("relay: port 'sim' without a simulated board")
+            port = bench.sim.relay
+        relay = cls(port, s.channel, s.baud)
+        bench.stack.callback(relay.close)
+        return relay
+
     def __init__(self, port: str, channel: int = 1, baud: int = 9600) -> None:
         self.channel = channel
         try:
-            self._ser = serial.Serial(port, baudrate=baud, timeout=1, write_timeout=1)
-        except serial.SerialException as e:
+            self._ser = serial.serial_for_url(port, baudrate=baud, timeout=1, write_timeout=1)
+        except (serial.SerialException, ValueError, OSError) as e:
             raise InstrumentError(f"relay: cannot open {port}: {e}") from None
         self.port = port
 
@@ -41,6 +75,10 @@ class Ch340Relay(PowerProtocol):
         except serial.SerialException as e:
             raise InstrumentError(f"relay {self.port}: write failed: {e}") from None
         return t
+
+    def describe(self) -> dict[str, object]:
+        """The module never answers: what run.json can say is where it was driven."""
+        return {"model": "CH340 USB relay (A0 frames)", "port": self.port, "channel": self.channel}
 
     def on(self) -> int:
         return self._send(True)

@@ -25,15 +25,28 @@ from rig.instruments.protocols import (
 from rig.instruments.qemu.machine import QemuMachine
 from rig.instruments.qemu.settings import CAPTURE_CHANNELS
 from rig.instruments.qemu.trace import TraceError, parse_trace
+from rig.instruments.registry import ANALYZER, CONSOLE, POWER, BenchContext
 from rig.model import Chunk
+from rig.tomlcheck import Table
 
 TRACE_FILE = "qemu-trace.log"
 TRACE_CLOCK = "QEMU host wall clock (pl061_set_output trace and QMP RESUME stamps, 1 µs)"
 QEMU_JSON = "qemu.json"
 
 
+@POWER.register("qemu")
 class QemuPower(PowerProtocol):
     """Power off = quit QEMU and start a fresh paused one; power on = `cont`."""
+
+    @classmethod
+    def parse(cls, t: Table, base: Path) -> None:
+        return None  # everything is in the [qemu] table
+
+    @classmethod
+    def build(cls, _s: None, bench: BenchContext) -> QemuPower:
+        power = cls(bench.qemu())
+        bench.stack.callback(power.close)
+        return power
 
     def __init__(self, machine: QemuMachine) -> None:
         self.machine = machine
@@ -72,10 +85,19 @@ class QemuPower(PowerProtocol):
         self.machine.close()
 
 
+@ANALYZER.register("qemu")
 class QemuTraceAnalyzer(AnalyzerProtocol):
     """A logic analyzer made of QEMU's GPIO trace: sample 0 at arming, `power` rising at
     QEMU's RESUME stamp, each marker line at its traced edge. Both stamps are QEMU's
     wall clock in µs, so 1 MHz is the natural rate (the trace's resolution)."""
+
+    @classmethod
+    def parse(cls, t: Table, base: Path) -> None:
+        return None
+
+    @classmethod
+    def build(cls, _s: None, bench: BenchContext) -> QemuTraceAnalyzer:
+        return cls(bench.qemu(), bench.cfg.analyzer.samplerate)
 
     def __init__(self, machine: QemuMachine, samplerate: int) -> None:
         self.machine = machine
@@ -128,9 +150,20 @@ class QemuTraceAnalyzer(AnalyzerProtocol):
         return CaptureResult(raw, n, rate, self._armed_ns, stopped, clock=TRACE_CLOCK)
 
 
+@CONSOLE.register("qemu")
 class QemuConsole(SerialConsole):
     """The PL011 on the pty of the QEMU process now running: reopened when the power
     cycle started a new one, then read exactly like a USB-serial adapter."""
+
+    @classmethod
+    def parse(cls, t: Table, base: Path) -> None:
+        return None
+
+    @classmethod
+    def build(cls, _s: None, bench: BenchContext) -> QemuConsole:
+        console = cls(bench.qemu(), bench.cfg.console.baud)
+        bench.stack.callback(console.close)
+        return console
 
     def __init__(self, machine: QemuMachine, baud: int) -> None:
         self.machine = machine

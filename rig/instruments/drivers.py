@@ -1,0 +1,9 @@
+"""Importing this registers every instrument driver (rig.instruments.registry)."""
+
+from rig.instruments import (  # noqa: F401 - imported for their @register side effect
+    analyzer_sigrok,
+    analyzer_sim,
+    console_serial,
+    relay_ch340,
+)
+from rig.instruments.qemu import drivers as qemu_drivers  # noqa: F401

@@ -1,0 +1,114 @@
+"""Instrument drivers registered by config name (labgrid's `target_factory` pattern).
+
+A driver is a class decorated with `@POWER.register("name")` (or CONSOLE, ANALYZER)
+that brings two classmethods:
+
+- `parse(t: Table, base: Path) -> settings`: reads and validates *its own* keys of the
+  `[power]` / `[console]` / `[analyzer]` table (errors name file, key, expected, found);
+- `build(settings, bench: BenchContext) -> instance`: opens the instrument.
+
+So rig/config.py knows no driver's fields, and a new driver is one module plus its
+tests, imported by rig/instruments/drivers.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
+
+from rig.tomlcheck import Table
+
+if TYPE_CHECKING:
+    from rig.config import RigConfig
+    from rig.instruments.qemu.machine import QemuMachine
+    from rig.sim.client import SimProcess
+
+
+class Driver(Protocol):
+    driver_name: ClassVar[str]
+
+    @classmethod
+    def parse(cls, t: Table, base: Path) -> Any: ...
+
+    @classmethod
+    def build(cls, settings: Any, bench: BenchContext) -> Any: ...
+
+
+@dataclass(frozen=True)
+class DriverSpec:
+    """A driver's name and its parsed settings, as the config holds it."""
+
+    kind: str
+    name: str
+    settings: Any
+
+
+@dataclass
+class BenchContext:
+    """What drivers share while a bench is built: the simulated board's ports, the one
+    QEMU machine behind power, console and analyzer, and the stack that releases all."""
+
+    cfg: RigConfig  # the shared keys ([console] port/baud, [analyzer] rate/channels)
+    stack: ExitStack
+    sim: SimProcess | None = None
+    qemu_factory: Callable[[], QemuMachine] | None = None
+    _qemu: QemuMachine | None = field(default=None, repr=False)
+
+    def qemu(self) -> QemuMachine:
+        if self._qemu is None:
+            if self.qemu_factory is None:
+                raise LookupError("no [qemu] table")
+            self._qemu = self.qemu_factory()
+        return self._qemu
+
+
+D = TypeVar("D", bound=type)
+
+
+class Registry:
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self._drivers: dict[str, Any] = {}
+
+    def register(self, name: str) -> Callable[[D], D]:
+        def add(cls: D) -> D:
+            if name in self._drivers:
+                raise ValueError(f"{self.kind} driver {name!r} registered twice")
+            cls.driver_name = name  # type: ignore[attr-defined]
+            self._drivers[name] = cls
+            return cls
+
+        return add
+
+    def names(self) -> tuple[str, ...]:
+        return tuple(self._drivers)
+
+    def parse(self, t: Table, base: Path, default: str) -> DriverSpec:
+        """Read `driver` and the driver's own keys; the caller reads shared keys and
+        calls `t.done()`, which then rejects keys no one read."""
+        name = t.str("driver", default, choices=self.names())
+        return DriverSpec(self.kind, name, self._drivers[name].parse(t, base))
+
+    def build(self, spec: DriverSpec, bench: BenchContext) -> Any:
+        return self._drivers[spec.name].build(spec.settings, bench)
+
+
+POWER = Registry("power")
+CONSOLE = Registry("console")
+ANALYZER = Registry("analyzer")
+
+
+@ANALYZER.register("none")
+class NoAnalyzer:
+    """Console only: the host clock is the reference (DESIGN, "Time base")."""
+
+    @classmethod
+    def parse(cls, t: Table, base: Path) -> None:
+        return None
+
+    @classmethod
+    def build(cls, _s: None, bench: BenchContext) -> None:
+        return None
