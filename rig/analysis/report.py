@@ -15,7 +15,7 @@ from rig.analysis.events import (
 from rig.analysis.lines import split_lines
 from rig.analysis.outcome import classify
 from rig.analysis.parsers.breakdown import analyse_console
-from rig.analysis.stages import build_stages
+from rig.analysis.stages import build_stages, stage_notes
 from rig.artifacts.uart import UartBytes
 from rig.config import StageSpec
 from rig.model import Chunk, MarkerScan
@@ -126,7 +126,7 @@ def build_report(
         "phases": console["phases"],
         "unattributed": console["unattributed"],
         "artifacts": artifacts,
-        "analysis": {"rig_version": __version__, "notes": console["notes"]},
+        "analysis": {"rig_version": __version__, "notes": console["notes"] + stage_notes(stages)},
     }
 
 
