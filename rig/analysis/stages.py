@@ -98,8 +98,10 @@ class _Resolver:
         self.events, self.lines, self.tb = events, lines, tb
         self.vis: Visibility = visibility(lines, events)
         self.cal = load_calibration()
-        # The console's pacing is not known here: landmarks take the middle of both cases.
-        self.landmarks = landmark_events(lines, tb, tb.host.char_s, None, self.cal)
+        # Unknown pacing (too few bytes to tell): landmarks take the middle of both cases.
+        p = tb.host.pacing
+        paced = None if p is None or p.verdict == "unknown" else p.paced
+        self.landmarks = landmark_events(lines, tb, tb.host.char_s, paced, self.cal)
         self.cache: dict[Boundary, Resolution] = {}
 
     def get(self, b: Boundary) -> Resolution:
