@@ -185,9 +185,10 @@ def run_cycle(
             "analyzer": type(bench.analyzer).__name__ if bench.analyzer else None,
         },
     }
-    describe = getattr(bench.analyzer, "describe", None)
-    if describe is not None:
-        run["instruments"]["analyzer_device"] = describe()  # what answered, for the record
+    for role, inst in (("power", bench.power), ("analyzer", bench.analyzer)):
+        describe = getattr(inst, "describe", None)
+        if describe is not None:
+            run["instruments"][f"{role}_device"] = describe()  # what answered, for the record
 
     step("power off")
     bench.power.off()

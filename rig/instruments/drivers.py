@@ -4,6 +4,8 @@ from rig.instruments import (  # noqa: F401 - imported for their @register side 
     analyzer_sigrok,
     analyzer_sim,
     console_serial,
+    power_command,
     relay_ch340,
+    relay_numato,
 )
 from rig.instruments.qemu import drivers as qemu_drivers  # noqa: F401

@@ -130,6 +130,11 @@ class SimProcess:
         return str(self.info["relay"])
 
     @property
+    def relay_numato(self) -> str:
+        """The same relay behind a Numato-style ASCII protocol."""
+        return str(self.info["relay_numato"])
+
+    @property
     def console(self) -> str:
         return str(self.info["console"])
 

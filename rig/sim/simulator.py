@@ -14,6 +14,7 @@ from rig.sim.console import ConsolePort
 from rig.sim.faults import FaultRates
 from rig.sim.profile import Profile
 from rig.sim.relay import RelayPort
+from rig.sim.relay_numato import NumatoPort
 from rig.sim.server import ControlServer
 from rig.sim.timeline import Fault
 
@@ -55,6 +56,8 @@ class Simulator:
             hangup=self.console.hangup_at,
         )
         self.relay = RelayPort(profile.power.relay_channels, self.board.frame)
+        # The same relay contacts, driven through a Numato-style ASCII module instead.
+        self.relay_numato = NumatoPort(profile.power.relay_channels, self.board.frame)
         self.control_path = Path(state_dir) / "control.sock"
         self.server = ControlServer(self.control_path, self.handle)
 
@@ -62,6 +65,7 @@ class Simulator:
         b = self.profile.board
         return {
             "relay": self.relay.path,
+            "relay_numato": self.relay_numato.path,
             "console": self.console.path,
             "control": str(self.control_path),
             "pid": pid,
@@ -172,6 +176,7 @@ class Simulator:
     def close(self) -> None:
         self.server.close()
         self.relay.close()
+        self.relay_numato.close()
         self.console.close()
 
 

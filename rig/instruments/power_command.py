@@ -1,0 +1,81 @@
+"""Power through any program: a PDU's CLI, uhubctl, a GPIO tool, labgrid-client.
+
+The config gives argument lists, never a shell line, so nothing in them is interpreted;
+each run has a timeout, and a non-zero exit is an error naming the command and its
+output. The stamp is taken right before the program starts, so its own start-up time
+lands inside the bootloader stage: on a rig without an analyzer that is the stated
+uncertainty of "power on", with one the power edge on the capture is t = 0 anyway.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from rig.instruments.protocols import InstrumentError, PowerProtocol
+from rig.instruments.registry import POWER, BenchContext
+from rig.tomlcheck import Table
+
+
+@dataclass(frozen=True)
+class CommandSettings:
+    on: tuple[str, ...]
+    off: tuple[str, ...]
+    timeout_s: float
+
+
+def _argv(t: Table, key: str) -> tuple[str, ...]:
+    v = t.raw(key)
+    if not isinstance(v, list) or not v or not all(isinstance(a, str) and a for a in v):
+        t.error(key, 'an argument list such as ["uhubctl", "-a", "on", "-p", "2"]', v)
+    return tuple(v)
+
+
+@POWER.register("command")
+class CommandPower(PowerProtocol):
+    @classmethod
+    def parse(cls, t: Table, base: Path) -> CommandSettings:
+        return CommandSettings(
+            _argv(t, "on"), _argv(t, "off"), t.float("timeout_s", 10.0, min=0.01)
+        )
+
+    @classmethod
+    def build(cls, s: CommandSettings, bench: BenchContext) -> CommandPower:
+        return cls(s.on, s.off, s.timeout_s)
+
+    def __init__(self, on: tuple[str, ...], off: tuple[str, ...], timeout_s: float = 10.0) -> None:
+        self._on, self._off, self.timeout_s = on, off, timeout_s
+
+    def _run(self, argv: tuple[str, ...]) -> int:
+        t = time.monotonic_ns()
+        try:
+            p = subprocess.run(
+                argv,
+                capture_output=True,
+                timeout=self.timeout_s,
+                check=False,
+                stdin=subprocess.DEVNULL,
+            )
+        except FileNotFoundError:
+            raise InstrumentError(f"power command: {argv[0]!r} not found") from None
+        except OSError as e:
+            raise InstrumentError(f"power command {list(argv)}: {e}") from None
+        except subprocess.TimeoutExpired:
+            raise InstrumentError(
+                f"power command {list(argv)} did not finish within {self.timeout_s:g} s"
+            ) from None
+        if p.returncode != 0:
+            out = (p.stderr or p.stdout).decode(errors="replace").strip()[-500:]
+            raise InstrumentError(f"power command {list(argv)} failed ({p.returncode}): {out}")
+        return t
+
+    def on(self) -> int:
+        return self._run(self._on)
+
+    def off(self) -> int:
+        return self._run(self._off)
+
+    def describe(self) -> dict[str, object]:
+        return {"on": list(self._on), "off": list(self._off)}
