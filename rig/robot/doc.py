@@ -74,10 +74,10 @@ Boots that did not measure the stage are left out of the percentile and counted 
 Each boot gets an outcome from the evidence in its artifacts:
 
 | =Outcome=          | =Evidence= |
-| ok                 | every stage boundary was seen |
-| hang_in_<stage>    | the boot stopped in that stage: its end and everything after it are missing |
+| ok                 | the boot reached its UI (boundaries without hooks are notes, not failures) |
+| hang_in_<stage>    | the UI was never reached: the stage after the last boundary seen |
 | panic              | kernel panic text on the console |
-| missing_marker     | a boundary is missing although a later one was seen (a hook did not fire) |
+| missing_marker     | a hook the boot shows it has did not fire, or quiet hides the UI's tag |
 | console_lost       | no console bytes at all, or the console port died before the UI tag |
 | no_power_edge      | the capture shows no debounced power-up (relay or supply) |
 | analyzer_error     | the logic analyzer capture could not be taken (console artifacts kept) |

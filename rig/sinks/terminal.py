@@ -23,6 +23,16 @@ def fmt_u(v: float | None) -> str:
     return f"± {v * 1e3:.2f} ms"
 
 
+def _source(stage: dict[str, Any]) -> str:
+    """The stage's source, with the note on a boundary that had no hook of its own (a
+    landmark, an initramfs boot's missing root mount, a tag hidden by quiet)."""
+    src = stage.get("source") or ""
+    extra = [n for n in (stage.get("note") or "").split("; ") if n and n not in src.split("+")]
+    if src and extra:
+        return f"{src} ({'; '.join(extra)})"
+    return src or "; ".join(extra) or "not reached"
+
+
 def stage_table(report: dict[str, Any]) -> Table:
     title = (
         f"{report['board']} / {report.get('variant') or '-'}  ·  run {report['run_id']}"
@@ -39,7 +49,7 @@ def stage_table(report: dict[str, Any]) -> Table:
             s["name"],
             fmt_s(s["start_s"]),
             fmt_s(s["duration_s"]),
-            s["source"] or "not reached",
+            _source(s),
             fmt_u(s["uncertainty_s"]),
         )
     t.add_section()

@@ -26,7 +26,7 @@ def stages(report: dict[str, Any]) -> str:
             escape(s["name"]),
             ms(s.get("start_s")),
             ms(s.get("duration_s")) if s.get("duration_s") is not None else "not reached",
-            escape(s.get("source") or "—"),
+            escape(" · ".join(x for x in (s.get("source"), s.get("note")) if x) or "—"),
             plus_minus(s.get("uncertainty_s")),
         ]
         for s in report.get("stages") or []
