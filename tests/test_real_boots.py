@@ -4,6 +4,7 @@ writes kept beside them. `rig analyze` must agree with those edges."""
 
 from __future__ import annotations
 
+import base64
 import json
 import shutil
 import subprocess
@@ -12,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from rig.analysis.lines import split_lines
 from rig.instruments.qemu.reference import reference_edges
+from rig.model import Chunk
 
 DATA = Path(__file__).parent / "data" / "real"
 RECORDED = sorted(p for p in DATA.glob("*/") if (p / "reference.json").exists())
@@ -32,6 +35,8 @@ BOOTS = [
 CAPTURED = [b for b in BOOTS if (b / "capture.sr").exists()]
 CONSOLE_ONLY = [b for b in BOOTS if not (b / "capture.sr").exists()]
 MARKERS = ("bootm", "do_mount_root", "kernel_init", "ui_ready")
+#: Issue 9: host-timed boundaries within 20 ms of the edge.
+HOST_TARGET_S = 20e-3
 
 
 def analyze(src: Path, tmp: Path) -> dict:
@@ -76,6 +81,19 @@ def test_captured_boot_boundaries_are_the_traced_edges(boot: Path, tmp_path: Pat
     assert fit["rms_residual_s"] < 2e-3
 
 
+@pytest.mark.parametrize("boot", CAPTURED, ids=lambda p: p.name)
+def test_captured_boot_host_times_cover_the_edges(boot: Path, tmp_path: Path) -> None:
+    """U-Boot's tag has no printk stamp: by its arrival alone, through the host band
+    learned from the kernel's lines, it still lands on its edge."""
+    report = analyze(boot, tmp_path)
+    truth = reference_edges(boot)
+    host = [e for e in report["events"] if e["source"] == "host" and e["name"] in truth]
+    assert [e["name"] for e in host] == ["bootm"]
+    for e in host:
+        assert abs(e["t_s"] - truth[e["name"]]) <= min(e["uncertainty_s"], HOST_TARGET_S), e
+    assert all(t["t_s"] >= 0 for t in report["console_times"])
+
+
 @pytest.mark.parametrize("boot", CONSOLE_ONLY, ids=lambda p: p.name)
 def test_console_only_boot_finds_every_marker_near_its_edge(boot: Path, tmp_path: Path) -> None:
     report = analyze(boot, tmp_path)
@@ -83,8 +101,43 @@ def test_console_only_boot_finds_every_marker_near_its_edge(boot: Path, tmp_path
     events = {e["name"]: e for e in report["events"] if e["name"] in MARKERS}
     assert set(events) == set(MARKERS)
     for marker in MARKERS:
-        # Host-clock placement: the stated uncertainty must cover the traced edge. How
-        # small it can be made is the issue "Analysis that holds on real boots".
+        # Host-clock and printk placement: within the 20 ms target and inside the
+        # stated uncertainty (issue 9: the bootm boundary was 0.1 s early).
         e = events[marker]
         assert e["source"] in ("host", "printk"), e
-        assert abs(e["t_s"] - truth[marker]) <= e["uncertainty_s"], marker
+        assert abs(e["t_s"] - truth[marker]) <= min(e["uncertainty_s"], HOST_TARGET_S), marker
+    for stage in report["stages"]:
+        for side in ("start", "end"):
+            b = stage[side]
+            if b["event"] in truth:
+                err = stage[f"{side}_s"] - truth[b["event"]]
+                assert abs(err) <= min(b["uncertainty_s"], HOST_TARGET_S), (stage, side)
+
+
+@pytest.mark.parametrize("boot", CONSOLE_ONLY, ids=lambda p: p.name)
+def test_console_only_host_clock_tells_the_log_buffer_from_latency(
+    boot: Path, tmp_path: Path
+) -> None:
+    """QEMU's PL011 is not paced, and the kernel's lines before its console registered
+    waited in the log buffer: held, not latency. No line is placed before power-on and
+    no tag's marker after its line arrived."""
+    report = analyze(boot, tmp_path)
+    host = report["clocks"]["host"]
+    assert host["pacing"]["verdict"] == "unpaced"
+    assert host["pacing"]["bytes_per_s"] > 5 * 115200 / 10
+    assert host["held_lines"] >= 50 and host["spread_s"] < 10e-3
+    assert all(t["t_s"] >= 0 for t in report["console_times"])
+    arrivals = console_arrivals(boot)
+    for e in report["events"]:
+        if "line" in e:
+            assert e["t_s"] <= arrivals[e["line"]], e
+
+
+def console_arrivals(boot: Path) -> list[float]:
+    """Each console line's arrival, seconds after the power-on command."""
+    run = json.loads((boot / "run.json").read_text())
+    chunks = [
+        Chunk(r["t_ns"], base64.b64decode(r["data_b64"]))
+        for r in map(json.loads, (boot / "console.jsonl").read_text().splitlines())
+    ]
+    return [(ln.t_ns - run["power_on_ns"]) / 1e9 for ln in split_lines(chunks)]

@@ -137,13 +137,20 @@ class EnvelopeFit(LinearFit):
     never earlier than the events, so the lower envelope is the least-latency mapping."""
 
     band_u: float = 0.0
+    #: Set when the slope is not fitted but taken as 1: the printk time the offset was
+    #: read at; away from it the kernel's drift (PRIOR_DRIFT_PPM at most) adds up.
+    x_ref: float | None = None
 
     def uncertainty(self, x: float) -> float:
-        return self.band_u
+        if self.x_ref is None:
+            return self.band_u
+        return self.band_u + PRIOR_DRIFT_PPM * 1e-6 * abs(x - self.x_ref)
 
     @property
     def rate_uncertainty(self) -> float:
         """The envelope can tilt by the band over the span of the points."""
+        if self.x_ref is not None:
+            return PRIOR_DRIFT_PPM * 1e-6
         xs = [a.x for a in self.anchors]
         span = max(xs) - min(xs)
         return 2 * self.band_u / span if span > 0 else PRIOR_DRIFT_PPM * 1e-6
@@ -152,6 +159,9 @@ class EnvelopeFit(LinearFit):
         d = super().as_dict()
         d["model"] = "ref = offset_s + slope * printk_s, lower envelope of arrivals"
         d["uncertainty_s"] = self.band_u
+        if self.x_ref is not None:
+            d["model"] += f"; slope 1, drift within {PRIOR_DRIFT_PPM:g} ppm of printk_ref_s"
+            d["printk_ref_s"] = self.x_ref
         return d
 
 

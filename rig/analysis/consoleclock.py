@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from rig.analysis.clockfit import PRINTK_RESOLUTION_S, Anchor, EnvelopeFit, envelope_fit
+from rig.analysis.clockfit import PRINTK_RESOLUTION_S, Anchor, EnvelopeFit
 from rig.analysis.hostclock import (
     DEFAULT_BAND_S,
     READ_JITTER_S,
@@ -44,6 +44,18 @@ MIN_STAMPED = 3
 LATENCY_FLOOR_S = 1e-3
 
 
+def floor_fit(anchors: Sequence[Anchor]) -> EnvelopeFit:
+    """The line of slope 1 under every point, through the lowest: a fitted slope would
+    tilt with the latencies (1000s of ppm over a short boot); the kernel's drift against
+    the host clock is a crystal's, and stated as such (`x_ref`)."""
+    ref = min(anchors, key=lambda a: a.y - a.x)
+    offset = ref.y - ref.x
+    res = tuple(a.y - (offset + a.x) for a in anchors)
+    xm = sum(a.x for a in anchors) / len(anchors)
+    sxx = sum((a.x - xm) ** 2 for a in anchors) or 1.0
+    return EnvelopeFit(offset, 1.0, tuple(anchors), res, 0.0, xm, sxx, (), 0.0, ref.x)
+
+
 def console_clocks(
     lines: Sequence[Line], power_on_ns: int, char_s: float, pacing: Pacing
 ) -> tuple[HostMap, EnvelopeFit | None]:
@@ -64,8 +76,7 @@ def console_clocks(
     high: float | None = None
     env: EnvelopeFit | None = None
     for _ in range(3):  # envelope of the kept lines, then which lines it keeps
-        env = envelope_fit([anchors[i] for i in sorted(kept)], 0.0)
-        assert env is not None
+        env = floor_fit([anchors[i] for i in sorted(kept)])
         produced = {i: env(a.x) for i, a in anchors.items()}
         fwd = drain(lines, produced, wire, high, latest_s=hi)
         delays = {i: lines[i].t_ns / 1e9 - fwd.emitted[i] for i in fwd.samples}

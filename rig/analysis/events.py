@@ -249,10 +249,11 @@ def tag_events(name: str, line: Line, tb: Timebase) -> list[Event]:
 
 #: A tag follows its GPIO write by the hook's print path, which a run without that GPIO
 #: edge does not see. Our kernel and U-Boot hooks print right after the write; the
-#: userspace one makes syscalls first. QEMU's TCG, the slowest target we have, takes up
-#: to 1 ms and 4.5 ms for them (bench/real_accuracy.py): bounds with margin.
-HOOK_BOUND_S = {"ui_ready": 10e-3}
-DEFAULT_HOOK_BOUND_S = 2e-3
+#: userspace one makes syscalls first. Under QEMU's TCG (the slowest target we have, and
+#: one whose power-on is a QMP command that QEMU acts on a little later) the tags follow
+#: the traced edges by up to 2.5 ms and 7 ms (bench/real_accuracy.py): bounds with margin.
+HOOK_BOUND_S = {"ui_ready": 12e-3}
+DEFAULT_HOOK_BOUND_S = 5e-3
 #: Hooks of one kind take the same path: between two of them on one clock only this much
 #: (and what a slower hook adds over DEFAULT_HOOK_BOUND_S) does not cancel.
 HOOK_JITTER_S = 0.25e-3
