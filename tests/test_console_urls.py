@@ -84,3 +84,30 @@ def test_measured_boot_with_the_console_behind_ser2net(tmp_path: Path) -> None:
     assert {e["name"] for e in report["events"]} >= {"bootm", "do_mount_root", "ui_ready"}
     run = json.loads((Path(out["folder"]) / "run.json").read_text())
     assert run["instruments"]["console"].startswith("socket://127.0.0.1:")
+
+
+def test_a_second_rig_is_told_who_holds_the_port(tmp_path: Path) -> None:
+    master, slave = os.openpty()
+    path = os.ttyname(slave)
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys, time; from rig.instruments.console_serial import SerialConsole; "
+         "c = SerialConsole(sys.argv[1], 115200); print('open', flush=True); time.sleep(30)",
+         path],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "open"
+        with pytest.raises(
+            InstrumentError, match=rf"console: {path} is in use by PID {holder.pid}"
+        ):
+            SerialConsole(path, 115200)
+        holder.kill()
+        holder.wait()
+        SerialConsole(path, 115200).close()  # the lock went with its holder
+    finally:
+        if holder.poll() is None:
+            holder.kill()
+            holder.wait()
+        os.close(master)
+        os.close(slave)

@@ -17,6 +17,7 @@ from typing import IO
 
 import serial
 
+from rig.instruments.exclusive import open_serial
 from rig.instruments.protocols import InstrumentError
 from rig.instruments.registry import CONSOLE, BenchContext
 from rig.model import Chunk
@@ -56,12 +57,9 @@ class SerialConsole:
         self._out: IO[str] | None = None
 
     def _open(self, port: str) -> serial.SerialBase:
-        # Any pyserial URL: a device path, or socket:// and rfc2217:// (ser2net and
-        # console servers); the stamps are still taken when the bytes reach this host.
-        try:
-            return serial.serial_for_url(port, baudrate=self.baud, timeout=_POLL_S)
-        except (serial.SerialException, ValueError, OSError) as e:
-            raise InstrumentError(f"console: cannot open {port}: {e}") from None
+        # Any pyserial URL: a device path (locked against a second rig), or socket:// and
+        # rfc2217:// (ser2net, console servers); stamps are taken when bytes reach here.
+        return open_serial(port, "console", baudrate=self.baud, timeout=_POLL_S)
 
     def reopen(self, port: str) -> None:
         """Switch to another port between boots (an emulated board's new pty)."""

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import serial
 
+from rig.instruments.exclusive import open_serial
 from rig.instruments.protocols import InstrumentError, PowerProtocol
 from rig.instruments.registry import POWER, BenchContext
 from rig.tomlcheck import Table
@@ -60,10 +61,7 @@ class Ch340Relay(PowerProtocol):
 
     def __init__(self, port: str, channel: int = 1, baud: int = 9600) -> None:
         self.channel = channel
-        try:
-            self._ser = serial.serial_for_url(port, baudrate=baud, timeout=1, write_timeout=1)
-        except (serial.SerialException, ValueError, OSError) as e:
-            raise InstrumentError(f"relay: cannot open {port}: {e}") from None
+        self._ser = open_serial(port, "relay", baudrate=baud, timeout=1, write_timeout=1)
         self.port = port
 
     def _send(self, on: bool) -> int:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import serial
 
+from rig.instruments.exclusive import open_serial
 from rig.instruments.protocols import InstrumentError, PowerProtocol
 from rig.instruments.registry import POWER, BenchContext
 from rig.tomlcheck import Table
@@ -54,10 +55,7 @@ class NumatoRelay(PowerProtocol):
         self, port: str, relay: int = 0, baud: int = 19200, timeout_s: float = 1.0
     ) -> None:
         self.port, self.relay, self.timeout_s = port, relay, timeout_s
-        try:
-            self._ser = serial.serial_for_url(port, baudrate=baud, timeout=timeout_s)
-        except (serial.SerialException, ValueError, OSError) as e:
-            raise InstrumentError(f"numato relay: cannot open {port}: {e}") from None
+        self._ser = open_serial(port, "numato relay", baudrate=baud, timeout=timeout_s)
         self._ser.reset_input_buffer()
         self.version = self.command("ver")
         self.device_id = self.command("id get")

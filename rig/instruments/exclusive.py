@@ -1,0 +1,50 @@
+"""Serial ports opened exclusively: two rigs on one relay or console would corrupt each
+other's boots silently. A device path is locked with flock (pyserial's `exclusive`),
+which every rig honours and the kernel releases when the holder dies; the error names
+the processes that have the device open. Network URLs (socket://, rfc2217://) are the
+server's to share and are opened as they are."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import serial
+
+from rig.instruments.protocols import InstrumentError
+
+
+def holders(device: str) -> list[int]:
+    """PIDs (other than ours) with `device` open, from /proc/*/fd."""
+    try:
+        target = os.path.realpath(device)
+    except OSError:
+        return []
+    out = []
+    for fd_dir in Path("/proc").glob("[0-9]*/fd"):
+        pid = int(fd_dir.parent.name)
+        if pid == os.getpid():
+            continue
+        try:
+            if any(os.path.realpath(fd) == target for fd in fd_dir.iterdir()):
+                out.append(pid)
+        except OSError:
+            continue  # gone, or not ours to look at
+    return sorted(out)
+
+
+def open_serial(port: str, what: str, **kwargs: Any) -> serial.SerialBase:
+    """`serial_for_url`, locked when `port` is a device; errors name `what` and the port."""
+    try:
+        ser = serial.serial_for_url(port, do_not_open=True, **kwargs)
+        if isinstance(ser, serial.Serial) and "://" not in port:
+            ser.exclusive = True
+        ser.open()
+        return ser
+    except (serial.SerialException, ValueError, OSError) as e:
+        if "exclusively lock" in str(e):
+            pids = holders(port)
+            by = f"PID {', '.join(map(str, pids))}" if pids else "another process"
+            raise InstrumentError(f"{what}: {port} is in use by {by}") from None
+        raise InstrumentError(f"{what}: cannot open {port}: {e}") from None
