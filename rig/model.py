@@ -27,6 +27,9 @@ class MarkerScan:
     #: False: the capture has no power channel, so t = 0 is its first sample (power_up
     #: is then (0,): a stand-in, not an observed edge).
     power_channel: bool = True
+    #: Channels that toggled faster than any boot signal (floating, mis-mapped): name ->
+    #: sample where that was found. Not decoded; their edges are empty.
+    dense: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

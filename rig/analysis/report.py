@@ -105,6 +105,7 @@ def build_report(
                 "channels": list(scan.channels),
                 "power_ups": len(scan.power_up),
                 "bounces_rejected": scan.bounces,
+                "dense_channels": dict(scan.dense),  # not decoded: floating or mis-mapped
                 "engine": scan.engine,
             }
             if scan

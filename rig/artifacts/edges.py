@@ -8,7 +8,7 @@ vectorised compare per block; the block boundaries carry the previous sample ove
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -27,11 +27,22 @@ class Edges:
     channels: tuple[str, ...]  # all channels of the capture, index -> name
     initial: dict[str, int]  # level at sample 0 of each scanned channel
     at: dict[str, np.ndarray]  # int64, sorted: first sample at each new level
+    #: Channels that toggled faster than any boot signal (a floating probe, a clock on a
+    #: mis-mapped channel): name -> the block start where that was seen. Their edges are
+    #: not kept (`at` is empty), which bounds memory whatever the capture holds.
+    dense: dict[str, int] = field(default_factory=dict)
 
     def level_after(self, name: str) -> np.ndarray:
         """Level (0/1) each transition of `name` goes to: they alternate."""
         n = len(self.at[name])
         return (np.arange(1, n + 1, dtype=np.int64) + self.initial[name]) & 1
+
+
+#: More transitions than one per this many samples, over a block of at least
+#: DENSE_MIN_BLOCK samples, is no boot signal: a UART needs several samples per bit and
+#: a marker toggles a few times per boot.
+DENSE_SAMPLES_PER_EDGE = 8
+DENSE_MIN_BLOCK = 1 << 16
 
 
 def scan_edges(path: Path, names: Sequence[str], block: int = CHUNK_BYTES) -> Edges:
@@ -40,6 +51,7 @@ def scan_edges(path: Path, names: Sequence[str], block: int = CHUNK_BYTES) -> Ed
     with open_blocks(path, block) as (info, blocks):
         bits = {n: info.channels.index(n) for n in names}
         mask = np.uint8(sum({1 << b for b in bits.values()}))
+        dense: dict[int, int] = {}  # bit -> block start where it was found dense
         first: int | None = None
         prev = 0
         offset = 0
@@ -57,8 +69,22 @@ def scan_edges(path: Path, names: Sequence[str], block: int = CHUNK_BYTES) -> Ed
             if a[0] != prev:  # a change right at the block boundary
                 nz = np.concatenate(([0], nz))
             if len(nz):
-                idx_parts.append(nz + offset)
-                val_parts.append(a[nz])
+                vals = a[nz]
+                if len(a) >= DENSE_MIN_BLOCK and len(nz) * DENSE_SAMPLES_PER_EDGE > len(a):
+                    flips = vals ^ np.concatenate(([prev], vals[:-1])).astype(np.uint8)
+                    for b in set(bits.values()) - set(dense):
+                        if np.count_nonzero(flips & (1 << b)) * DENSE_SAMPLES_PER_EDGE > len(a):
+                            dense[b] = offset
+                            mask = np.uint8(int(mask) & ~(1 << b) & 0xFF)
+                    if dense:  # keep this block's edges of the others only
+                        a = np.bitwise_and(a, mask, out=a)
+                        nz = np.flatnonzero(np.not_equal(a[1:], a[:-1], out=diff[: len(a) - 1])) + 1
+                        if a[0] != (prev & mask):
+                            nz = np.concatenate(([0], nz))
+                        vals = a[nz]
+                if len(nz):
+                    idx_parts.append(nz + offset)
+                    val_parts.append(vals)
             prev = int(a[-1])
             offset += len(a)
     idx = np.concatenate(idx_parts) if idx_parts else np.zeros(0, np.int64)
@@ -71,5 +97,9 @@ def scan_edges(path: Path, names: Sequence[str], block: int = CHUNK_BYTES) -> Ed
         samples=info.samples,
         channels=info.channels,
         initial={n: (start >> b) & 1 for n, b in bits.items()},
-        at={n: idx[(flips >> b) & 1 == 1].astype(np.int64) for n, b in bits.items()},
+        at={
+            n: np.zeros(0, np.int64) if b in dense else idx[(flips >> b) & 1 == 1].astype(np.int64)
+            for n, b in bits.items()
+        },
+        dense={n: dense[b] for n, b in bits.items() if b in dense},
     )

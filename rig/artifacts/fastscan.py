@@ -7,7 +7,7 @@ the reference (`--engine sigrok`); only `engine` differs. See docs/engines.md.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -42,6 +42,7 @@ def markers_from_edges(edges: Edges, mapping: dict[str, str], debounce_us: float
     Without a power channel the boot is taken to start at the first sample: a rail that
     rises there and holds (the capture was started by, or after, the power-on)."""
     virtual = POWER not in mapping
+    dense = {m: edges.dense[c] for m, c in mapping.items() if c in edges.dense}
     found = replay(
         edges.samples,
         1 if virtual else debounce_samples(debounce_us, edges.samplerate),
@@ -57,9 +58,15 @@ def markers_from_edges(edges: Edges, mapping: dict[str, str], debounce_us: float
         power_down=tuple(sorted(found.power_down)),
         edges={k: tuple(sorted(v)) for k, v in found.edges.items()},
         bounces=found.bounces,
-        warnings=tuple(found.warnings),
+        warnings=tuple(found.warnings)
+        + tuple(
+            f"sample {at}: channel {mapping[m]!r} ({m}) toggles faster than any boot signal "
+            "(a floating probe or a clock on a mis-mapped channel): not decoded"
+            for m, at in dense.items()
+        ),
         engine="fast",
         power_channel=not virtual,
+        dense=dense,
     )
 
 
@@ -99,6 +106,8 @@ def scan_capture(
     names = list(dict.fromkeys([*mapping.values(), *([uart_channel] if tap else [])]))
     edges = scan_edges(capture, names)
     markers = markers_from_edges(edges, mapping, debounce_us)
+    if tap and uart_channel in edges.dense:
+        markers = replace(markers, dense={**markers.dense, UART_TX: edges.dense[uart_channel]})
     if not tap:
         return CaptureScan(markers, None)
     try:

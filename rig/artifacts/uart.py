@@ -96,6 +96,11 @@ def uart_from_edges(edges: Edges, channel: str = UART_TX, baud: int | None = Non
     """Decode `channel` from a transition scan that included it."""
     if baud is not None and baud <= 0:
         raise UartError(f"{edges.path}: baud must be positive, got {baud}")
+    if channel in edges.dense:
+        raise UartError(
+            f"{edges.path}: channel {channel!r} toggles faster than any console from sample "
+            f"{edges.dense[channel]} on (a floating probe or a mis-mapped channel): not decoded"
+        )
     at, level0 = edges.at[channel], edges.initial[channel]
     detected = baud is None
     if baud is None:
