@@ -63,9 +63,11 @@ fmt: setup
 	$(BIN)/ruff check --fix rig tests bench decoders
 
 # The QEMU target's images, cached outside the repository (rebuilt only when an input
-# changes; the kernel build takes minutes cold, a second when cached).
+# changes; the kernel build takes minutes cold, a second when cached), and the hookless
+# test bed: Debian's own arm64 kernel with a busybox initramfs (seconds).
 qemu-images: setup $(VENV)/.apt-qemu-ok
 	$(RIG) qemu build
+	$(RIG) qemu build --config config/qemu-arm64-stock.toml
 
 # One measured boot of real U-Boot and Linux under QEMU, with initcall_debug so the
 # report has the initcall breakdown (QEMU_ARGS= for a boot without it).
