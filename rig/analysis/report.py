@@ -17,8 +17,8 @@ from rig.analysis.outcome import classify
 from rig.analysis.parsers.breakdown import analyse_console
 from rig.analysis.stages import build_stages, stage_notes
 from rig.artifacts.uart import UartBytes
-from rig.config import StageSpec
 from rig.model import Chunk, MarkerScan
+from rig.stagespec import StageSpec
 
 
 def _tap(uart: UartBytes | None, error: str | None, matched: int) -> dict[str, Any] | None:
