@@ -241,11 +241,14 @@ def timer_high(host: HostMap, pacing: Pacing) -> float:
 
     A USB-serial adapter sends its buffer when it is full or when its latency timer
     expires. Stamped lines are mostly long, so their first bytes often go with a full
-    buffer; a short line followed by silence waits for the timer. Latencies all shorter
-    than filling the smallest common buffer (MIN_BUFFER_BYTES) show a timer at least
-    that short; longer ones leave the timer unknown, and the FTDI default is assumed,
-    counted from the least delay seen (latency >= 0)."""
-    seen = max(host.latencies_s, default=DEFAULT_BAND_S)
+    buffer; a short line followed by silence waits for the timer. Latencies that flush
+    sooner than the smallest common buffer (MIN_BUFFER_BYTES) fills show a timer at
+    least that short; slower ones leave the timer unknown, and the FTDI default is
+    assumed, counted from the least delay seen (latency >= 0)."""
+    # Twice the median: the flush period under uniform latency, which a few late reads
+    # of a loaded host do not move.
+    lat = sorted(host.latencies_s)
+    seen = 2 * lat[len(lat) // 2] if len(lat) >= 3 else DEFAULT_BAND_S
     if pacing.verdict == "unpaced" or seen < MIN_BUFFER_BYTES * host.char_s:
         return host.high_s
     least = host.low_s if host.least_s is None else host.least_s
