@@ -1,8 +1,14 @@
 """The simulated board: relays, the supply rail and its boots (a model, no I/O).
 
-Everything is scheduled on the host CLOCK_MONOTONIC clock the moment a relay frame
-arrives: the bounce burst, the boot's timeline, the console's USB transfers. A power
-cut re-plans the console so that bytes not on the wire by then are lost.
+Everything is scheduled on the host CLOCK_MONOTONIC clock the moment a relay frame (or
+a supply's OUTP command) arrives: the bounce burst, the boot's timeline, the console's
+USB transfers. A power cut re-plans the console so that bytes not on the wire by then
+are lost.
+
+The bench supply and the relay are in series: the rail is up while the relay contact
+is closed and the supply's output is on. Which of the two switches the board is the
+bench's wiring (`power_switch`): "relay" leaves the output on and the relay open,
+"supply" the relay closed (bypassed) and the output off.
 """
 
 from __future__ import annotations
@@ -37,6 +43,9 @@ class Boot:
     off_ns: int | None = None  # the relay-off frame was complete
     drop_ns: int | None = None  # the rail fell
     fault: Fault | None = None  # injected into this boot (fixed, or drawn from the rates)
+    switch: str = "relay"  # what switched it on: "relay" or "supply"
+    volts: float = 5.0  # the supply's set-point at power-on
+    limit_a: float = 3.0  # its current limit
 
     def arrivals_ns(self) -> np.ndarray:
         """Host ns at which each console byte's stop bit ends (enters the adapter)."""
@@ -73,6 +82,10 @@ class Board:
         self._submit = submit
         self.lock = threading.Lock()
         self.relays = {ch: False for ch in range(1, profile.power.relay_channels + 1)}
+        self.output_on = True  # the supply's output (power_switch "relay": left on)
+        self.switch = "relay"  # the bench's wiring: which of the two switches the board
+        self.volts = profile.supply.volts
+        self.limit_a = profile.supply.current_limit_a
         self.boots: list[Boot] = []
         self.boot_count = 0
         c = profile.console
@@ -88,16 +101,50 @@ class Board:
             b = self.boots[-1]
             return b.power_edge_ns <= now_ns and (b.drop_ns is None or now_ns < b.drop_ns)
 
+    def _rail_closed(self) -> bool:
+        return self.relays[self.profile.power.relay_channel] and self.output_on
+
     def frame(self, channel: int, state: int, t_ns: int) -> None:
         """A valid relay frame, complete at host time `t_ns`."""
         with self.lock:
-            was, self.relays[channel] = self.relays[channel], bool(state)
-            if channel != self.profile.power.relay_channel or was == bool(state):
-                return
-            if state:
-                self._power_on(t_ns)
-            else:
-                self._power_off(t_ns)
+            was = self._rail_closed()
+            self.relays[channel] = bool(state)
+            self._switched(was, t_ns, "relay")
+
+    def output(self, on: bool, t_ns: int) -> None:
+        """The supply's output switched (OUTP ON/OFF received at host time `t_ns`)."""
+        with self.lock:
+            was = self._rail_closed()
+            self.output_on = on
+            self._switched(was, t_ns, "supply")
+
+    def set_point(self, volts: float | None = None, limit_a: float | None = None) -> None:
+        """A new set-point; a boot keeps the one it was powered on with (see docs)."""
+        with self.lock:
+            self.volts = self.volts if volts is None else volts
+            self.limit_a = self.limit_a if limit_a is None else limit_a
+
+    def set_switch(self, switch: str, t_ns: int) -> None:
+        """Rewire the bench: `switch` ("relay" or "supply") alone switches the board."""
+        if switch not in ("relay", "supply"):
+            raise ValueError(f"power switch: expected 'relay' or 'supply', found {switch!r}")
+        with self.lock:
+            self.switch = switch
+            was = self._rail_closed()
+            self.relays[self.profile.power.relay_channel] = switch == "supply"
+            self.output_on = switch == "relay"
+            self._switched(was, t_ns, switch)
+
+    def _switched(self, was: bool, t_ns: int, by: str) -> None:
+        now = self._rail_closed()
+        if now and not was:
+            self._power_on(t_ns, by)
+        elif was and not now:
+            self._power_off(t_ns, by)
+
+    def _delay_ns(self, by: str) -> int:
+        ms = self.profile.power.relay_delay_ms if by == "relay" else self.profile.supply.on_delay_ms
+        return round(ms * 1e6)
 
     def _plan_console(self, boot: Boot, upto: int) -> None:
         fault = boot.fault
@@ -128,12 +175,14 @@ class Board:
         t = boot.power_edge_ns + round((f.at or 0.0) * boot.timeline.end_s * 1e9)
         return None if boot.drop_ns is not None and boot.drop_ns <= t else t
 
-    def _power_on(self, t_ns: int) -> None:
+    def _power_on(self, t_ns: int, by: str = "relay") -> None:
         k = self.boot_count
         self.boot_count += 1
-        delay_ns = round(self.profile.power.relay_delay_ms * 1e6)
+        delay_ns = self._delay_ns(by)
         rng = np.random.default_rng([self.seed, k, _BOUNCE])
         bounce = np.round(bounce_s(rng, self.profile.power) * 1e9).astype(np.int64)
+        if by != "relay":
+            bounce = np.zeros(1, dtype=np.int64)  # a supply's output has no contacts
         contact = t_ns + delay_ns
         fault = self.fault
         if fault is None and self.rates is not None:
@@ -148,18 +197,29 @@ class Board:
             timeline=plan(self.profile, self.seed, k, self.nominal, fault),
             usb_anchor_ns=self._usb_anchor,
             fault=fault,
+            switch=by,
+            volts=self.volts,
+            limit_a=self.limit_a,
         )
         self.boots.append(boot)
         self._plan_console(boot, len(boot.timeline.data))
 
-    def _power_off(self, t_ns: int) -> None:
+    def _power_off(self, t_ns: int, by: str = "relay") -> None:
         if not self.boots or self.boots[-1].off_ns is not None:
             return
         boot = self.boots[-1]
         boot.off_ns = t_ns
-        boot.drop_ns = t_ns + round(self.profile.power.relay_delay_ms * 1e6)
+        boot.drop_ns = t_ns + self._delay_ns(by)
         # Bytes whose stop bit was not out when the rail fell never reach the adapter.
         self._plan_console(boot, boot.timeline.bytes_sent_by(boot.cut_s()))
+
+    def latest(self, before_ns: int) -> Boot | None:
+        """The last boot whose power edge came before `before_ns` (a copy)."""
+        with self.lock:
+            for b in reversed(self.boots):
+                if b.power_edge_ns <= before_ns:
+                    return dataclasses.replace(b)
+            return None
 
     def snapshot(self, since_ns: int) -> list[Boot]:
         """Boots still relevant at `since_ns` (the others are forgotten)."""

@@ -84,6 +84,22 @@ def _load(profile: Path, as_json: bool, **overrides: Any) -> Any:
 @click.option("--fault", "fault_text", metavar="FAULT", help=_FAULT_HELP)
 @click.option("--faults", "faults_json", metavar="JSON", help=_FAULTS_HELP)
 @click.option(
+    "--power-switch",
+    type=click.Choice(["relay", "supply"]),
+    default="relay",
+    show_default=True,
+    help="What switches the board: the relay (supply output left on) or the SCPI supply's "
+    "output (relay left closed).",
+)
+@click.option(
+    "--supply-rate",
+    type=float,
+    help="Override [supply] max_readings_per_s (a slow supply answers a few per second).",
+)
+@click.option(
+    "--supply-port", type=int, default=0, help="TCP port of the SCPI supply (default: a free one)."
+)
+@click.option(
     "--exit-with-parent",
     is_flag=True,
     help="Exit when the process that started us is gone (a killed rig leaves no board).",
@@ -99,6 +115,9 @@ def serve(
     nominal: bool,
     fault_text: str | None,
     faults_json: str | None,
+    power_switch: str,
+    supply_rate: float | None,
+    supply_port: int,
     exit_with_parent: bool,
     as_json: bool,
 ) -> None:
@@ -115,6 +134,7 @@ def serve(
         drift_ppm=drift_ppm,
         usb_latency_ms=usb_latency_ms,
         usb_buffer_bytes=usb_buffer_bytes,
+        supply_rate=supply_rate,
     )
     fault = _fault(fault_text, as_json)
     rates = _rates(faults_json, as_json)
@@ -131,7 +151,9 @@ def serve(
     state = Path(tempfile.mkdtemp(prefix="bootrig-sim-")) if state_dir is None else state_dir
     state.mkdir(parents=True, exist_ok=True)
     try:
-        board = Simulator(prof, str(profile), seed, nominal, state, fault, done, rates)
+        board = Simulator(
+            prof, str(profile), seed, nominal, state, fault, done, rates, power_switch, supply_port
+        )
     except OSError as e:
         if own_dir:
             shutil.rmtree(state, ignore_errors=True)

@@ -139,6 +139,16 @@ class SimProcess:
         return str(self.info["console"])
 
     @property
+    def supply(self) -> str:
+        """The SCPI bench supply's VISA resource (TCPIP::127.0.0.1::PORT::SOCKET)."""
+        return str(self.info["supply"])
+
+    @property
+    def supply_serial(self) -> str:
+        """The same supply on a pty, as a VISA resource (ASRL/dev/pts/N::INSTR)."""
+        return str(self.info["supply_serial"])
+
+    @property
     def control_path(self) -> str:
         return str(self.info["control"])
 

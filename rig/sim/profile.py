@@ -7,7 +7,7 @@ what was expected and what was found (rig.tomlcheck does the typed access).
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from rig.sim.steps import KernelStart, Marker, Rest, Step, Text, parse_step
@@ -32,6 +32,7 @@ class Stage:
     duration_s: float
     sigma: float
     steps: tuple[Step, ...]
+    current_a: float = 0.3  # what the board draws from the supply in this stage
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,24 @@ class PowerSpec:
 
 
 @dataclass(frozen=True)
+class SupplySpec:
+    """The SCPI bench supply beside the board (rig/sim/supply.py, docs/simulator.md)."""
+
+    volts: float  # output set-point at start
+    current_limit_a: float  # at start
+    current_a: float  # a stage's draw when the stage does not say
+    output_ohm: float  # terminal voltage = set-point - output_ohm * current
+    on_delay_ms: float  # OUTP ON/OFF to the rail rising/falling
+    inrush_a: float  # extra current at the power edge (bulk capacitors charging)
+    inrush_ms: float  # its time constant
+    ripple: float  # relative amplitude of the activity wobble within a stage
+    noise_a: float  # readback noise, 1 sigma
+    noise_v: float
+    response_ms: float  # query to answer; the reading averages over it
+    max_readings_per_s: float  # 0: no limit (a "slow supply" has a few)
+
+
+@dataclass(frozen=True)
 class KernelClock:
     drift_ppm: float
     offset_s: float
@@ -71,15 +90,23 @@ class Profile:
     power: PowerSpec
     kernel_clock: KernelClock
     stages: tuple[Stage, ...]
+    supply: SupplySpec = field(default_factory=lambda: _supply(Table(Path(), {})))
 
     def with_overrides(
         self,
         drift_ppm: float | None = None,
         usb_latency_ms: float | None = None,
         usb_buffer_bytes: int | None = None,
+        supply_rate: float | None = None,
     ) -> Profile:
         """The same board with command-line overrides applied (validated like the file)."""
         p = self
+        if supply_rate is not None:
+            if supply_rate < 0:
+                raise _bad(p.path, "--supply-rate", "readings per second >= 0", supply_rate)
+            p = dataclasses.replace(
+                p, supply=dataclasses.replace(p.supply, max_readings_per_s=supply_rate)
+            )
         if drift_ppm is not None:
             _check_drift(p.path, "--drift-ppm", drift_ppm)
             p = dataclasses.replace(
@@ -155,7 +182,34 @@ def _check_stage(path: Path, i: int, stage: Stage, raw_last: object) -> None:
         raise _bad(path, f"{where}[{len(stage.steps) - 1}]", expected, raw_last)
 
 
-def _stages(root: Table) -> tuple[Stage, ...]:
+def _supply(t: Table) -> SupplySpec:
+    def num(key: str, default: float, hi: float) -> float:
+        v = t.float(key, default, min=0.0)
+        if v > hi:
+            t.error(key, f"a number within 0..{hi:g}", v)
+        return float(v)
+
+    spec = SupplySpec(
+        volts=num("volts", 5.0, 30.0),
+        current_limit_a=num("current_limit_a", 3.0, 10.0),
+        current_a=num("current_a", 0.3, 10.0),
+        output_ohm=num("output_ohm", 0.05, 1.0),
+        on_delay_ms=num("on_delay_ms", 1.0, 100.0),
+        inrush_a=num("inrush_a", 0.5, 10.0),
+        inrush_ms=num("inrush_ms", 0.4, 100.0),
+        ripple=num("ripple", 0.05, 0.5),
+        noise_a=num("noise_a", 0.002, 1.0),
+        noise_v=num("noise_v", 0.001, 1.0),
+        response_ms=num("response_ms", 1.0, 1000.0),
+        max_readings_per_s=num("max_readings_per_s", 0.0, 100000.0),
+    )
+    if spec.response_ms <= 0:
+        t.error("response_ms", "a response time > 0", spec.response_ms)
+    t.done()
+    return spec
+
+
+def _stages(root: Table, default_a: float) -> tuple[Stage, ...]:
     tables = root.tables("stages")
     names = [st.data.get("name") for st in tables]
     if names != list(STAGES):
@@ -169,6 +223,7 @@ def _stages(root: Table) -> tuple[Stage, ...]:
         sigma = st.float("sigma", 0.0, min=0.0)
         if sigma > 0.25:
             st.error("sigma", "a relative sigma within 0..0.25", sigma)
+        current = st.float("current_a", default_a, min=0.0)
         raw_steps = st.tables("steps")
         if not raw_steps:
             st.error("steps", "a non-empty array of step tables", [])
@@ -185,7 +240,7 @@ def _stages(root: Table) -> tuple[Stage, ...]:
                 seen_markers.add(step.name)
             steps.append(step)
         st.done()
-        stage = Stage(name=name, duration_s=duration, sigma=sigma, steps=tuple(steps))
+        stage = Stage(name, duration, sigma, tuple(steps), current)
         _check_stage(root.path, i, stage, raw_steps[-1].data)
         stages.append(stage)
     if not kernel_started:
@@ -244,9 +299,10 @@ def parse(path: Path, data: dict) -> Profile:
     _check_drift(path, "kernel_clock.drift_ppm", clock.drift_ppm)
     k.done()
 
-    stages = _stages(root)
+    supply = _supply(root.table("supply"))
+    stages = _stages(root, supply.current_a)
     root.done()
-    return Profile(path, board, console, power, clock, stages)
+    return Profile(path, board, console, power, clock, stages, supply)
 
 
 def load(path: Path) -> Profile:

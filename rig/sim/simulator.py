@@ -16,9 +16,11 @@ from rig.sim.profile import Profile
 from rig.sim.relay import RelayPort
 from rig.sim.relay_numato import NumatoPort
 from rig.sim.server import ControlServer
-from rig.sim.timeline import Fault
+from rig.sim.supply import Supply
+from rig.sim.supply_ports import PtyPort, TcpPort
+from rig.sim.timeline import Fault, plan
 
-COMMANDS = ("status", "arm", "stop", "shutdown")
+COMMANDS = ("status", "arm", "stop", "power_switch", "shutdown")
 
 
 class Simulator:
@@ -32,6 +34,8 @@ class Simulator:
         fault: Fault | None = None,
         done: threading.Event | None = None,
         rates: FaultRates | None = None,
+        power_switch: str = "relay",
+        supply_port: int = 0,
     ) -> None:
         self.profile = profile
         self.label = label
@@ -58,6 +62,14 @@ class Simulator:
         self.relay = RelayPort(profile.power.relay_channels, self.board.frame)
         # The same relay contacts, driven through a Numato-style ASCII module instead.
         self.relay_numato = NumatoPort(profile.power.relay_channels, self.board.frame)
+        self.board.set_switch(power_switch, time.monotonic_ns())
+        # The first plan pays numpy's warm-up (tens of ms); a supply switching the board
+        # answers nothing meanwhile, so pay it now rather than at the first power-on.
+        plan(profile, seed, 0, nominal)
+        # The bench supply, in series with the relay contacts (docs/simulator.md, "Supply").
+        self.supply = Supply(self.board, profile, seed)
+        self.supply_tcp = TcpPort(self.supply, port=supply_port)
+        self.supply_pty = PtyPort(self.supply)
         self.control_path = Path(state_dir) / "control.sock"
         self.server = ControlServer(self.control_path, self.handle)
 
@@ -67,6 +79,9 @@ class Simulator:
             "relay": self.relay.path,
             "relay_numato": self.relay_numato.path,
             "console": self.console.path,
+            "supply": self.supply_tcp.resource,  # SCPI over TCP on 127.0.0.1
+            "supply_serial": self.supply_pty.resource,  # the same supply on a pty
+            "power_switch": self._switch(),
             "control": str(self.control_path),
             "pid": pid,
             "profile": self.label,
@@ -85,6 +100,9 @@ class Simulator:
             return self._arm(req)
         if cmd == "stop":
             return self._stop(req)
+        if cmd == "power_switch":
+            self.board.set_switch(str(req.get("switch")), time.monotonic_ns())
+            return {"ok": True, "power_switch": self._switch()}
         if cmd == "shutdown":
             self.done.set()
             return {"ok": True}
@@ -108,7 +126,13 @@ class Simulator:
             "console_dropped": self.console.dropped,
             "console_late_max_us": self.console.late_max_ns / 1e3,
             "console_hangups": self.console.hangups,
+            "power_switch": self._switch(),
+            "supply": self.supply.status(),
         }
+
+    def _switch(self) -> str:
+        """Which instrument switches the board (the other one is left closed/on)."""
+        return self.board.switch
 
     def _arm(self, req: dict[str, Any]) -> dict[str, Any]:
         samplerate, wiring = check_arming(req.get("samplerate", 1_000_000), req.get("wiring"))
@@ -175,6 +199,8 @@ class Simulator:
 
     def close(self) -> None:
         self.server.close()
+        self.supply_tcp.close()
+        self.supply_pty.close()
         self.relay.close()
         self.relay_numato.close()
         self.console.close()

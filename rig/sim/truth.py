@@ -15,15 +15,19 @@ from rig.names import TRUTH_SCHEMA
 from rig.sim.board import Boot
 from rig.sim.capture import Arming, first_sample, sample_count
 from rig.sim.profile import Profile
+from rig.sim.supply import boot_rail
 
 
-def boot_truth(boot: Boot, profile: Profile, arming: Arming, stopped_ns: int) -> dict[str, Any]:
+def boot_truth(
+    boot: Boot, profile: Profile, arming: Arming, stopped_ns: int, seed: int | None = None
+) -> dict[str, Any]:
     tl = boot.timeline
     cut = min(boot.cut_s(), (stopped_ns - boot.power_edge_ns) / 1e9)
     n = sample_count(arming, stopped_ns)
     edge_sample = int(first_sample(boot.power_edge_ns - arming.armed_ns, arming.samplerate))
     edge_seen = 0 <= edge_sample < n and boot.cut_s() > 0
     c = profile.console
+    rail = boot_rail(profile, seed, boot, 0.0)
     return {
         "boot_index": boot.index,
         "relay_on_ns": boot.relay_on_ns,
@@ -33,7 +37,17 @@ def boot_truth(boot: Boot, profile: Profile, arming: Arming, stopped_ns: int) ->
         "relay_off_ns": boot.off_ns,
         "power_drop_ns": boot.drop_ns,
         "markers": {k: t for k, t in tl.markers.items() if t < cut},
-        "stages": [s.as_dict() for s in tl.stages if s.end_s < cut],
+        # energy_j: what the supply delivered over the stage's true span (V x I, exact).
+        "stages": [
+            {**s.as_dict(), "energy_j": rail.energy(s.start_s, s.end_s)}
+            for s in tl.stages
+            if s.end_s < cut
+        ],
+        "supply": {
+            "power_switch": boot.switch,
+            "volts": boot.volts,
+            "current_limit_a": boot.limit_a,
+        },
         "lines": [
             {
                 "text": ln.text,
@@ -84,7 +98,7 @@ def truth(
         "armed_ns": arming.armed_ns,
         "stopped_ns": stopped_ns,
         "wiring": arming.wiring,
-        "boots": [boot_truth(b, profile, arming, stopped_ns) for b in inside],
+        "boots": [boot_truth(b, profile, arming, stopped_ns, seed) for b in inside],
     }
 
 
