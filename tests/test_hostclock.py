@@ -13,7 +13,7 @@ import pytest
 
 from rig.analysis.events import build_timebase, line_event, marker_events
 from rig.analysis.lines import Line, split_lines
-from rig.model import Chunk
+from rig.model import Chunk, MarkerScan
 from rig.sim.usbserial import transfers
 
 POWER_ON_NS = 5_000_000_000
@@ -205,3 +205,30 @@ def test_nothing_before_power_on_no_boundary_after_its_line() -> None:
         if "line" in e.detail:
             arrival = (c.lines[e.detail["line"]].t_ns - POWER_ON_NS) / 1e9
             assert 0 <= e.t_s <= arrival
+
+
+@pytest.mark.parametrize("reference", ["host", "analyzer"])
+def test_a_garbled_stamp_moves_nothing(reference: str) -> None:
+    """Line noise turns one printk stamp into 699 s: that line alone would set the
+    envelope (console-only) or the least delay (capture) 699 s off."""
+    # (stamps 10.3 ms apart: not locked to the adapter's 1 ms timer)
+    kernel = [Out(f"line {i:02d} " + "q" * 30, 0.35 + i * 0.0103, i * 0.0103) for i in range(30)]
+    kernel[12] = Out(kernel[12].text, kernel[12].at, 699.123456, made=kernel[12].at)
+    kernel.append(Out("bootrig: marker do_mount_root", 0.35 + 0.31, 0.31))
+    c = console(uboot() + kernel, True, 1e-3, 62, seed=2)
+    scan = None
+    if reference == "analyzer":  # a capture whose edges fall where the tags started
+        tags = {ln.tag: c.first[ln.index] for ln in c.lines if ln.tag}
+        scan = MarkerScan(
+            1_000_000,
+            2_000_000,
+            ("power", "bootm", "do_mount_root"),
+            (0,),
+            (),
+            {name: (round(t * 1e6),) for name, t in tags.items()},
+        )
+    tb = build_timebase(scan, c.lines, POWER_ON_NS, BAUD)
+    bad = len(uboot()) + 12
+    for i, err, u in covered(c, c.lines, tb):
+        if i != bad:
+            assert abs(err) <= min(u, 20e-3), (i, err, u)

@@ -28,8 +28,10 @@ from rig.analysis.hostclock import (
     HostMap,
     beta_margin,
     drain,
+    garbled_stamps,
     keep_latencies,
     latest,
+    supported_floor,
     timer_high,
     wire_time,
     with_bounds,
@@ -45,10 +47,12 @@ LATENCY_FLOOR_S = 1e-3
 
 
 def floor_fit(anchors: Sequence[Anchor]) -> EnvelopeFit:
-    """The line of slope 1 under every point, through the lowest: a fitted slope would
+    """The line of slope 1 under every point, through the lowest that others support
+    (`supported_floor`: a garbled stamp cannot set it); a fitted slope would
     tilt with the latencies (1000s of ppm over a short boot); the kernel's drift against
     the host clock is a crystal's, and stated as such (`x_ref`)."""
-    ref = min(anchors, key=lambda a: a.y - a.x)
+    floor = supported_floor([a.y - a.x for a in anchors])
+    ref = min((a for a in anchors if a.y - a.x >= floor), key=lambda a: a.y - a.x)
     offset = ref.y - ref.x
     res = tuple(a.y - (offset + a.x) for a in anchors)
     xm = sum(a.x for a in anchors) / len(anchors)
@@ -64,10 +68,11 @@ def console_clocks(
     low = base + (char_s if pacing.paced else 0.0)
     wire = wire_time(pacing, char_s)
     hi = latest(lines, low, wire)
+    garbled = garbled_stamps(lines)
     anchors = {
         ln.index: Anchor(f"line {ln.index}", ln.printk_ts, hi[ln.index])
         for ln in lines
-        if ln.printk_ts is not None
+        if ln.printk_ts is not None and ln.index not in garbled
     }
     fallback = HostMap(low, low + DEFAULT_BAND_S, 0, char_s)
     if len(anchors) < MIN_STAMPED:
@@ -89,7 +94,10 @@ def console_clocks(
     assert env is not None
     n = len(kept)
     spread = max(kept.values()) - low if n >= MIN_STAMPED else DEFAULT_BAND_S
-    margin = LATENCY_FLOOR_S + (beta_margin(spread, n) if n >= MIN_STAMPED else DEFAULT_BAND_S)
+    # Unknown pacing placed lines at their arrival: a paced first byte's own character
+    # time is then part of the least latency too.
+    floor = LATENCY_FLOOR_S + (char_s if pacing.verdict == "unknown" else 0.0)
+    margin = floor + (beta_margin(spread, n) if n >= MIN_STAMPED else DEFAULT_BAND_S)
     # The least latency is in [0, margin]: centre the printk map in it.
     pk = dataclasses.replace(
         env,
@@ -105,6 +113,7 @@ def console_clocks(
         tuple(sorted(d - low for d in kept.values())),
         len(anchors) - n,
         least_s=low,
+        garbled=garbled,
     )
     host = dataclasses.replace(host, high_s=timer_high(host, pacing))
     produced = {i: env(a.x) - margin for i, a in anchors.items()}

@@ -179,9 +179,16 @@ def line_event(name: str, line: Line, tb: Timebase) -> Event:
     if line.index in tb.uart and tb.samplerate:
         u = 1 / tb.samplerate
         return Event(name, tb.uart[line.index], "uart", u, detail, "analyzer", u, 0.0)
-    if line.printk_ts is not None and tb.printk is not None:
+    if _stamped(line, tb):
         return _printk_event(name, line, tb, detail)
     return _host_event(name, line, tb, detail)
+
+
+def _stamped(line: Line, tb: Timebase) -> bool:
+    """A printk stamp the fit can map (not one garbled on the wire)."""
+    return (
+        line.printk_ts is not None and tb.printk is not None and line.index not in tb.host.garbled
+    )
 
 
 def _host_event(name: str, line: Line, tb: Timebase, detail: dict[str, Any]) -> Event:
@@ -238,7 +245,7 @@ def tag_events(name: str, line: Line, tb: Timebase) -> list[Event]:
         mid, spread = tb.tag_delay
         t = tb.uart[line.index] - mid
         out.append(Event(name, t, "uart", q + spread, detail, "analyzer", q, spread))
-    if line.printk_ts is not None and tb.printk is not None:
+    if _stamped(line, tb):
         ev = _printk_event(name, line, tb, detail)
         # A fit on GPIO edges absorbs the hook's print path; an arrival envelope does not.
         out.append(_before_hook(ev) if tb.reference == "host" else ev)

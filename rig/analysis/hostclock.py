@@ -24,6 +24,7 @@ before power-on.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import itertools
 from collections.abc import Mapping, Sequence
@@ -72,6 +73,7 @@ class HostMap:
     held: int = 0  # produced lines behind output held for a reason the bytes do not show
     late: int = 0  # lines that arrived later than the band allows (read late)
     least_s: float | None = None  # the least delay seen (low_s before widening)
+    garbled: frozenset[int] = frozenset()  # lines whose printk stamp is out of order
 
     @property
     def uncertainty_s(self) -> float:
@@ -105,6 +107,7 @@ class HostMap:
             "queue_max_s": self.queue_max_s,
             "held_lines": self.held,
             "late_lines": self.late,
+            "garbled_stamps": sorted(self.garbled),
         }
 
 
@@ -120,6 +123,24 @@ def beta_widen(low: float, high: float, n: int) -> tuple[float, float]:
     return low - m, high + m
 
 
+#: A floor a single line sets is not one: a garbled stamp or a clock glitch can put one
+#: line anywhere below the rest, so the least delay needs this many within
+#: MAX_LATENCY_S above it (when that many exist).
+FLOOR_SUPPORT = 3
+
+
+def supported_floor(values: Sequence[float]) -> float:
+    """The least value with FLOOR_SUPPORT values (itself included) within MAX_LATENCY_S
+    above it; the least value when there are not that many."""
+    vs = sorted(values)
+    if len(vs) < FLOOR_SUPPORT:
+        return vs[0]
+    for i, v in enumerate(vs):
+        if bisect.bisect_right(vs, v + MAX_LATENCY_S) - i >= FLOOR_SUPPORT:
+            return v
+    return vs[0]
+
+
 def keep_latencies(delays: Mapping[int, float]) -> dict[int, float]:
     """The delays (key: line) that USB latency can explain.
 
@@ -129,8 +150,8 @@ def keep_latencies(delays: Mapping[int, float]) -> dict[int, float]:
     it: a kernel backlog's last lines, or a host that read late."""
     if not delays:
         return {}
-    low = min(delays.values())
-    kept = sorted((d, k) for k, d in delays.items() if d - low <= MAX_LATENCY_S)
+    low = supported_floor(list(delays.values()))
+    kept = sorted((d, k) for k, d in delays.items() if 0 <= d - low <= MAX_LATENCY_S)
     for n in range(GAP_MIN_BELOW, len(kept)):
         gap = kept[n][0] - kept[n - 1][0]
         wide = gap > max(GAP_FACTOR * (kept[n - 1][0] - low), GAP_MIN_S)
@@ -158,6 +179,30 @@ def host_only(power_on_ns: int, char_s: float) -> HostMap:
     """Console-only runs: t = 0 at the power-on command, latency band assumed."""
     base = power_on_ns / 1e9
     return HostMap(base, base + DEFAULT_BAND_S, 0, char_s)
+
+
+def garbled_stamps(lines: Sequence[Line]) -> frozenset[int]:
+    """Stamped lines out of the kernel's log order: printk stamps never decrease from one
+    line to the next, so the ones off the longest non-decreasing run were garbled on
+    the wire (line noise turning a digit) and are not times."""
+    stamped = [(ln.index, ln.printk_ts) for ln in lines if ln.printk_ts is not None]
+    tails: list[float] = []  # least last stamp of a run of each length
+    ends: list[int] = []  # position in `stamped` of that run's last line
+    prev = [-1] * len(stamped)
+    for pos, (_, ts) in enumerate(stamped):
+        k = bisect.bisect_right(tails, ts)
+        prev[pos] = ends[k - 1] if k else -1
+        if k == len(tails):
+            tails.append(ts)
+            ends.append(pos)
+        else:
+            tails[k], ends[k] = ts, pos
+    keep = set()
+    pos = ends[-1] if ends else -1
+    while pos >= 0:
+        keep.add(stamped[pos][0])
+        pos = prev[pos]
+    return frozenset(i for i, _ in stamped if i not in keep)
 
 
 def line_bytes(lines: Sequence[Line]) -> list[int]:
@@ -201,6 +246,8 @@ def drain(
     ready, known = floor_s, True  # when earlier bytes are out; from productions only?
     for i, ln in enumerate(lines):
         p = produced.get(i)
+        if p is not None and latest_s is not None and p > latest_s[i]:
+            p = None  # produced after it arrived: a garbled stamp, not a time
         e = ready if p is None else max(p, ready)
         if p is not None:
             emitted[i] = e
@@ -289,7 +336,8 @@ def fit_lines(
     """The band from lines with a known production (printk through its fit, or a tag at
     its GPIO edge) or emission (`exact`: the UART tap), then every line's bounds."""
     wire = wire_time(pacing, char_s)
-    both = {**produced, **exact}
+    garbled = garbled_stamps(lines)
+    both = {**{i: p for i, p in produced.items() if i not in garbled}, **exact}
     host: HostMap | None = None
     for _ in range(2):  # the second pass restarts the drain after held lines
         hi = latest(lines, host.low_s, wire) if host else None
@@ -300,5 +348,5 @@ def fit_lines(
         if host is None:
             return None
     assert host is not None
-    host = dataclasses.replace(host, high_s=timer_high(host, pacing))
+    host = dataclasses.replace(host, high_s=timer_high(host, pacing), garbled=garbled)
     return with_bounds(host, lines, both, pacing)
