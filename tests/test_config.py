@@ -125,7 +125,7 @@ def test_command_line_overrides(tmp_path: Path, repo: Path) -> None:
         ("console.baud=-3", "key 'console.baud': expected an integer >= 1, found int -3"),
         ("consol.baud=3", "unknown key 'consol'"),
         ("power.channel=95", "key 'power.channel': expected a relay channel 1..94"),
-        ('power.driver="usbrelay"', "key 'power.driver': expected 'ch340' or 'qemu'"),
+        ('power.driver="usbrelay"', "or 'qemu', found str 'usbrelay'"),
     ):
         with pytest.raises(ConfigError, match=re.escape(message)):
             load_config(path, overrides=[bad])
