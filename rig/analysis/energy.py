@@ -1,0 +1,319 @@
+"""Energy per stage from a supply's readings (power.jsonl): pure functions.
+
+A reading is placed on the host clock where the supply took it: its answer time less
+half the shortest request-to-answer time seen (a supply measures while it answers, and
+one that was busy answers late, not early), or at `t_ns` when the record has no
+request and answer times. The host clock maps onto the reference clock with what the
+report knows (`ReadingClock`): on a console-only run t = 0 is the power-on command
+itself; with a capture, the console's host clock map (the least serial delay less a
+character time is the clock offset) or, failing that, the power edge as the readings
+see it (the last reading with no current before it, the first with current after).
+
+Within a stage the power v x a is integrated by trapezoids between the readings inside
+it and held flat from the first and last of them to the stage's ends: a board's draw
+changes where its boot changes stage. A reading averages over the time it took, so one
+whose window straddles a boundary mixes two stages and is used on neither side.
+
+The stated uncertainty adds up, honestly rather than tightly:
+
+- between two readings h apart, a change anywhere in between: h times the larger of
+  |dP| / 2 and half the typical bend of P between readings (wobble, noise), each
+  interval's share added as a root sum of squares;
+- from a stage's end to its nearest reading g away, the draw may have changed anywhere
+  in between (g times the larger of |P_in - P_out| and the typical step between
+  readings; at the power edge P_out is 0 and the inrush hides there);
+- the clock's uncertainty moves readings across a boundary (u |P_in - P_out|) and a
+  boundary's own uncertainty moves the stage's span (u P_in);
+- a stage with no reading inside is the straight line between its neighbours, stated
+  as unknown up to the larger of them over the whole stage.
+
+Sparse readings (a slow supply) make h and g long, so the uncertainty grows with them.
+The supply's own calibration is not included: the energy is what its readings say.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+#: A reading below this share of the median current is "no current" (the rail is down).
+OFF_SHARE = 0.05
+#: ... and never above this many amperes of supply noise.
+OFF_FLOOR_A = 0.005
+#: The host clock map is trusted for readings with at least this many anchors.
+MIN_ANCHORS = 3
+#: The least serial delay's own latency is unknown below this (USB frames, scheduling).
+LATENCY_FLOOR_S = 100e-6
+
+
+@dataclass(frozen=True)
+class ReadingClock:
+    """Reference seconds = (host ns - zero_ns) / 1e9, good to `uncertainty_s`."""
+
+    zero_ns: float
+    uncertainty_s: float
+    source: str  # "host" (t = 0 is the power-on command), "console", "power_edge"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"source": self.source, "uncertainty_s": self.uncertainty_s}
+
+
+@dataclass(frozen=True)
+class Readings:
+    t_s: np.ndarray  # reference seconds, ascending
+    v: np.ndarray
+    a: np.ndarray
+    place_u_s: float  # how far a reading's time may be from where it was taken
+
+    @property
+    def p(self) -> np.ndarray:
+        return self.v * self.a
+
+
+def host_times(records: Sequence[Mapping[str, Any]]) -> tuple[np.ndarray, float]:
+    """Host ns where each reading was taken, and how uncertain that is (s)."""
+    if records and all("t_req_ns" in r and "t_ans_ns" in r for r in records):
+        ans = np.array([r["t_ans_ns"] for r in records], dtype=np.float64)
+        rt = ans - np.array([r["t_req_ns"] for r in records], dtype=np.float64)
+        rt_min = float(max(np.min(rt), 0.0))
+        return ans - rt_min / 2, rt_min / 2 / 1e9
+    return np.array([r["t_ns"] for r in records], dtype=np.float64), 0.0
+
+
+def place(records: Sequence[Mapping[str, Any]], clock: ReadingClock) -> Readings:
+    t_ns, place_u = host_times(records)
+    order = np.argsort(t_ns, kind="stable")
+    return Readings(
+        t_s=(t_ns[order] - clock.zero_ns) / 1e9,
+        v=np.array([records[i]["v"] for i in order], dtype=np.float64),
+        a=np.array([records[i]["a"] for i in order], dtype=np.float64),
+        place_u_s=place_u,
+    )
+
+
+def off_threshold(a: np.ndarray) -> float:
+    return max(OFF_SHARE * float(np.median(np.abs(a))), OFF_FLOOR_A) if len(a) else OFF_FLOOR_A
+
+
+def edge_bracket(records: Sequence[Mapping[str, Any]], power_on_ns: int) -> tuple[float, float]:
+    """Host ns between which the rail rose, as the readings see it: after the last
+    reading without current that precedes the first with current, never before the
+    power-on command, and before that first reading's answer."""
+    t_ns, place_u = host_times(records)
+    order = np.argsort(t_ns, kind="stable")
+    a = np.array([records[i]["a"] for i in order], dtype=np.float64)
+    t = t_ns[order]
+    half_ns = place_u * 1e9
+    on = np.flatnonzero(a > off_threshold(a))
+    if not len(on):
+        raise ValueError("no reading shows current: the rail never rose while sampled")
+    first = int(on[0])
+    hi = t[first] + half_ns  # its answer: the reading saw current before then
+    lo = float(power_on_ns)
+    if first > 0:
+        # A window ending just after the edge averages to almost nothing: allow 10 %.
+        lo = max(lo, t[first - 1] + half_ns - 0.2 * half_ns)
+    return lo, max(hi, lo)
+
+
+def clock_from_edge(records: Sequence[Mapping[str, Any]], power_on_ns: int) -> ReadingClock:
+    lo, hi = edge_bracket(records, power_on_ns)
+    return ReadingClock((lo + hi) / 2, (hi - lo) / 2 / 1e9, "power_edge")
+
+
+def clock_from_console(host: Any) -> ReadingClock | None:
+    """From the report's host clock map (rig.analysis.hostclock.HostMap): a console
+    byte's delay is clock offset + one character time (paced) + latency >= 0, so the
+    least delay less a character time is the offset, late by the least latency."""
+    if host is None or getattr(host, "anchors", 0) < MIN_ANCHORS:
+        return None
+    least = getattr(host, "least_s", None)
+    least = host.low_s if least is None else least
+    pacing = getattr(host, "pacing", None)
+    char = host.char_s if pacing is None or getattr(pacing, "paced", True) else 0.0
+    margin = max(least - host.low_s, LATENCY_FLOOR_S)
+    offset_s = least - char - margin / 2
+    return ReadingClock(offset_s * 1e9, margin / 2, "console")
+
+
+def pick_clock(
+    reference: str, power_on_ns: int, records: Sequence[Mapping[str, Any]], host: Any = None
+) -> ReadingClock:
+    if reference == "host":
+        return ReadingClock(float(power_on_ns), 0.0, "host")
+    return clock_from_console(host) or clock_from_edge(records, power_on_ns)
+
+
+@dataclass(frozen=True)
+class StageEnergy:
+    energy_j: float
+    energy_uncertainty_j: float
+    mean_current_a: float
+    peak_current_a: float | None
+    readings: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "energy_j": self.energy_j,
+            "energy_uncertainty_j": self.energy_uncertainty_j,
+            "mean_current_a": self.mean_current_a,
+            "peak_current_a": self.peak_current_a,
+            "energy_readings": self.readings,
+        }
+
+
+def _held(t: np.ndarray, y: np.ndarray, s: float, e: float) -> float:
+    """Trapezoids between t (all within [s, e]), held flat to s and to e."""
+    inner = float(np.sum((y[1:] + y[:-1]) / 2 * np.diff(t))) if len(t) > 1 else 0.0
+    return inner + float(y[0]) * (t[0] - s) + float(y[-1]) * (e - t[-1])
+
+
+def _line(t0: float, y0: float, t1: float, y1: float, s: float, e: float) -> float:
+    """The integral over [s, e] of the straight line through (t0, y0) and (t1, y1)."""
+    if t1 <= t0:
+        return y0 * (e - s)
+    k = (y1 - y0) / (t1 - t0)
+    return (y0 + k * ((s + e) / 2 - t0)) * (e - s)
+
+
+def stage_energy(
+    r: Readings,
+    start_s: float,
+    end_s: float,
+    clock_u_s: float,
+    bound_u_s: tuple[float, float] = (0.0, 0.0),
+) -> StageEnergy | None:
+    """Energy over [start_s, end_s]; `bound_u_s`: the boundaries' own uncertainties.
+    None when no reading lies inside the stage or on both sides of it."""
+    t, p, a = r.t_s, r.p, r.a
+    dur = end_s - start_s
+    if dur <= 0:
+        return None
+    # A reading averages over its window (t +- place_u_s): one that straddles a boundary
+    # mixes two stages' draw, so it counts on neither side.
+    w = r.place_u_s
+    lo = int(np.searchsorted(t, start_s + w, side="left"))
+    hi = max(lo, int(np.searchsorted(t, end_s - w, side="right")))
+    b = int(np.searchsorted(t, start_s - w, side="right")) - 1
+    f = int(np.searchsorted(t, end_s + w, side="left"))
+    before = b if b >= 0 else None
+    after = f if f < len(t) else None
+    shift = math.hypot(clock_u_s, r.place_u_s)
+    timing = (
+        shift * (_jump(r, start_s, shift) + _jump(r, end_s, shift))
+        + bound_u_s[0] * _level(r, start_s, lo, hi, True)
+        + bound_u_s[1] * _level(r, end_s, lo, hi, False)
+    )
+    if hi == lo:  # no reading inside: the line between the neighbours
+        if before is None or after is None:
+            return None
+        e = _line(t[before], p[before], t[after], p[after], start_s, end_s)
+        q = _line(t[before], a[before], t[after], a[after], start_s, end_s)
+        u = dur * max(p[before], p[after]) + timing
+        return StageEnergy(e, u, q / dur, None, 0)
+    ti, pi, ai = t[lo:hi], p[lo:hi], a[lo:hi]
+    energy = _held(ti, pi, start_s, end_s)
+    charge = _held(ti, ai, start_s, end_s)
+    # P just outside each end; with no reading there, 0: before the power edge the
+    # board drew nothing, and elsewhere the change may be all of P_in.
+    p_out_s = float(p[before]) if before is not None else 0.0
+    p_out_e = float(p[after]) if after is not None else 0.0
+    step = float(np.median(np.abs(np.diff(p)))) if len(p) > 2 else 0.0
+    # How far the draw strays from a straight line between readings (wobble, noise).
+    bend = float(np.median(np.abs(np.diff(p, 2)))) / 2 if len(p) > 3 else 0.0
+    spread = np.maximum(np.abs(np.diff(pi)) / 2, bend)
+    u_inner = math.sqrt(float(np.sum((np.diff(ti) * spread) ** 2)))
+    u_s = (ti[0] - start_s) * max(abs(pi[0] - p_out_s), step)
+    u_e = (end_s - ti[-1]) * max(abs(pi[-1] - p_out_e), step)
+    u = math.sqrt(u_inner**2 + u_s**2 + u_e**2) + timing
+    return StageEnergy(energy, u, charge / dur, float(np.max(ai)), hi - lo)
+
+
+def _jump(r: Readings, b: float, shift: float) -> float:
+    """How much P changes across boundary `b`, seen from readings far enough from it
+    that a clock error of `shift` cannot have moved them across: the range of P over
+    the readings within that reach, and the nearest one beyond it on either side."""
+    t, p = r.t_s, r.p
+    i = int(np.searchsorted(t, b - shift, side="left"))
+    j = int(np.searchsorted(t, b + shift, side="right"))
+    k0, k1 = max(i - 1, 0), min(j + 1, len(t))
+    near = list(p[k0:k1])
+    if i == 0 and b - shift <= 0 <= b + shift:
+        near.append(0.0)  # around the power edge: nothing drawn before it
+    return max(near) - min(near) if near else 0.0
+
+
+def _level(r: Readings, b: float, lo: int, hi: int, at_start: bool) -> float:
+    """P just inside the stage at boundary `b` (a moved boundary adds or drops it)."""
+    p = r.p
+    if hi > lo:
+        return float(p[lo] if at_start else p[hi - 1])
+    near = [p[k] for k in (lo - 1, hi) if 0 <= k < len(p)]
+    return float(max(near)) if near else 0.0
+
+
+def _bound_u(stage: Mapping[str, Any]) -> tuple[float, float]:
+    def u(key: str) -> float:
+        b = stage.get(key)
+        return float(b.get("uncertainty_s") or 0.0) if isinstance(b, Mapping) else 0.0
+
+    return u("start"), u("end")
+
+
+def add_energy(
+    report: dict[str, Any],
+    run: Mapping[str, Any],
+    records: Sequence[Mapping[str, Any]],
+    host: Any = None,
+) -> None:
+    """Add `energy_j`, `energy_uncertainty_j`, `mean_current_a`, `peak_current_a` and
+    `energy_readings` to each stage of `report` with both ends, and a `power` section.
+    `host`: the timebase's host clock map, when the caller has it (build_report does)."""
+    if not records:
+        return
+    reference = (report.get("time_base") or {}).get("reference", "host")
+    power_on_ns = int(run.get("power_on_ns") or 0)
+    notes: list[str] = []
+    try:
+        clock = pick_clock(reference, power_on_ns, records, host)
+    except ValueError as e:
+        report["power"] = {"readings": len(records), "error": str(e)}
+        return
+    r = place(records, clock)
+    total = total_u = 0.0
+    for st in report.get("stages") or []:
+        if st.get("start_s") is None or st.get("end_s") is None:
+            continue
+        se = stage_energy(r, st["start_s"], st["end_s"], clock.uncertainty_s, _bound_u(st))
+        if se is None:
+            notes.append(f"stage {st.get('name')}: no reading around it, no energy")
+            continue
+        st.update(se.as_dict())
+        total += se.energy_j
+        total_u += se.energy_uncertainty_j
+    section: dict[str, Any] = {
+        "readings": len(records),
+        "rate_hz": _rate(r.t_s),
+        "clock": clock.as_dict(),
+        "reading_time_u_s": r.place_u_s,
+        "stages_energy_j": total,
+        "stages_energy_uncertainty_j": total_u,
+        "notes": notes,
+    }
+    if reference != "host":
+        # What the readings say of the power edge, on the reference clock: it should
+        # hold 0 (a check of the clock map, not used by it unless nothing else exists).
+        with contextlib.suppress(ValueError):  # no reading with current: no check
+            lo, hi = edge_bracket(records, power_on_ns)
+            section["edge_seen_s"] = [(lo - clock.zero_ns) / 1e9, (hi - clock.zero_ns) / 1e9]
+    report["power"] = section
+
+
+def _rate(t: np.ndarray) -> float | None:
+    span = float(t[-1] - t[0]) if len(t) > 1 else 0.0
+    return (len(t) - 1) / span if span > 0 else None

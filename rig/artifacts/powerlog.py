@@ -1,0 +1,64 @@
+"""`power.jsonl`: a supply's readings through the boot, one JSON record per line.
+
+`{"t_ns": <host CLOCK_MONOTONIC ns>, "v": <volts>, "a": <amperes>}` is the contract
+(DESIGN, second round); bootrig adds `t_req_ns` and `t_ans_ns`, when the current was
+asked for and when its answer arrived, and writes `t_ns` as their midpoint.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+POWER_JSONL = "power.jsonl"
+
+
+class PowerLogError(ValueError):
+    """power.jsonl is there but unreadable; the message names file and line."""
+
+
+def write(folder: Path, records: Iterable[dict[str, Any]]) -> Path:
+    """Write atomically (a reader never sees half a file) and fsync: evidence."""
+    path = Path(folder) / POWER_JSONL
+    tmp = path.with_name(path.name + ".part")
+    with tmp.open("w", encoding="utf-8") as f:
+        for r in records:
+            f.write(json.dumps(r, separators=(",", ":"), allow_nan=False) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+    tmp.replace(path)
+    return path
+
+
+def read(folder: Path) -> list[dict[str, Any]] | None:
+    """The records, or None when the folder has no power.jsonl."""
+    path = Path(folder) / POWER_JSONL
+    if not path.exists():
+        return None
+    out: list[dict[str, Any]] = []
+    with path.open(encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                r = json.loads(line)
+            except ValueError as e:
+                raise PowerLogError(f"{path}:{n}: not JSON: {e}") from None
+            if not _valid(r):
+                expected = "{t_ns: int, v: number, a: number}"
+                raise PowerLogError(f"{path}:{n}: expected {expected}, found {line[:200]!r}")
+            out.append(r)
+    return out
+
+
+def _valid(r: object) -> bool:
+    if not isinstance(r, dict) or not isinstance(r.get("t_ns"), int):
+        return False
+    nums = [r.get("v"), r.get("a")]
+    return all(
+        isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x) for x in nums
+    )

@@ -1,0 +1,167 @@
+"""Energy per stage from supply readings (rig.analysis.energy), on synthetic readings
+whose true energy is known exactly, and power.jsonl itself."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+import pytest
+
+from rig.analysis import energy
+from rig.artifacts import powerlog
+
+#: Stage ends (s) and levels (W at 5 V): a board whose draw steps at its boundaries.
+ENDS = [0.05, 0.17, 0.20, 0.24, 0.30]
+AMPS = [0.28, 0.46, 0.38, 0.42, 0.62]
+VOLTS = 5.0
+ZERO_NS = 10_000_000_000  # host ns of the power edge
+
+
+def true_amps(t: np.ndarray) -> np.ndarray:
+    idx = np.clip(np.searchsorted(ENDS, t, side="right"), 0, len(AMPS) - 1)
+    wobble = 1 + 0.05 * np.sin(2 * math.pi * 7 * t)
+    return np.where(t >= 0, np.asarray(AMPS)[idx] * wobble, 0.0)
+
+
+def true_energy(s: float, e: float) -> float:
+    t = np.linspace(s, e, 200_001)
+    return float(np.trapezoid(VOLTS * true_amps(t), t))
+
+
+def records(rate_hz: float, window_s: float = 1e-3, start_s: float = -0.004) -> list[dict]:
+    """What a supply answering every 1/rate s reads: the mean over each window."""
+    out = []
+    for t1 in np.arange(start_s + window_s, 0.33, 1 / rate_hz):
+        tt = np.linspace(t1 - window_s, t1, 50)
+        a = float(true_amps(tt).mean())
+        req, ans = ZERO_NS + round((t1 - window_s) * 1e9), ZERO_NS + round(t1 * 1e9)
+        out.append({"t_ns": (req + ans) // 2, "v": VOLTS, "a": a, "t_req_ns": req, "t_ans_ns": ans})
+    return out
+
+
+def report_stages() -> list[dict[str, Any]]:
+    starts = [0.0, *ENDS[:-1]]
+    names = ["bootloader", "kernel", "rootfs_mount", "init", "application"]
+    return [
+        {"name": n, "start_s": s, "end_s": e, "start": {"uncertainty_s": 1e-6}}
+        for n, s, e in zip(names, starts, ENDS, strict=True)
+    ]
+
+
+def analyse(recs: list[dict], clock_u: float = 0.0) -> list[dict[str, Any]]:
+    clock = energy.ReadingClock(float(ZERO_NS), clock_u, "test")
+    r = energy.place(recs, clock)
+    out = []
+    for st in report_stages():
+        se = energy.stage_energy(r, st["start_s"], st["end_s"], clock_u, (1e-6, 1e-6))
+        assert se is not None
+        out.append({**st, **se.as_dict(), "truth": true_energy(st["start_s"], st["end_s"])})
+    return out
+
+
+def test_dense_readings_give_each_stage_within_half_a_percent() -> None:
+    stages = analyse(records(300))
+    first = stages[0]
+    for st in stages:
+        err = st["energy_j"] - st["truth"]
+        assert abs(err) <= 0.005 * st["truth"], st
+        assert abs(err) <= st["energy_uncertainty_j"], st
+        # From the power edge to the first reading (3 ms) nothing is known: inrush.
+        assert st["energy_uncertainty_j"] < (0.1 if st is first else 0.05) * st["truth"], st
+    assert first["peak_current_a"] == pytest.approx(AMPS[0] * 1.05, rel=0.01)
+    assert first["energy_readings"] == pytest.approx(0.05 * 300, abs=1)
+
+
+def test_mean_current_is_the_charge_over_the_duration() -> None:
+    for st in analyse(records(300)):
+        dur = st["end_s"] - st["start_s"]
+        t = np.linspace(st["start_s"], st["end_s"], 100_001)
+        mean = float(np.trapezoid(true_amps(t), t)) / dur
+        assert st["mean_current_a"] == pytest.approx(mean, rel=0.005)
+
+
+def test_sparse_readings_state_a_larger_uncertainty_that_still_holds() -> None:
+    dense, sparse = analyse(records(300)), analyse(records(12))
+    for d, s in zip(dense, sparse, strict=True):
+        assert s["energy_uncertainty_j"] > 2 * d["energy_uncertainty_j"], s["name"]
+        assert abs(s["energy_j"] - s["truth"]) <= s["energy_uncertainty_j"], s
+    # A stage no reading falls in is stated as unknown up to its neighbours' level.
+    empty = [s for s in sparse if s["energy_readings"] == 0]
+    assert empty and all(s["peak_current_a"] is None for s in empty)
+    for s in empty:
+        assert s["energy_uncertainty_j"] >= s["truth"] * 0.5
+
+
+def test_clock_uncertainty_is_charged_where_the_draw_steps() -> None:
+    exact, shaky = analyse(records(300)), analyse(records(300), clock_u=2e-3)
+    for a, b in zip(exact, shaky, strict=True):
+        assert b["energy_uncertainty_j"] > a["energy_uncertainty_j"]
+    # rootfs_mount steps by (0.46 - 0.38) * 5 W in, (0.42 - 0.38) * 5 W out: 2 ms each.
+    extra = shaky[2]["energy_uncertainty_j"] - exact[2]["energy_uncertainty_j"]
+    assert extra == pytest.approx(2e-3 * 5 * (0.08 + 0.04), rel=0.5)
+
+
+def test_a_busy_supply_is_placed_by_its_answer() -> None:
+    """A reading whose request waited is taken just before its answer, not mid-way."""
+    recs = records(300)
+    late = recs[20]
+    late["t_req_ns"] -= 30_000_000  # asked 30 ms earlier, answered on time
+    late["t_ns"] = (late["t_req_ns"] + late["t_ans_ns"]) // 2
+    t_ns, u = energy.host_times(recs)
+    assert t_ns[20] == pytest.approx(late["t_ans_ns"] - 0.5e6, abs=1)
+    assert u == pytest.approx(0.5e-3)
+
+
+def test_the_clock_from_the_readings_brackets_the_power_edge() -> None:
+    recs = records(300)
+    clock = energy.clock_from_edge(recs, ZERO_NS - 2_000_000)
+    assert abs(clock.zero_ns - ZERO_NS) <= clock.uncertainty_s * 1e9
+    assert clock.uncertainty_s < 4e-3
+    with pytest.raises(ValueError, match="never rose"):
+        energy.clock_from_edge([{**r, "a": 0.0} for r in recs], ZERO_NS)
+
+
+def test_the_clock_from_the_console_host_map() -> None:
+    """ref = host - offset; a console byte's least delay is offset + one char time."""
+    offset_s = 123.456
+    char = 10 / 115200
+    host = SimpleNamespace(
+        anchors=20, least_s=offset_s + char + 40e-6, low_s=offset_s + char - 60e-6, char_s=char
+    )
+    clock = energy.clock_from_console(host)
+    assert clock is not None and clock.source == "console"
+    assert abs(clock.zero_ns / 1e9 - offset_s) <= clock.uncertainty_s + 1e-9
+    assert energy.clock_from_console(SimpleNamespace(anchors=1)) is None
+    assert energy.pick_clock("host", 42, [], None) == energy.ReadingClock(42.0, 0.0, "host")
+
+
+def test_add_energy_fills_the_report_stages() -> None:
+    report: dict[str, Any] = {"time_base": {"reference": "host"}, "stages": report_stages()}
+    report["stages"].append({"name": "total", "start_s": None, "end_s": None})
+    energy.add_energy(report, {"power_on_ns": ZERO_NS}, records(300))
+    for st in report["stages"][:-1]:
+        assert st["energy_j"] == pytest.approx(true_energy(st["start_s"], st["end_s"]), rel=0.01)
+        assert {"energy_uncertainty_j", "mean_current_a", "peak_current_a"} <= set(st)
+    assert "energy_j" not in report["stages"][-1]
+    power = report["power"]
+    assert power["clock"]["source"] == "host" and power["readings"] == len(records(300))
+    assert power["rate_hz"] == pytest.approx(300, rel=0.01)
+    json.dumps(report, allow_nan=False)  # plain JSON numbers, no numpy leftovers
+    untouched: dict[str, Any] = {"stages": report_stages()}
+    energy.add_energy(untouched, {"power_on_ns": 0}, [])
+    assert "power" not in untouched and "energy_j" not in untouched["stages"][0]
+
+
+def test_powerlog_round_trip_and_errors(tmp_path: Path) -> None:
+    recs = records(50)
+    powerlog.write(tmp_path, recs)
+    assert powerlog.read(tmp_path) == recs
+    assert powerlog.read(tmp_path / "nowhere") is None
+    (tmp_path / powerlog.POWER_JSONL).write_text('{"t_ns": 1, "v": 5.0, "a": 0.1}\n{"t_ns": 2}\n')
+    with pytest.raises(powerlog.PowerLogError, match=r"power.jsonl:2: expected"):
+        powerlog.read(tmp_path)
