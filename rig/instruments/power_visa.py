@@ -1,0 +1,283 @@
+"""A programmable bench supply through PyVISA (pyvisa-py backend), speaking SCPI.
+
+Raw TCP sockets (`TCPIP::host::5025::SOCKET`, how LAN supplies serve SCPI), VXI-11
+(`TCPIP::host::INSTR`) and serial ports (`ASRL/dev/ttyUSB0::INSTR`). At start the
+driver asks `*IDN?`, sets voltage and current limit (`VOLT`/`CURR`, or `APPL`) and reads
+them back; `OUTP ON|OFF` switches the board. From power-on a thread reads the supply's
+current and voltage (`MEAS:CURR?`, `MEAS:VOLT?`) until the cycle collects them
+(`artifacts`, written as power.jsonl) or powers off. Any VISA failure is an
+InstrumentError naming the resource; a failure while sampling ends the sampling and is
+recorded, it does not end the boot being measured.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rig.artifacts import powerlog
+from rig.instruments.protocols import InstrumentError, PowerProtocol
+from rig.instruments.registry import POWER, BenchContext
+from rig.tomlcheck import Table
+
+#: `resource` values that mean the simulated board's supply (TCP, or its pty).
+SIM_RESOURCES = ("sim", "sim-serial")
+SET_COMMANDS = ("volt-curr", "apply")
+#: A set-point read back further off than this (relative, plus 1 mV / 1 mA) was not taken.
+SETPOINT_TOLERANCE = 0.01
+
+
+@dataclass(frozen=True)
+class VisaSettings:
+    resource: str
+    voltage: float
+    current_limit: float
+    sample_hz: float  # 0: as fast as the supply answers
+    timeout_s: float
+    baud: int  # serial resources only
+    termination: str
+    set_command: str
+
+
+@POWER.register("visa")
+class VisaPower(PowerProtocol):
+    @classmethod
+    def from_table(cls, t: Table, base: Path) -> VisaSettings:
+        """The `[power]` keys of `driver = "visa"`; `driver`, `off_hold_s` and
+        `power_off_after` are the registry's."""
+        resource = t.str("resource")
+        if resource not in SIM_RESOURCES:
+            import pyvisa.rname  # here: config loading pays for pyvisa only when used
+
+            try:
+                pyvisa.rname.parse_resource_name(resource)
+            except ValueError:
+                t.error(
+                    "resource",
+                    "a VISA resource such as 'TCPIP::192.168.1.5::5025::SOCKET' or "
+                    "'ASRL/dev/ttyUSB0::INSTR', or 'sim'",
+                    resource,
+                )
+        voltage = t.float("voltage")
+        limit = t.float("current_limit")
+        for key, v, hi in (("voltage", voltage, 1000.0), ("current_limit", limit, 100.0)):
+            if not 0.0 < v <= hi:
+                t.error(key, f"a number within (0, {hi:g}]", v)
+        term = t.str("termination", "\n", choices=("\n", "\r\n", "\r"))
+        return VisaSettings(
+            resource=resource,
+            voltage=voltage,
+            current_limit=limit,
+            sample_hz=t.float("sample_hz", 50.0, min=0.0),
+            timeout_s=t.float("timeout_s", 2.0, min=0.01),
+            baud=t.int("baud", 9600, min=1),
+            termination=term,
+            set_command=t.str("set_command", "volt-curr", choices=SET_COMMANDS),
+        )
+
+    parse = from_table  # the registry's name for it
+
+    @classmethod
+    def build(cls, s: VisaSettings, bench: BenchContext) -> VisaPower:
+        resource = s.resource
+        if resource in SIM_RESOURCES:
+            sim = bench.sim
+            if sim is None:
+                raise InstrumentError(f"visa power: resource {resource!r} needs a [sim] table")
+            resource = sim.supply if resource == "sim" else sim.supply_serial
+            # The simulated bench is rewired: the relay stays closed, the supply switches.
+            resp = sim.control({"cmd": "power_switch", "switch": "supply"})
+            if not resp.get("ok"):
+                raise InstrumentError(f"visa power: simulator: {resp.get('error')}")
+        power = cls(
+            resource,
+            s.voltage,
+            s.current_limit,
+            s.sample_hz,
+            timeout_s=s.timeout_s,
+            baud=s.baud,
+            termination=s.termination,
+            set_command=s.set_command,
+        )
+        bench.stack.callback(power.close)
+        return power
+
+    def __init__(
+        self,
+        resource: str,
+        voltage: float,
+        current_limit: float,
+        sample_hz: float = 50.0,
+        *,
+        timeout_s: float = 2.0,
+        baud: int = 9600,
+        termination: str = "\n",
+        set_command: str = "volt-curr",
+    ) -> None:
+        import pyvisa  # here: importing the rig does not pay for PyVISA
+
+        self.resource = resource
+        self.voltage, self.current_limit, self.sample_hz = voltage, current_limit, sample_hz
+        self._io = threading.Lock()  # one command at a time: the sampler shares the port
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._records: list[dict[str, Any]] = []
+        self._error: str | None = None
+        self._rm: Any = None
+        self._inst: Any = None
+        self._errors: tuple[type[BaseException], ...] = (pyvisa.Error, OSError, ValueError)
+        kw: dict[str, Any] = {
+            "read_termination": termination,
+            "write_termination": termination,
+            "timeout": round(timeout_s * 1000),
+            "open_timeout": round(timeout_s * 1000),
+        }
+        if resource.upper().startswith("ASRL"):
+            kw["baud_rate"] = baud
+        try:
+            self._rm = pyvisa.ResourceManager("@py")
+            self._inst = self._rm.open_resource(resource, **kw)
+        except self._errors as e:
+            self.close()
+            raise InstrumentError(f"visa power {resource}: cannot open: {_why(e)}") from None
+        try:
+            self.idn = self._query("*IDN?")
+            self._set_point(set_command)
+        except InstrumentError:
+            self.close()
+            raise
+
+    # -- SCPI ---------------------------------------------------------------------------
+    def _query(self, cmd: str) -> str:
+        try:
+            with self._io:
+                return str(self._inst.query(cmd)).strip()
+        except self._errors as e:
+            raise InstrumentError(f"visa power {self.resource}: {cmd}: {_why(e)}") from None
+
+    def _write(self, cmd: str) -> int:
+        """Returns host monotonic ns taken right before the command went out."""
+        try:
+            with self._io:
+                t = time.monotonic_ns()
+                self._inst.write(cmd)
+                return t
+        except self._errors as e:
+            raise InstrumentError(f"visa power {self.resource}: {cmd}: {_why(e)}") from None
+
+    def _number(self, cmd: str) -> float:
+        text = self._query(cmd)
+        try:
+            return float(text.split(",")[0])
+        except ValueError:
+            raise InstrumentError(
+                f"visa power {self.resource}: {cmd}: expected a number, found {text!r}"
+            ) from None
+
+    def _set_point(self, how: str) -> None:
+        v, a = self.voltage, self.current_limit
+        if how == "apply":
+            self._write(f"APPL {v:g},{a:g}")
+        else:
+            self._write(f"VOLT {v:g}")
+            self._write(f"CURR {a:g}")
+        # A supply ignores a value it does not like: the readback says what it took.
+        for cmd, want, unit in (("VOLT?", v, 1e-3), ("CURR?", a, 1e-3)):
+            got = self._number(cmd)
+            if abs(got - want) > SETPOINT_TOLERANCE * want + unit:
+                raise InstrumentError(
+                    f"visa power {self.resource}: set {cmd[:-1]} {want:g}, the supply "
+                    f"reads back {got:g}"
+                )
+
+    # -- PowerProtocol -------------------------------------------------------------------
+    def on(self) -> int:
+        self._halt()
+        self._records, self._error = [], None
+        t = self._write("OUTP ON")
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._sample, name="visa-sampler", daemon=True)
+        self._thread.start()
+        return t
+
+    def off(self) -> int:
+        self._halt()
+        return self._write("OUTP OFF")
+
+    def describe(self) -> dict[str, Any]:
+        """What answered *IDN? (for run.json's instruments.power_device)."""
+        parts = [p.strip() for p in self.idn.split(",")] + [""] * 4
+        return {
+            "resource": self.resource,
+            "idn": self.idn,
+            "manufacturer": parts[0],
+            "model": parts[1],
+            "serial": parts[2],
+            "firmware": parts[3],
+            "voltage_set": self.voltage,
+            "current_limit_set": self.current_limit,
+        }
+
+    def artifacts(self, folder: Path) -> dict[str, Any]:
+        self._halt()
+        recs, self._records = self._records, []
+        out: dict[str, Any] = {
+            "file": powerlog.POWER_JSONL,
+            "readings": len(recs),
+            "sample_hz_asked": self.sample_hz,
+            "t_ns": "midpoint of the MEAS:CURR? request (t_req_ns) and answer (t_ans_ns)",
+        }
+        if len(recs) > 1:
+            span = (recs[-1]["t_ns"] - recs[0]["t_ns"]) / 1e9
+            out["sample_hz"] = (len(recs) - 1) / span if span > 0 else None
+        if self._error:
+            out["error"] = self._error
+        powerlog.write(folder, recs)
+        return {"power_readings": out}
+
+    def close(self) -> None:
+        self._halt()
+        for obj in (self._inst, self._rm):
+            if obj is not None:
+                with contextlib.suppress(Exception):  # releasing: nothing left to report
+                    obj.close()
+        self._inst = self._rm = None
+
+    # -- sampling ------------------------------------------------------------------------
+    def _halt(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+
+    def _sample(self) -> None:
+        period = 1.0 / self.sample_hz if self.sample_hz > 0 else 0.0
+        due = time.monotonic()
+        while not self._stop.is_set():
+            try:
+                req = time.monotonic_ns()
+                a = self._number("MEAS:CURR?")
+                ans = time.monotonic_ns()
+                v = self._number("MEAS:VOLT?")
+            except InstrumentError as e:
+                self._error = str(e)  # the boot goes on; run.json says why readings stop
+                return
+            self._records.append(
+                {"t_ns": (req + ans) // 2, "v": v, "a": a, "t_req_ns": req, "t_ans_ns": ans}
+            )
+            if period:
+                due += period
+                now = time.monotonic()
+                if due < now:
+                    due = now  # behind: read again at once, never in a burst
+                self._stop.wait(due - now)
+
+
+def _why(e: BaseException) -> str:
+    """A VISA error in one line (pyvisa's messages carry the VI_ code and its meaning)."""
+    text = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    return text[:300]
