@@ -6,8 +6,9 @@ one that was busy answers late, not early), or at `t_ns` when the record has no
 request and answer times. The host clock maps onto the reference clock with what the
 report knows (`ReadingClock`): on a console-only run t = 0 is the power-on command
 itself; with a capture, the console's host clock map (the least serial delay less a
-character time is the clock offset) or, failing that, the power edge as the readings
-see it (the last reading with no current before it, the first with current after).
+character time is the clock offset) narrowed by the power edge as the readings see it
+(after the last reading with no current, before the first with current), or either
+one alone.
 
 Within a stage the power v x a is integrated by trapezoids between the readings inside
 it and held flat from the first and last of them to the stage's ends: a board's draw
@@ -47,8 +48,9 @@ OFF_SHARE = 0.05
 OFF_FLOOR_A = 0.005
 #: The host clock map is trusted for readings with at least this many anchors.
 MIN_ANCHORS = 3
-#: The least serial delay's own latency is unknown below this (USB frames, scheduling).
-LATENCY_FLOOR_S = 100e-6
+#: The least serial delay still holds some latency (USB frames, the host's read path,
+#: scheduling): up to this much, measured at 150 us on a loaded 2-core machine.
+LATENCY_FLOOR_S = 300e-6
 
 
 @dataclass(frozen=True)
@@ -68,31 +70,54 @@ class Readings:
     t_s: np.ndarray  # reference seconds, ascending
     v: np.ndarray
     a: np.ndarray
-    place_u_s: float  # how far a reading's time may be from where it was taken
+    half_s: np.ndarray  # each reading was taken within t_s +- half_s
+    dropped: int = 0  # answered so late that when they were taken is unknown
 
     @property
     def p(self) -> np.ndarray:
         return self.v * self.a
 
+    @property
+    def place_u_s(self) -> float:
+        return float(np.median(self.half_s)) if len(self.half_s) else 0.0
 
-def host_times(records: Sequence[Mapping[str, Any]]) -> tuple[np.ndarray, float]:
-    """Host ns where each reading was taken, and how uncertain that is (s)."""
+
+@dataclass(frozen=True)
+class HostTimes:
+    t_ns: np.ndarray  # host ns, the middle of each reading's request-to-answer window
+    req_ns: np.ndarray
+    ans_ns: np.ndarray
+    kept: np.ndarray  # bool: answered within STALL_FACTOR of the typical round trip
+
+
+#: A reading answered later than this many times the median round trip was held up
+#: somewhere (the supply, the network, the host): it was taken anywhere in a long window.
+STALL_FACTOR = 2.0
+
+
+def host_times(records: Sequence[Mapping[str, Any]]) -> HostTimes:
+    """Where each reading was taken on the host clock: within [request, answer] (a
+    record without them: at `t_ns`, exactly)."""
+    t = np.array([r["t_ns"] for r in records], dtype=np.float64)
     if records and all("t_req_ns" in r and "t_ans_ns" in r for r in records):
+        req = np.array([r["t_req_ns"] for r in records], dtype=np.float64)
         ans = np.array([r["t_ans_ns"] for r in records], dtype=np.float64)
-        rt = ans - np.array([r["t_req_ns"] for r in records], dtype=np.float64)
-        rt_min = float(max(np.min(rt), 0.0))
-        return ans - rt_min / 2, rt_min / 2 / 1e9
-    return np.array([r["t_ns"] for r in records], dtype=np.float64), 0.0
+        rt = ans - req
+        kept = rt <= STALL_FACTOR * max(float(np.median(rt)), 0.0)
+        return HostTimes((req + ans) / 2, req, ans, kept)
+    return HostTimes(t, t, t, np.ones(len(t), dtype=bool))
 
 
 def place(records: Sequence[Mapping[str, Any]], clock: ReadingClock) -> Readings:
-    t_ns, place_u = host_times(records)
-    order = np.argsort(t_ns, kind="stable")
+    ht = host_times(records)
+    keep = np.flatnonzero(ht.kept)
+    order = keep[np.argsort(ht.t_ns[keep], kind="stable")]
     return Readings(
-        t_s=(t_ns[order] - clock.zero_ns) / 1e9,
+        t_s=(ht.t_ns[order] - clock.zero_ns) / 1e9,
         v=np.array([records[i]["v"] for i in order], dtype=np.float64),
         a=np.array([records[i]["a"] for i in order], dtype=np.float64),
-        place_u_s=place_u,
+        half_s=(ht.ans_ns[order] - ht.req_ns[order]) / 2 / 1e9,
+        dropped=len(records) - len(keep),
     )
 
 
@@ -102,22 +127,24 @@ def off_threshold(a: np.ndarray) -> float:
 
 def edge_bracket(records: Sequence[Mapping[str, Any]], power_on_ns: int) -> tuple[float, float]:
     """Host ns between which the rail rose, as the readings see it: after the last
-    reading without current that precedes the first with current, never before the
-    power-on command, and before that first reading's answer."""
-    t_ns, place_u = host_times(records)
-    order = np.argsort(t_ns, kind="stable")
+    reading without current that precedes the first with current (it was taken after
+    its request), never before the power-on command, and before that first reading's
+    answer. Late answers count too: their bounds hold all the same."""
+    ht = host_times(records)
+    order = np.argsort(ht.ans_ns, kind="stable")
     a = np.array([records[i]["a"] for i in order], dtype=np.float64)
-    t = t_ns[order]
-    half_ns = place_u * 1e9
     on = np.flatnonzero(a > off_threshold(a))
     if not len(on):
         raise ValueError("no reading shows current: the rail never rose while sampled")
     first = int(on[0])
-    hi = t[first] + half_ns  # its answer: the reading saw current before then
+    hi = float(ht.ans_ns[order[first]])
     lo = float(power_on_ns)
     if first > 0:
-        # A window ending just after the edge averages to almost nothing: allow 10 %.
-        lo = max(lo, t[first - 1] + half_ns - 0.2 * half_ns)
+        # Its window began after its request; one ending just after the edge averages to
+        # almost nothing, so allow the last tenth of the shortest round trip.
+        prev = order[first - 1]
+        rt_min = float(np.min(ht.ans_ns - ht.req_ns))
+        lo = max(lo, float(ht.req_ns[prev]) + 0.9 * rt_min)
     return lo, max(hi, lo)
 
 
@@ -136,7 +163,7 @@ def clock_from_console(host: Any) -> ReadingClock | None:
     least = host.low_s if least is None else least
     pacing = getattr(host, "pacing", None)
     char = host.char_s if pacing is None or getattr(pacing, "paced", True) else 0.0
-    margin = max(least - host.low_s, LATENCY_FLOOR_S)
+    margin = max(least - host.low_s, LATENCY_FLOOR_S)  # the least latency, at most
     offset_s = least - char - margin / 2
     return ReadingClock(offset_s * 1e9, margin / 2, "console")
 
@@ -144,9 +171,24 @@ def clock_from_console(host: Any) -> ReadingClock | None:
 def pick_clock(
     reference: str, power_on_ns: int, records: Sequence[Mapping[str, Any]], host: Any = None
 ) -> ReadingClock:
+    """Both intervals hold the truth, so where both exist their overlap does; if they do
+    not overlap one of them is wrong, and the console's, from many lines, is kept."""
     if reference == "host":
         return ReadingClock(float(power_on_ns), 0.0, "host")
-    return clock_from_console(host) or clock_from_edge(records, power_on_ns)
+    console = clock_from_console(host)
+    try:
+        edge = clock_from_edge(records, power_on_ns)
+    except ValueError:
+        if console is None:
+            raise
+        return console
+    if console is None:
+        return edge
+    lo = max(console.zero_ns - console.uncertainty_s * 1e9, edge.zero_ns - edge.uncertainty_s * 1e9)
+    hi = min(console.zero_ns + console.uncertainty_s * 1e9, edge.zero_ns + edge.uncertainty_s * 1e9)
+    if lo > hi:
+        return console
+    return ReadingClock((lo + hi) / 2, (hi - lo) / 2 / 1e9, "console+power_edge")
 
 
 @dataclass(frozen=True)
@@ -194,29 +236,34 @@ def stage_energy(
     dur = end_s - start_s
     if dur <= 0:
         return None
-    # A reading averages over its window (t +- place_u_s): one that straddles a boundary
+    # A reading averages over its window (t +- half_s): one that straddles a boundary
     # mixes two stages' draw, so it counts on neither side.
-    w = r.place_u_s
-    lo = int(np.searchsorted(t, start_s + w, side="left"))
-    hi = max(lo, int(np.searchsorted(t, end_s - w, side="right")))
-    b = int(np.searchsorted(t, start_s - w, side="right")) - 1
-    f = int(np.searchsorted(t, end_s + w, side="left"))
-    before = b if b >= 0 else None
-    after = f if f < len(t) else None
+    h = r.half_s
+    inside = np.flatnonzero((t - h >= start_s) & (t + h <= end_s))
+    earlier = np.flatnonzero(t + h <= start_s)
+    later = np.flatnonzero(t - h >= end_s)
+    before = int(earlier[-1]) if len(earlier) else None
+    after = int(later[0]) if len(later) else None
+    near = [float(p[k]) for k in (before, after) if k is not None]
+    edge_p = (
+        (float(p[inside[0]]), float(p[inside[-1]])) if len(inside) else (max(near or [0.0]),) * 2
+    )
     shift = math.hypot(clock_u_s, r.place_u_s)
     timing = (
         shift * (_jump(r, start_s, shift) + _jump(r, end_s, shift))
-        + bound_u_s[0] * _level(r, start_s, lo, hi, True)
-        + bound_u_s[1] * _level(r, end_s, lo, hi, False)
+        + bound_u_s[0] * edge_p[0]
+        + bound_u_s[1] * edge_p[1]
     )
-    if hi == lo:  # no reading inside: the line between the neighbours
-        if before is None or after is None:
+    if not len(inside):  # no reading inside: the line between the neighbours
+        if after is None or (before is None and start_s > 0):
             return None
-        e = _line(t[before], p[before], t[after], p[after], start_s, end_s)
-        q = _line(t[before], a[before], t[after], a[after], start_s, end_s)
-        u = dur * max(p[before], p[after]) + timing
+        # Before the power edge (t <= 0) the board drew nothing: a neighbour of 0 W.
+        t0, p0, a0 = (t[before], p[before], a[before]) if before is not None else (start_s, 0, 0)
+        e = _line(t0, p0, t[after], p[after], start_s, end_s)
+        q = _line(t0, a0, t[after], a[after], start_s, end_s)
+        u = dur * max(near) + timing
         return StageEnergy(e, u, q / dur, None, 0)
-    ti, pi, ai = t[lo:hi], p[lo:hi], a[lo:hi]
+    ti, pi, ai = t[inside], p[inside], a[inside]
     energy = _held(ti, pi, start_s, end_s)
     charge = _held(ti, ai, start_s, end_s)
     # P just outside each end; with no reading there, 0: before the power edge the
@@ -231,7 +278,7 @@ def stage_energy(
     u_s = (ti[0] - start_s) * max(abs(pi[0] - p_out_s), step)
     u_e = (end_s - ti[-1]) * max(abs(pi[-1] - p_out_e), step)
     u = math.sqrt(u_inner**2 + u_s**2 + u_e**2) + timing
-    return StageEnergy(energy, u, charge / dur, float(np.max(ai)), hi - lo)
+    return StageEnergy(energy, u, charge / dur, float(np.max(ai)), len(inside))
 
 
 def _jump(r: Readings, b: float, shift: float) -> float:
@@ -246,15 +293,6 @@ def _jump(r: Readings, b: float, shift: float) -> float:
     if i == 0 and b - shift <= 0 <= b + shift:
         near.append(0.0)  # around the power edge: nothing drawn before it
     return max(near) - min(near) if near else 0.0
-
-
-def _level(r: Readings, b: float, lo: int, hi: int, at_start: bool) -> float:
-    """P just inside the stage at boundary `b` (a moved boundary adds or drops it)."""
-    p = r.p
-    if hi > lo:
-        return float(p[lo] if at_start else p[hi - 1])
-    near = [p[k] for k in (lo - 1, hi) if 0 <= k < len(p)]
-    return float(max(near)) if near else 0.0
 
 
 def _bound_u(stage: Mapping[str, Any]) -> tuple[float, float]:
@@ -301,6 +339,7 @@ def add_energy(
         "rate_hz": _rate(r.t_s),
         "clock": clock.as_dict(),
         "reading_time_u_s": r.place_u_s,
+        "late_readings_dropped": r.dropped,
         "stages_energy_j": total,
         "stages_energy_uncertainty_j": total_u,
         "notes": notes,

@@ -1,0 +1,104 @@
+"""Energy per stage end to end: config/examples/sim-psu.toml powers the simulated board
+through its SCPI supply (real PyVISA + pyvisa-py over 127.0.0.1), the cycle writes
+power.jsonl, the analysis gives each stage's energy, and truth.json says how right it is."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import rig.instruments.power_visa  # noqa: F401 - registers the "visa" power driver
+from rig.analysis.energy import add_energy
+from rig.analysis.events import build_timebase
+from rig.analysis.lines import split_lines
+from rig.artifacts import powerlog, rundir
+from rig.artifacts.fastscan import scan_capture
+from rig.config import RigConfig, load_config
+from rig.cycle import run_cycle
+from rig.instruments.setup import Instruments
+from rig.pipeline import analyze_folder
+
+ROOT = Path(__file__).parent.parent
+CONFIG = ROOT / "config" / "examples" / "sim-psu.toml"
+FAST = ROOT / "config" / "boards" / "fast.toml"
+
+pytestmark = pytest.mark.slow
+
+
+def _config(tmp_path: Path, rate: float = 0.0) -> RigConfig:
+    # A slow supply needs a reading after the last stage: keep capturing a while.
+    sets = [f'rig.results_dir="{tmp_path}"', "power.off_hold_s=0.1", "timeouts.post_ui_s=0.2"]
+    cfg = load_config(CONFIG, board=FAST, overrides=sets)
+    if rate:  # a slow supply: at most `rate` measurements a second
+        assert cfg.sim is not None
+        opts = {**cfg.sim.options, "supply_rate": rate}
+        cfg = dataclasses.replace(cfg, sim=dataclasses.replace(cfg.sim, options=opts))
+    return cfg
+
+
+def _measure(cfg: RigConfig, cycles: int) -> list[Path]:
+    with Instruments(cfg) as bench:
+        return [run_cycle(cfg, bench).folder for _ in range(cycles)]
+
+
+def _energy(folder: Path, with_console_clock: bool) -> tuple[dict[str, Any], list[dict]]:
+    """The report with energies, as build_report gives them (the timebase's host map),
+    or from the readings' own power edge; and the truth's stages."""
+    report = analyze_folder(folder, write=False)
+    run = rundir.read_run(folder)
+    records = powerlog.read(folder)
+    assert records
+    host = None
+    if with_console_clock:
+        scan = scan_capture(folder / rundir.CAPTURE, 1000.0, baud=115200)
+        lines = split_lines(rundir.read_console(folder))
+        host = build_timebase(scan.markers, lines, run["power_on_ns"], 115200, scan.uart).host
+    add_energy(report, run, records, host)
+    truth = json.loads((folder / "truth.json").read_text())["boots"][0]["stages"]
+    return report, truth
+
+
+def test_stage_energy_within_two_percent_of_truth(tmp_path: Path) -> None:
+    folders = _measure(_config(tmp_path), cycles=3)
+    for folder in folders:
+        run = rundir.read_run(folder)
+        dev = run["instruments"]["power_device"]
+        assert (dev["model"], dev["serial"]) == ("SIM-PSU1", "SIM00000001") and dev["firmware"]
+        assert run["instruments"]["power_readings"]["file"] == "power.jsonl"
+        for console_clock in (True, False):
+            report, truth = _energy(folder, console_clock)
+            source = report["power"]["clock"]["source"]
+            assert source.startswith("console") if console_clock else source == "power_edge"
+            assert len(report["stages"]) == len(truth) == 5
+            for st, tr in zip(report["stages"], truth, strict=True):
+                err = abs(st["energy_j"] - tr["energy_j"])
+                u = st["energy_uncertainty_j"]
+                where = (folder.name, st["name"], console_clock, st["energy_j"], tr["energy_j"], u)
+                assert err <= 0.02 * tr["energy_j"] + u, where
+                if console_clock:  # what the report gives: within its own bound, and 2 %
+                    assert err <= u, where
+                    # ... but from the power edge: the inrush (1.4 % of the fast bootloader)
+                    # is over before the first reading, and only stated.
+                    assert err <= (0.03 if st["start_s"] <= 0 else 0.02) * tr["energy_j"], where
+                    dur = tr["end_s"] - tr["start_s"]
+                    assert st["mean_current_a"] == pytest.approx(
+                        tr["energy_j"] / dur / 4.98, rel=0.03
+                    )
+
+
+def test_a_slow_supply_states_a_larger_uncertainty(tmp_path: Path) -> None:
+    fast = _measure(_config(tmp_path / "fast"), cycles=1)[0]
+    slow = _measure(_config(tmp_path / "slow", rate=40), cycles=1)[0]
+    (rf, _), (rs, truth_s) = _energy(fast, True), _energy(slow, True)
+    assert rs["power"]["rate_hz"] < 25 < 200 < rf["power"]["rate_hz"]
+    for f, s, tr in zip(rf["stages"], rs["stages"], truth_s, strict=True):
+        rel_f = f["energy_uncertainty_j"] / f["energy_j"]
+        rel_s = s["energy_uncertainty_j"] / s["energy_j"]
+        assert rel_s > 2 * rel_f, (s["name"], rel_s, rel_f)
+        assert (
+            abs(s["energy_j"] - tr["energy_j"]) <= 0.02 * tr["energy_j"] + s["energy_uncertainty_j"]
+        )
