@@ -9,7 +9,7 @@ from typing import Any
 
 from rig import names
 from rig.analysis.report import build_report
-from rig.artifacts import rundir
+from rig.artifacts import powerlog, rundir
 from rig.artifacts.decode import channel_map, scan_markers
 from rig.artifacts.fastscan import scan_capture
 from rig.artifacts.srzip import read_info
@@ -110,8 +110,11 @@ def analyze_folder(
         # "arriving" at its start bit on the analyzer clock.
         chunks = tapped_console(uart, run["power_on_ns"], scan)
 
+    power = powerlog.read(folder)  # a bench supply's readings, when it had one
+    if power is not None:
+        artifacts["power"] = powerlog.POWER_JSONL
     report = build_report(
-        run, chunks, scan, specs, baud, artifacts, config.get("analysis"), uart, uart_error
+        run, chunks, scan, specs, baud, artifacts, config.get("analysis"), uart, uart_error, power
     )
     if rename and isinstance(report.get("capture"), dict):
         report["capture"]["channel_map"] = dict(rename)  # how this capture was read

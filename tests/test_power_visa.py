@@ -41,7 +41,7 @@ def test_from_table_reads_and_checks_its_keys() -> None:
     assert settings(resource="ASRL/dev/ttyUSB0::INSTR").sample_hz == 50.0
     assert settings(resource="sim", set_command="apply").set_command == "apply"
     bad = [
-        ({"resource": "192.168.1.5:5025"}, "power.resource", "a VISA resource"),
+        ({"resource": "supply.lab:5025"}, "power.resource", "a VISA resource"),
         ({"voltage": 0}, "power.voltage", "within (0, 1000]"),
         ({"current_limit": "2A"}, "power.current_limit", "a number"),
         ({"sample_hz": -1}, "power.sample_hz", ">= 0"),

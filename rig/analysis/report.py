@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rig import __version__, names
+from rig.analysis.energy import add_energy
 from rig.analysis.events import (
     build_timebase,
     interval_uncertainty,
@@ -44,9 +45,11 @@ def build_report(
     analysis: Mapping[str, Any] | None = None,
     uart: UartBytes | None = None,
     uart_error: str | None = None,
+    power: Sequence[Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Everything in the report follows from the arguments: the same artifacts give the
-    same report, byte for byte."""
+    same report, byte for byte. `power`: a supply's readings (power.jsonl), which give
+    each stage its energy."""
     lines = split_lines(chunks)
     tb = build_timebase(scan, lines, int(run["power_on_ns"]), baud, uart)
     events = marker_events(lines, tb)
@@ -75,7 +78,7 @@ def build_report(
     clocks: dict[str, Any] = {"host": tb.host.as_dict()}
     if tb.printk:
         clocks["printk"] = tb.printk.as_dict()
-    return {
+    report = {
         "schema": names.REPORT_SCHEMA,
         "run_id": run["run_id"],
         "rig": run.get("rig"),
@@ -129,6 +132,9 @@ def build_report(
         "artifacts": artifacts,
         "analysis": {"rig_version": __version__, "notes": console["notes"] + stage_notes(stages)},
     }
+    if power:
+        add_energy(report, run, power, tb.host)
+    return report
 
 
 def _t0(scan: MarkerScan | None, power_sample: int | None) -> str:

@@ -14,10 +14,12 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from rig.artifacts.rundir import ArtifactError
+
 POWER_JSONL = "power.jsonl"
 
 
-class PowerLogError(ValueError):
+class PowerLogError(ArtifactError):
     """power.jsonl is there but unreadable; the message names file and line."""
 
 

@@ -58,7 +58,7 @@ class VisaPower(PowerProtocol):
             except ValueError:
                 t.error(
                     "resource",
-                    "a VISA resource such as 'TCPIP::192.168.1.5::5025::SOCKET' or "
+                    "a VISA resource such as 'TCPIP::<host>::5025::SOCKET' or "
                     "'ASRL/dev/ttyUSB0::INSTR', or 'sim'",
                     resource,
                 )
