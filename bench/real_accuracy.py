@@ -18,7 +18,7 @@ model on an unpaced console with a kernel backlog; bench/accuracy.py checks it o
 simulator's paced one. Runs the boots one after another; do not run it beside the test
 suite (both need the CPU for timing).
 
-    python bench/real_accuracy.py [--boots N] [--stock-boots N]
+    python bench/real_accuracy.py [--boots N] [--stock-boots N] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -82,14 +83,17 @@ def boundaries(report: dict[str, Any], truth: dict[str, float]) -> list[Row]:
     return list(seen.values())
 
 
-def run_mode(cfg: RigConfig, mode: str, boots: int, rows: list[Row]) -> None:
+def run_mode(cfg: RigConfig, mode: str, boots: int, rows: list[Row], keep: Path | None) -> None:
     with Instruments(cfg) as bench:
         for k in range(boots):
             res = run_cycle(cfg, bench)
             report = analyze_folder(res.folder)
             truth = reference_edges(res.folder)
-            for r in boundaries(report, truth):
-                rows.append({**r, "mode": mode, "boot": f"{mode}-{k}"})
+            mine = boundaries(report, truth)
+            rows += [{**r, "mode": mode, "boot": f"{mode}-{k}"} for r in mine]
+            missed = [r for r in mine if abs(r["error_s"]) > r["uncertainty_s"]]
+            if keep is not None and missed:  # the artifacts, to see why
+                shutil.copytree(res.folder, keep / f"{mode}-{k}", dirs_exist_ok=True)
             pacing = (report["clocks"]["host"].get("pacing") or {}).get("verdict")
             print(f"{mode} boot {k}: {report['outcome']}, console {pacing}", file=sys.stderr)
 
@@ -133,6 +137,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--boots", type=int, default=20, help="per mode of the hooked target")
     ap.add_argument("--stock-boots", type=int, default=5, help="per mode of the stock one")
+    ap.add_argument("--keep", type=Path, help="copy the artifacts of boots that missed here")
     args = ap.parse_args()
     rows: list[Row] = []
     started = time.monotonic()
@@ -148,7 +153,7 @@ def main() -> None:
             cfg = load_config(path)
             for console_only in (True, False):
                 mode = f"{name}-{'console' if console_only else 'capture'}"
-                run_mode(variant(cfg, console_only, results), mode, boots, rows)
+                run_mode(variant(cfg, console_only, results), mode, boots, rows, args.keep)
     figs = figures(rows)
     print(f"{'source':9s} {'n':>4s} {'p50':>9s} {'p99':>9s} {'max':>9s}  (ms)  beyond u  boots ok")
     for src, f in figs.items():

@@ -197,10 +197,10 @@ def test_nothing_before_power_on_no_boundary_after_its_line() -> None:
     c = console([Out("early", 0.0005), *uboot()], True, 16e-3, 62)
     tb = build_timebase(None, c.lines, POWER_ON_NS, BAUD)
     for ln in c.lines:
-        ev = line_event("", ln, tb)
-        # (1 us: the resolution a placement states beyond its interval)
-        assert ev.t_s - ev.uncertainty_s >= -1.1e-6 and ev.t_s >= 0
-        assert ev.t_s + ev.uncertainty_s <= (ln.t_ns - POWER_ON_NS) / 1e9 + 1.1e-6
+        arrival = (ln.t_ns - POWER_ON_NS) / 1e9
+        lo, hi = tb.host.bounds[ln.index]  # where its first byte can have left
+        assert 0 <= lo <= hi <= arrival + 1e-9  # (float rounding of ns)
+        assert 0 <= line_event("", ln, tb).t_s <= arrival + 1e-9
     for e in marker_events(c.lines, tb):
         if "line" in e.detail:
             arrival = (c.lines[e.detail["line"]].t_ns - POWER_ON_NS) / 1e9

@@ -24,7 +24,6 @@ from collections.abc import Sequence
 from rig.analysis.clockfit import PRINTK_RESOLUTION_S, Anchor, EnvelopeFit
 from rig.analysis.hostclock import (
     DEFAULT_BAND_S,
-    READ_JITTER_S,
     HostMap,
     beta_margin,
     drain,
@@ -107,7 +106,7 @@ def console_clocks(
     )
     host = HostMap(
         low,
-        low + spread + 2 * margin + READ_JITTER_S,
+        low + spread + 2 * margin,
         n,
         char_s,
         tuple(sorted(d - low for d in kept.values())),

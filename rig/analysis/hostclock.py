@@ -39,9 +39,10 @@ from rig.analysis.pacing import Pacing
 DEFAULT_BAND_S = 16e-3
 #: Probability that a line's latency falls outside the stated band.
 MISS = 0.002
-#: Room above the widened band: the host's reader now and then wakes late (scheduling),
-#: a tail no uniform model of the adapter's latency has.
-READ_JITTER_S = 0.5e-3
+#: Added to every host-timed uncertainty, not to the band: the host's reader now and
+#: then wakes late (scheduling), a rare tail that should widen what is stated without
+#: moving where lines are placed.
+READ_JITTER_S = 1e-3
 #: The smallest buffer a common USB-serial adapter sends when full (CH340: 32 bytes,
 #: FTDI: 62, CP210x: 64 and more).
 MIN_BUFFER_BYTES = 32
@@ -77,7 +78,7 @@ class HostMap:
 
     @property
     def uncertainty_s(self) -> float:
-        return (self.high_s - self.low_s) / 2 + self.char_s
+        return (self.high_s - self.low_s) / 2 + self.char_s + READ_JITTER_S
 
     def to_ref(self, t_ns: int) -> float:
         """A bare arrival, with nothing known about the bytes around it."""
@@ -89,7 +90,7 @@ class HostMap:
         if b is None:
             return self.to_ref(line.t_ns), self.uncertainty_s
         lo, hi = b
-        return (lo + hi) / 2, (hi - lo) / 2 + 1e-6
+        return (lo + hi) / 2, (hi - lo) / 2 + READ_JITTER_S
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -172,7 +173,7 @@ def fit_host(pairs: Sequence[tuple[int, float]], char_s: float) -> HostMap | Non
     if n < 3:
         return HostMap(low, low + DEFAULT_BAND_S, n, char_s, seen, len(delays) - n, least_s=low)
     lo, hi = beta_widen(low, high, n)
-    return HostMap(lo, hi + READ_JITTER_S, n, char_s, seen, len(delays) - n, least_s=low)
+    return HostMap(lo, hi, n, char_s, seen, len(delays) - n, least_s=low)
 
 
 def host_only(power_on_ns: int, char_s: float) -> HostMap:
