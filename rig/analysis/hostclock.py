@@ -37,7 +37,8 @@ from rig.analysis.pacing import Pacing
 #: Without anchors (console-only runs) the adapter's latency is unknown; FTDI's default
 #: latency timer is 16 ms, so assume a band that wide.
 DEFAULT_BAND_S = 16e-3
-#: Probability that a line's latency falls outside the stated band.
+#: Probability that a line's latency falls outside the band under a uniform latency:
+#: well below the 1 % the band must hold, since real adapters' latencies are not uniform.
 MISS = 0.002
 #: Added to every host-timed uncertainty, not to the band: the host's reader now and
 #: then wakes late (scheduling), a rare tail that should widen what is stated without
