@@ -206,7 +206,16 @@ class VisaPower(PowerProtocol):
 
     def off(self) -> int:
         self._halt()
-        return self._write("OUTP OFF")
+        t = self._write("OUTP OFF")
+        # A write to a supply that is gone can still succeed (TCP buffers it): the read
+        # back is what proves the board is unpowered.
+        try:
+            state = self._query("OUTP?")
+        except InstrumentError as e:
+            raise InstrumentError(f"{e} (reading back OUTP OFF)") from None
+        if state not in ("0", "OFF"):
+            raise InstrumentError(f"visa power {self.resource}: OUTP OFF: output reads {state!r}")
+        return t
 
     def describe(self) -> dict[str, Any]:
         """What answered *IDN? (for run.json's instruments.power_device)."""
