@@ -16,6 +16,10 @@ clock fit) minus the traced edge, printed beside the offset.
 Centre = the middle of the observed range; uncertainty = half that range plus one
 standard deviation (with 15-20 boots about 3 sigma for a normal spread).
 
+The last line printed is one JSON object: per landmark its offset, uncertainty and the
+largest error against QEMU's traced edge; "target_met" when every traced check lies
+inside the stated uncertainty.
+
     python bench/landmark_offsets.py                       # tests/data/real hooked boots
     python bench/landmark_offsets.py --record 15 --out DIR # record more first (QEMU)
     python bench/landmark_offsets.py DIR... --write rig/analysis/landmarks.json
@@ -199,6 +203,36 @@ def main() -> None:
         }
         args.write.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
         print(f"wrote {args.write}")
+    print(json.dumps(verdict(cal, check)))
+
+
+def verdict(cal: dict[str, Any], check: dict[str, dict[str, float]]) -> dict[str, Any]:
+    """The last line: on the boots QEMU traced, the landmark's time in the report minus
+    its calibrated offset must land on the traced edge within the calibrated uncertainty."""
+    figures: dict[str, Any] = {}
+    worst = 0.0
+    exceeded = 0
+    for key, c in cal.items():
+        errs = [t[key] - c["offset_s"] for t in check.values() if key in t]
+        exceeded += sum(abs(e) > c["uncertainty_s"] for e in errs)
+        if errs and c["uncertainty_s"] > 0:
+            worst = max(worst, max(abs(e) for e in errs) / c["uncertainty_s"])
+        figures[key] = {
+            "n": c["n"],
+            "offset_ms": round(c["offset_s"] * 1e3, 3),
+            "uncertainty_ms": round(c["uncertainty_s"] * 1e3, 3),
+            "traced_checks": len(errs),
+            "max_error_ms": round(max((abs(e) for e in errs), default=0.0) * 1e3, 3),
+        }
+    checks = sum(f["traced_checks"] for f in figures.values())
+    return {
+        "landmarks": figures,
+        "traced_checks": checks,
+        "exceeded": exceeded,
+        "reference": "QEMU pl061_set_output trace of the hooks' GPIO edges (captured boots)",
+        "ratio": round(worst, 3),  # largest |error| / stated uncertainty
+        "target_met": bool(cal) and checks > 0 and exceeded == 0,
+    }
 
 
 if __name__ == "__main__":
