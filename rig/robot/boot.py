@@ -1,0 +1,30 @@
+"""One measured boot as the Robot library keeps it, and budget time values."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+TOTAL = "power_to_ui"
+
+
+@dataclass(frozen=True)
+class Boot:
+    report: dict[str, Any]
+    folder: Path
+
+    @property
+    def run_id(self) -> str:
+        return str(self.report.get("run_id"))
+
+    def duration(self, stage: str) -> float | None:
+        if stage == TOTAL:
+            return self.report.get("power_to_ui_s")
+        s = next((s for s in self.report.get("stages", []) if s["name"] == stage), None)
+        return None if s is None else s.get("duration_s")
+
+
+def seconds(budget: timedelta | float) -> float:
+    return budget.total_seconds() if isinstance(budget, timedelta) else float(budget)

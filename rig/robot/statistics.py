@@ -1,0 +1,139 @@
+"""Keywords over many boots (a soak, Measure Boots): percentiles against budgets,
+the failure rate, statistics. A mixin of `BootRig`, which holds the boots and budgets."""
+
+from __future__ import annotations
+
+import math
+from datetime import timedelta
+from typing import Any
+
+from robot.api import logger
+from robot.api.deco import keyword
+
+from rig.robot import messages
+from rig.robot.boot import TOTAL, Boot, seconds
+from rig.soak.stats import describe, percentile
+
+
+class SoakStatistics:
+    boots: list[Boot]
+
+    def _budget(self, what: str, q: float | None = None) -> float:
+        raise NotImplementedError  # BootRig's: from the loaded budgets
+
+    def _known_stage(self, stage: str) -> None:
+        raise NotImplementedError  # BootRig's: one of the config's stages
+
+    def _window(self, last: int | None) -> list[Boot]:
+        if last is not None and last < 1:
+            raise AssertionError(f"last must be at least 1, got {last}")
+        boots = self.boots[-last:] if last else self.boots
+        if not boots:
+            raise AssertionError("No boot measured yet: use Measure Boots or Run Soak first")
+        return boots
+
+    def _percentile(
+        self, what: str, label: str, q: float, budget: timedelta | None, last: int | None
+    ) -> None:
+        if not 0 < q < 100:
+            raise AssertionError(f"percentile must be between 0 and 100, got {q:g}")
+        boots = self._window(last)
+        limit = seconds(budget) if budget is not None else self._budget(what, q)
+        values = [(b, d) for b in boots if (d := b.duration(what)) is not None]
+        if not values:
+            raise AssertionError(f"{label}: none of the last {len(boots)} boots measured it")
+        value = percentile([d for _, d in values], q)
+        if value > limit:
+            worst = sorted(values, key=lambda bd: -bd[1])[:3]
+            raise AssertionError(
+                messages.percentile_over(
+                    label[0].upper() + label[1:],
+                    q,
+                    len(values),
+                    value,
+                    limit,
+                    [(b.run_id, d, b.folder) for b, d in worst],
+                )
+            )
+        logger.info(f"{label} p{q:g} over {len(values)} boots: {value:.6f} s, budget {limit:.6f} s")
+
+    @keyword("Stage Percentile Should Be Within Budget")
+    def stage_percentile_should_be_within_budget(
+        self,
+        stage: str,
+        percentile: float,
+        budget: timedelta | None = None,
+        last: int | None = None,
+    ) -> None:
+        """Fails if the ``percentile`` (0 < q < 100) of ``stage``'s duration over the last
+        ``last`` measured boots (default: all of them) exceeds ``budget``.
+
+        Boots that did not measure the stage are left out (`Failure Rate Should Be At
+        Most` counts them). Percentiles interpolate linearly between closest ranks.
+        Without ``budget``, ``[boards.<board>.percentiles.<q>]`` of the loaded budgets
+        gives it.
+
+        | Measure Boots | 20 |
+        | Stage Percentile Should Be Within Budget | kernel | 95 | 1.4s |
+        | Stage Percentile Should Be Within Budget | kernel | 95 | last=10 |
+
+        The failure names the percentile, the budget, the overshoot and the three slowest
+        boots with their artifact folders.
+        """
+        self._known_stage(stage)
+        self._percentile(stage, f"stage '{stage}'", percentile, budget, last)
+
+    @keyword("Power To UI Percentile Should Be Within Budget")
+    def power_to_ui_percentile_should_be_within_budget(
+        self, percentile: float, budget: timedelta | None = None, last: int | None = None
+    ) -> None:
+        """Like `Stage Percentile Should Be Within Budget`, for power-to-UI.
+
+        | Power To UI Percentile Should Be Within Budget | 99 | 0.8s |
+        """
+        self._percentile(TOTAL, "power-to-UI", percentile, budget, last)
+
+    @keyword("Failure Rate Should Be At Most")
+    def failure_rate_should_be_at_most(self, rate: str, last: int | None = None) -> None:
+        """Fails if more than ``rate`` of the last ``last`` measured boots (default all)
+        did not succeed. ``rate`` is a fraction (``0.05``) or a percentage (``5 %``).
+
+        | Failure Rate Should Be At Most | 2 % |
+        """
+        limit = _rate(rate)
+        boots = self._window(last)
+        failed = [b for b in boots if b.report.get("outcome") != "ok"]
+        share = len(failed) / len(boots)
+        if share > limit:
+            listed = "; ".join(
+                f"{b.run_id} {b.report.get('outcome')} ({b.folder})" for b in failed[:5]
+            )
+            raise AssertionError(
+                f"{len(failed)} of the last {len(boots)} boots failed ({share:.1%}), more "
+                f"than {limit:.1%}: {listed}"
+            )
+
+    @keyword("Get Stage Statistics")
+    def get_stage_statistics(self, stage: str, last: int | None = None) -> dict[str, Any]:
+        """Returns ``n``, ``min``, ``p50``, ``p95``, ``p99``, ``max``, ``mean`` and
+        ``stddev`` (seconds) of ``stage`` (or ``power_to_ui``) over the last ``last``
+        measured boots that measured it.
+
+        | ${stats}= | Get Stage Statistics | kernel |
+        | Should Be True | ${stats}[stddev] < 0.005 |
+        """
+        if stage != TOTAL:
+            self._known_stage(stage)
+        values = [d for b in self._window(last) if (d := b.duration(stage)) is not None]
+        return describe(values)
+
+
+def _rate(text: str) -> float:
+    s = str(text).strip()
+    try:
+        value = float(s.rstrip("%").strip()) / 100 if s.endswith("%") else float(s)
+    except ValueError:
+        value = math.nan
+    if not 0 <= value <= 1:
+        raise AssertionError(f"rate {text!r}: expected a fraction 0..1 or a percentage 0..100 %")
+    return value
