@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
+import threading
+import time
 import tty
 
 
@@ -24,3 +27,44 @@ class RawPty:
         for fd in (self.master, self.slave):
             with contextlib.suppress(OSError):
                 os.close(fd)
+
+
+class PtyDevice:
+    """A simulated device on a RawPty: a thread hands each read from the master, with the
+    host time it arrived, to `received`. Subclasses set up their state, then call
+    `_start()`; `close()` stops the thread and the pty."""
+
+    thread_name = "pty-device"
+
+    def __init__(self, nonblocking_master: bool = False) -> None:
+        self.pty = RawPty(nonblocking_master)
+        self.path = self.pty.path
+        self._stop_r, self._stop_w = os.pipe()
+        self._thread = threading.Thread(target=self._loop, name=self.thread_name, daemon=True)
+
+    def _start(self) -> None:
+        self._thread.start()
+
+    def received(self, data: bytes, t_ns: int) -> None:
+        raise NotImplementedError
+
+    def _loop(self) -> None:
+        master = self.pty.master
+        while True:
+            ready, _, _ = select.select([master, self._stop_r], [], [])
+            if self._stop_r in ready:
+                return
+            try:
+                data = os.read(master, 4096)
+            except BlockingIOError:
+                continue
+            except OSError:
+                return
+            self.received(data, time.monotonic_ns())
+
+    def close(self) -> None:
+        os.write(self._stop_w, b"x")
+        self._thread.join(timeout=2)
+        for fd in (self._stop_r, self._stop_w):
+            os.close(fd)
+        self.pty.close()

@@ -6,15 +6,12 @@ Frames are 4 bytes `A0 <channel> <state> <checksum>`, checksum = (A0 + channel +
 
 from __future__ import annotations
 
-import os
-import select
 import sys
 import threading
-import time
 import traceback
 from collections.abc import Callable
 
-from rig.sim.rawpty import RawPty
+from rig.sim.rawpty import PtyDevice
 
 START = 0xA0
 
@@ -63,45 +60,28 @@ class RelayParser:
 FrameHandler = Callable[[int, int, int], None]  # channel, state, host ns of completion
 
 
-class RelayPort:
+class RelayPort(PtyDevice):
     """Reads the pty in a thread and reports each valid frame with its arrival time."""
 
+    thread_name = "relay"
+
     def __init__(self, channels: int, on_frame: FrameHandler) -> None:
-        self.pty = RawPty()
-        self.path = self.pty.path
+        super().__init__()
         self.parser = RelayParser(channels)
         self._on_frame = on_frame
         self._lock = threading.Lock()  # the parser's counters are read by status
-        self._stop_r, self._stop_w = os.pipe()
-        self._thread = threading.Thread(target=self._loop, name="relay", daemon=True)
-        self._thread.start()
+        self._start()
 
     def counters(self) -> tuple[int, int, int]:
         with self._lock:
             return self.parser.frames, self.parser.bad_frames, self.parser.garbage
 
-    def _loop(self) -> None:
-        master = self.pty.master
-        while True:
-            ready, _, _ = select.select([master, self._stop_r], [], [])
-            if self._stop_r in ready:
-                return
+    def received(self, data: bytes, t_ns: int) -> None:
+        # t_ns: the frame is complete when its last byte is in
+        with self._lock:
+            frames = self.parser.feed(data)
+        for channel, state in frames:
             try:
-                data = os.read(master, 4096)
-            except OSError:
-                return
-            t_ns = time.monotonic_ns()  # the frame is complete when its last byte is in
-            with self._lock:
-                frames = self.parser.feed(data)
-            for channel, state in frames:
-                try:
-                    self._on_frame(channel, state, t_ns)
-                except Exception:  # a model bug must not leave the relay deaf
-                    traceback.print_exc(file=sys.stderr)
-
-    def close(self) -> None:
-        os.write(self._stop_w, b"x")
-        self._thread.join(timeout=2)
-        for fd in (self._stop_r, self._stop_w):
-            os.close(fd)
-        self.pty.close()
+                self._on_frame(channel, state, t_ns)
+            except Exception:  # a model bug must not leave the relay deaf
+                traceback.print_exc(file=sys.stderr)

@@ -17,7 +17,7 @@ import time
 import traceback
 from collections.abc import Callable
 
-from rig.sim.rawpty import RawPty
+from rig.sim.rawpty import PtyDevice
 from rig.sim.supply import Supply
 
 #: A line longer than this is not SCPI: it is dropped (and the session goes on).
@@ -112,16 +112,15 @@ class TcpPort:
             os.close(fd)
 
 
-class PtyPort:
+class PtyPort(PtyDevice):
     """The supply's serial port on a pseudo-terminal (any baud rate works)."""
 
+    thread_name = "supply-pty"
+
     def __init__(self, supply: Supply) -> None:
-        self.pty = RawPty(nonblocking_master=True)  # an unread answer never blocks us
-        self.path = self.pty.path
+        super().__init__(nonblocking_master=True)  # an unread answer never blocks us
         self._lines = _Lines(supply, self._send)
-        self._stop_r, self._stop_w = os.pipe()
-        self._thread = threading.Thread(target=self._loop, name="supply-pty", daemon=True)
-        self._thread.start()
+        self._start()
 
     @property
     def resource(self) -> str:
@@ -131,22 +130,5 @@ class PtyPort:
         with contextlib.suppress(OSError):  # nobody reads: the answer is lost, as on a wire
             os.write(self.pty.master, data)
 
-    def _loop(self) -> None:
-        while True:
-            ready, _, _ = select.select([self.pty.master, self._stop_r], [], [])
-            if self._stop_r in ready:
-                return
-            try:
-                data = os.read(self.pty.master, 4096)
-            except BlockingIOError:
-                continue
-            except OSError:
-                return
-            self._lines.feed(data, time.monotonic_ns())
-
-    def close(self) -> None:
-        os.write(self._stop_w, b"x")
-        self._thread.join(timeout=2)
-        for fd in (self._stop_r, self._stop_w):
-            os.close(fd)
-        self.pty.close()
+    def received(self, data: bytes, t_ns: int) -> None:
+        self._lines.feed(data, t_ns)
