@@ -50,13 +50,9 @@ def build(config_path: Path | None, as_json: bool) -> None:
     """Build the images if an input changed; print their folder."""
     script = BUILD_SCRIPT
     if config_path is not None:
-        try:
-            cfg = load_config(config_path)
-        except ConfigError as e:
-            fail(str(e), as_json)
-        if cfg.qemu is None:
-            fail(f"{config_path}: not a QEMU target config (no [qemu] table)", as_json)
-        script = cfg.qemu.build_script
+        qemu_cfg = _qemu_config(config_path, as_json).qemu
+        assert qemu_cfg is not None  # _qemu_config ends the command otherwise
+        script = qemu_cfg.build_script
     try:
         p = subprocess.run(
             ["bash", str(script)],
@@ -76,6 +72,17 @@ def build(config_path: Path | None, as_json: bool) -> None:
         emit_json({"images": folder})
     else:
         console.print(f"images: {folder}")
+
+
+def _qemu_config(path: Path, as_json: bool) -> RigConfig:
+    """The config, which must describe a QEMU target; any problem ends the command."""
+    try:
+        cfg = load_config(path)
+    except ConfigError as e:
+        fail(str(e), as_json)
+    if cfg.qemu is None:
+        fail(f"{path}: not a QEMU target config (no [qemu] table)", as_json)
+    return cfg
 
 
 def _variant(cfg: RigConfig, console_only: bool, kernel_args: str) -> RigConfig:
@@ -151,13 +158,7 @@ def record(
     as_json: bool,
 ) -> None:
     """Boot the QEMU target and keep each boot's raw artifacts with the traced edges."""
-    try:
-        cfg = load_config(config_path)
-    except ConfigError as e:
-        fail(str(e), as_json)
-    if cfg.qemu is None:
-        fail(f"{config_path}: not a QEMU target config (no [qemu] table)", as_json)
-    cfg = _variant(cfg, console_only, kernel_args)
+    cfg = _variant(_qemu_config(config_path, as_json), console_only, kernel_args)
     done = []
     try:
         for i in range(1, boots + 1):

@@ -18,7 +18,6 @@ from typing import IO
 import serial
 
 from rig.instruments.exclusive import open_serial
-from rig.instruments.protocols import InstrumentError
 from rig.instruments.registry import CONSOLE, BenchContext
 from rig.model import Chunk
 from rig.tomlcheck import Table
@@ -37,11 +36,7 @@ class SerialConsole:
 
     @classmethod
     def build(cls, _s: None, bench: BenchContext) -> SerialConsole:
-        port = bench.cfg.console.port
-        if port == "sim":
-            if bench.sim is None:
-                raise InstrumentError("console: port 'sim' without a simulated board")
-            port = bench.sim.console
+        port = bench.port(bench.cfg.console.port, "console", "console")
         console = cls(port, bench.cfg.console.baud)
         bench.stack.callback(console.close)
         return console

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
+from rig.instruments.protocols import InstrumentError
 from rig.tomlcheck import Table
 
 if TYPE_CHECKING:
@@ -56,6 +57,15 @@ class BenchContext:
     sim: SimProcess | None = None
     qemu_factory: Callable[[], QemuMachine] | None = None
     _qemu: QemuMachine | None = field(default=None, repr=False)
+
+    def port(self, port: str, which: str, what: str) -> str:
+        """`port` as configured, or the simulated board's `which` port (its `relay`,
+        `relay_numato`, `console`) where the config says "sim"."""
+        if port != "sim":
+            return port
+        if self.sim is None:
+            raise InstrumentError(f"{what}: port 'sim' without a simulated board")
+        return str(getattr(self.sim, which))
 
     def qemu(self) -> QemuMachine:
         if self._qemu is None:

@@ -50,11 +50,7 @@ class Ch340Relay(PowerProtocol):
 
     @classmethod
     def build(cls, s: Ch340Settings, bench: BenchContext) -> Ch340Relay:
-        port = s.port
-        if port == "sim":
-            if bench.sim is None:
-                raise InstrumentError("relay: port 'sim' without a simulated board")
-            port = bench.sim.relay
+        port = bench.port(s.port, "relay", "relay")
         relay = cls(port, s.channel, s.baud)
         bench.stack.callback(relay.close)
         return relay

@@ -42,11 +42,7 @@ class NumatoRelay(PowerProtocol):
 
     @classmethod
     def build(cls, s: NumatoSettings, bench: BenchContext) -> NumatoRelay:
-        port = s.port
-        if port == "sim":
-            if bench.sim is None:
-                raise InstrumentError("numato relay: port 'sim' without a simulated board")
-            port = bench.sim.relay_numato
+        port = bench.port(s.port, "relay_numato", "numato relay")
         relay = cls(port, s.relay, s.baud, s.timeout_s)
         bench.stack.callback(relay.close)
         return relay
