@@ -57,11 +57,13 @@ def boot_errors(folder: Path, latency_ms: float) -> Errors:
     """Absolute errors (s) and stated uncertainties of every source for one boot folder."""
     run = rundir.read_run(folder)
     truth = json.loads((folder / "truth.json").read_text())["boots"][-1]
-    lines = split_lines(rundir.read_console(folder))
+    chunks = rundir.read_console(folder)
+    lines = split_lines(chunks)
     scan = scan_capture(folder / rundir.CAPTURE, baud=BAUD)
-    with_tap = build_timebase(scan.markers, lines, run["power_on_ns"], BAUD, scan.uart)
-    no_tap = build_timebase(scan.markers, lines, run["power_on_ns"], BAUD, None)
-    console = build_timebase(None, lines, run["power_on_ns"], BAUD)
+    t0 = run["power_on_ns"]
+    with_tap = build_timebase(scan.markers, lines, t0, BAUD, scan.uart, chunks)
+    no_tap = build_timebase(scan.markers, lines, t0, BAUD, None, chunks)
+    console = build_timebase(None, lines, t0, BAUD, None, chunks)
     # Console-only times count from the power-on command, the truth from the rail.
     shift = (truth["power_edge_ns"] - run["power_on_ns"]) / 1e9
     by_offset = {t["bytes"]: t for t in truth["lines"]}

@@ -55,8 +55,10 @@ def _energy(folder: Path, with_console_clock: bool) -> tuple[dict[str, Any], lis
     host = None
     if with_console_clock:
         scan = scan_capture(folder / rundir.CAPTURE, 1000.0, baud=115200)
-        lines = split_lines(rundir.read_console(folder))
-        host = build_timebase(scan.markers, lines, run["power_on_ns"], 115200, scan.uart).host
+        chunks = rundir.read_console(folder)
+        lines = split_lines(chunks)
+        t0 = run["power_on_ns"]
+        host = build_timebase(scan.markers, lines, t0, 115200, scan.uart, chunks).host
     add_energy(report, run, records, host)
     truth = json.loads((folder / "truth.json").read_text())["boots"][0]["stages"]
     return report, truth

@@ -162,5 +162,8 @@ def test_replay_honours_printk_stamps() -> None:
 def test_analyzer_timebase_fits_the_printk_clock() -> None:
     fx = load("ecovec-2009.01-2.6.31")
     tb = fx.analyzer_tb()
-    assert tb.printk is not None and len(tb.printk.anchors) == 3
+    # The kernel's hooks stamp at their edge; ui_ready's userspace tag is stamped after
+    # its edge by a path that varies, so it is set apart while kernel anchors exist.
+    assert tb.printk is not None and len(tb.printk.anchors) == 2
+    assert [a.name for a in tb.printk.late] == ["ui_ready"]
     assert tb.printk.offset == pytest.approx(fx.kernel_start_s, abs=2e-6)

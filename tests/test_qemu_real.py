@@ -44,9 +44,14 @@ def test_real_boot_is_measured_from_gpio(tmp_path: Path, images: Path) -> None:
         assert stages[stage]["end"]["source"] == "gpio"
         assert stages[stage]["end_s"] == pytest.approx(truth[marker], abs=1.5e-6), stage
     assert stages["application"]["end_s"] == pytest.approx(truth["ui_ready"], abs=1.5e-6)
-    # The kernel's tags carry printk stamps: the printk clock is fitted on the GPIO edges.
+    # The kernel's tags carry printk stamps: the printk clock is fitted on the GPIO edges
+    # of the kernel's hooks; ui-ready's tag is stamped after its edge by its syscalls
+    # (about 2 ms under TCG): set apart, so it claims no false drift (it once gave 6500
+    # ppm). QEMU's guest clock is the host's: the drift is ~0, within what is stated.
     fit = report["clocks"]["printk"]
-    assert {a["name"] for a in fit["anchors"]} >= {"do_mount_root", "kernel_init", "ui_ready"}
+    assert [a["name"] for a in fit["anchors"]] == ["do_mount_root", "kernel_init"]
+    assert [a["name"] for a in fit["late_anchors"]] == ["ui_ready"]
+    assert abs(fit["drift_ppm"]) <= fit["drift_uncertainty_ppm"] <= 100.0
     assert fit["rms_residual_s"] < 0.005
     # The console shows the real firmware: U-Boot's banner and the 6.1 kernel's.
     log = (folder / "console.log").read_text(errors="replace")

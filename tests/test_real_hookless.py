@@ -205,3 +205,17 @@ def test_quiet_captured_boot_has_every_boundary_from_the_capture() -> None:
     for stage, marker in ENDS.items():
         assert st[stage]["end"]["source"] == "gpio"
         assert st[stage]["end_s"] == pytest.approx(truth[marker], abs=1.5e-6)
+
+
+@pytest.mark.parametrize("boot", sorted(DATA.glob("*/")), ids=lambda p: p.name)
+def test_one_pacing_verdict_and_qemu_is_never_called_paced(boot: Path) -> None:
+    """The host clock and the console analysis read one verdict. QEMU's PL011 is not
+    paced: a boot with enough bytes shows it; a quiet one may leave it unknown, never
+    'paced' (that would charge console time no byte took)."""
+    report = analyze(boot)
+    host, console = report["clocks"]["host"]["pacing"], report["console"]["pacing"]
+    assert host == console
+    assert console["verdict"] in ("unpaced", "unknown"), console
+    if "quiet" not in bootargs(boot):
+        assert console["verdict"] == "unpaced"
+        assert console["bytes_per_s"] > 5 * console["line_bytes_per_s"]

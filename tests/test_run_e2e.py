@@ -121,9 +121,13 @@ def test_missing_gpio_channel_comes_from_its_tag(
             assert abs(b["error_s"]) <= 100e-6, b
         assert within_bound(b), b
     fit = report["clocks"]["printk"]
-    assert {a["name"] for a in fit["anchors"]} >= {"do_mount_root", "ui_ready"}
+    # One kernel hook stamped at its edge is left; ui_ready's userspace tag is stamped
+    # after its edge by a path that varies, so it does not anchor the drift: the stated
+    # drift uncertainty (the crystal prior) must cover the board's true drift.
+    assert [a["name"] for a in fit["anchors"]] == ["do_mount_root"]
+    assert [a["name"] for a in fit["late_anchors"]] == ["ui_ready"]
     true_drift = boot["kernel_clock"]["drift_ppm"]
-    assert fit["drift_ppm"] == pytest.approx(true_drift, abs=15)
+    assert abs(fit["drift_ppm"] - true_drift) <= fit["drift_uncertainty_ppm"]
 
 
 def test_console_only_breakdown_is_honest(tmp_path: Path) -> None:

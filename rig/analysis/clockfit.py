@@ -3,10 +3,21 @@
 ref = offset + slope * x, least squares over anchor pairs (a GPIO edge and the printk
 timestamp of the tag its hook printed). The fit is reported with its anchors and
 residuals, and each mapped time gets an uncertainty from the fit's prediction error.
+
+The slope is a crystal's: 1 within PRIOR_DRIFT_PPM (taken as 3 sigma), and the anchors
+move it from there only as far as their spread and scatter can measure it. Two hooks
+60 ms apart with 20 us of jitter between them do not show a 350 ppm drift, and a line
+through them would carry that false tilt across the whole boot.
+
+A tag stamped after its edge by a variable path (userspace: the GPIO ioctl, then a
+write to /dev/kmsg) is `late`: its stamp is up to `late_s` after the edge. It is set
+apart when hooks stamped at their edge exist; alone, it gives the offset with half its
+bound added, and the other half stated (`bias_u`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from dataclasses import dataclass
@@ -21,11 +32,16 @@ PRIOR_SCATTER_S = 10e-6
 PRIOR_DRIFT_PPM = 100.0
 
 
+#: The drift prior as a standard deviation.
+PRIOR_SLOPE_SD = PRIOR_DRIFT_PPM * 1e-6 / 3
+
+
 @dataclass(frozen=True)
 class Anchor:
     name: str
     x: float  # the clock being mapped (printk seconds)
     y: float  # the reference (seconds from the power edge)
+    late_s: float = 0.0  # the stamp may follow the edge by up to this (a variable path)
 
 
 @dataclass(frozen=True)
@@ -38,25 +54,24 @@ class LinearFit:
     x_mean: float
     sxx: float
     rejected: tuple[Anchor, ...] = ()
+    slope_var: float = PRIOR_SLOPE_SD**2  # the slope's variance, the prior included
+    bias_u: float = 0.0  # half the bound of a late stamp the offset rests on
+    late: tuple[Anchor, ...] = ()  # late anchors set apart for ones stamped at their edge
 
     def __call__(self, x: float) -> float:
         return self.offset + self.slope * x
 
     def uncertainty(self, x: float) -> float:
-        """A bound (3 sigma of the prediction, plus printk truncation) for time `x`."""
+        """A bound (3 sigma of the prediction, plus printk truncation and the bias a late
+        stamp may leave) for time `x`."""
         n = len(self.anchors)
-        if n == 1:
-            drift = PRIOR_DRIFT_PPM * 1e-6 * abs(x - self.x_mean)
-            return 3 * self.scatter + drift + PRINTK_RESOLUTION_S
-        pred = self.scatter * math.sqrt(1 / n + (x - self.x_mean) ** 2 / self.sxx)
-        return 3 * max(pred, self.scatter / math.sqrt(n)) + PRINTK_RESOLUTION_S
+        pred = math.sqrt(self.scatter**2 / n + self.slope_var * (x - self.x_mean) ** 2)
+        return 3 * pred + self.bias_u + PRINTK_RESOLUTION_S
 
     @property
     def rate_uncertainty(self) -> float:
         """3 sigma of the fitted slope (relative rate error of the mapped clock)."""
-        if len(self.anchors) < 2:
-            return PRIOR_DRIFT_PPM * 1e-6
-        return 3 * self.scatter / math.sqrt(self.sxx)
+        return 3 * math.sqrt(self.slope_var)
 
     @property
     def drift_ppm(self) -> float:
@@ -70,6 +85,12 @@ class LinearFit:
             "drift_ppm": self.drift_ppm,
             "anchors": [{"name": a.name, "printk_s": a.x, "ref_s": a.y} for a in self.anchors],
             "rejected": [{"name": a.name, "printk_s": a.x, "ref_s": a.y} for a in self.rejected],
+            "late_anchors": [
+                {"name": a.name, "printk_s": a.x, "ref_s": a.y, "late_s": a.late_s}
+                for a in self.late
+            ],
+            "drift_uncertainty_ppm": self.rate_uncertainty * 1e6,
+            "bias_uncertainty_s": self.bias_u,
             "residuals_s": list(self.residuals),
             "rms_residual_s": math.sqrt(sum(r * r for r in self.residuals) / len(self.residuals)),
             "scatter_s": self.scatter,
@@ -87,22 +108,32 @@ def fit(anchors: list[Anchor]) -> LinearFit | None:
 
     Outliers are judged against a Theil-Sen line (median of pairwise slopes), which one
     bad anchor cannot drag the way it drags least squares."""
-    kept, rejected = list(anchors), []
-    if len(anchors) >= 4:
+    if not anchors:
+        return None
+    exact = [a for a in anchors if a.late_s <= 0]
+    late = tuple(a for a in anchors if a.late_s > 0) if exact else ()
+    bias = 0.0
+    if not exact:
+        # Only late stamps: each edge was up to late_s before its stamp; take the middle.
+        bias = max(a.late_s for a in anchors) / 2
+        exact = [Anchor(a.name, a.x, a.y + a.late_s / 2, a.late_s) for a in anchors]
+    kept, rejected = list(exact), []
+    if len(exact) >= 4:
         slopes = sorted(
             (b.y - a.y) / (b.x - a.x)
-            for i, a in enumerate(anchors)
-            for b in anchors[i + 1 :]
+            for i, a in enumerate(exact)
+            for b in exact[i + 1 :]
             if b.x != a.x
         )
         if slopes:
             k = slopes[len(slopes) // 2]
-            c = sorted(a.y - k * a.x for a in anchors)[len(anchors) // 2]
-            res = [abs(a.y - (c + k * a.x)) for a in anchors]
+            c = sorted(a.y - k * a.x for a in exact)[len(exact) // 2]
+            res = [abs(a.y - (c + k * a.x)) for a in exact]
             limit = max(OUTLIER_SIGMAS * 1.4826 * sorted(res)[len(res) // 2], OUTLIER_FLOOR_S)
-            kept = [a for a, r in zip(anchors, res, strict=True) if r <= limit]
-            rejected = [a for a, r in zip(anchors, res, strict=True) if r > limit]
-    return _lsq(kept, tuple(rejected))
+            kept = [a for a, r in zip(exact, res, strict=True) if r <= limit]
+            rejected = [a for a, r in zip(exact, res, strict=True) if r > limit]
+    out = _lsq(kept, tuple(rejected))
+    return dataclasses.replace(out, bias_u=bias, late=late) if out else None
 
 
 def _lsq(anchors: list[Anchor], rejected: tuple[Anchor, ...]) -> LinearFit | None:
@@ -113,18 +144,20 @@ def _lsq(anchors: list[Anchor], rejected: tuple[Anchor, ...]) -> LinearFit | Non
     ys = [a.y for a in anchors]
     xm, ym = sum(xs) / n, sum(ys) / n
     sxx = sum((x - xm) ** 2 for x in xs)
-    if n == 1 or sxx == 0:
-        slope = 1.0
-        offset = ym - xm
-    else:
-        slope = sum((x - xm) * (y - ym) for x, y in zip(xs, ys, strict=True)) / sxx
-        offset = ym - slope * xm
-    res = tuple(y - (offset + slope * x) for x, y in zip(xs, ys, strict=True))
-    if n >= 3:
-        scatter = max(math.sqrt(sum(r * r for r in res) / (n - 2)), PRINTK_RESOLUTION_S)
-    else:
-        scatter = PRIOR_SCATTER_S
-    return LinearFit(offset, slope, tuple(anchors), res, scatter, xm, sxx or 1.0, rejected)
+    slope, var = 1.0, PRIOR_SLOPE_SD**2
+    scatter = PRIOR_SCATTER_S
+    if n >= 2 and sxx > 0:
+        k = sum((x - xm) * (y - ym) for x, y in zip(xs, ys, strict=True)) / sxx
+        if n >= 3:
+            res = [y - (ym + k * (x - xm)) for x, y in zip(xs, ys, strict=True)]
+            scatter = max(math.sqrt(sum(r * r for r in res) / (n - 2)), PRINTK_RESOLUTION_S)
+        # The measured slope and the crystal prior, each weighted by its precision.
+        w_fit, w_prior = sxx / scatter**2, 1 / PRIOR_SLOPE_SD**2
+        slope = (k * w_fit + w_prior) / (w_fit + w_prior)
+        var = 1 / (w_fit + w_prior)
+    offset = ym - slope * xm
+    res_t = tuple(y - (offset + slope * x) for x, y in zip(xs, ys, strict=True))
+    return LinearFit(offset, slope, tuple(anchors), res_t, scatter, xm, sxx or 1.0, rejected, var)
 
 
 #: A fitted drift beyond this is not a crystal but too few or too clustered points.
@@ -190,4 +223,4 @@ def envelope_fit(anchors: list[Anchor], band_u: float) -> EnvelopeFit | None:
             break
     res = tuple(a.y - (offset + slope * a.x) for a in anchors)
     sxx = sum((a.x - xm) ** 2 for a in anchors) or 1.0
-    return EnvelopeFit(offset, slope, tuple(anchors), res, 0.0, xm, sxx, (), band_u)
+    return EnvelopeFit(offset, slope, tuple(anchors), res, 0.0, xm, sxx, band_u=band_u)

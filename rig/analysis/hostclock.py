@@ -334,9 +334,12 @@ def fit_lines(
     exact: Mapping[int, float],
     pacing: Pacing,
     char_s: float,
+    produced_u: float = 0.0,
 ) -> HostMap | None:
     """The band from lines with a known production (printk through its fit, or a tag at
-    its GPIO edge) or emission (`exact`: the UART tap), then every line's bounds."""
+    its GPIO edge) or emission (`exact`: the UART tap), then every line's bounds.
+    `produced_u`: how far all productions may be off together (a printk fit's offset
+    known only within a bound): the band widens by it on both sides."""
     wire = wire_time(pacing, char_s)
     garbled = garbled_stamps(lines)
     both = {**{i: p for i, p in produced.items() if i not in garbled}, **exact}
@@ -351,4 +354,8 @@ def fit_lines(
             return None
     assert host is not None
     host = dataclasses.replace(host, high_s=timer_high(host, pacing), garbled=garbled)
+    if produced_u > 0:
+        host = dataclasses.replace(
+            host, low_s=host.low_s - produced_u, high_s=host.high_s + produced_u
+        )
     return with_bounds(host, lines, both, pacing)

@@ -79,3 +79,14 @@ def split_lines(chunks: Sequence[Chunk]) -> list[Line]:
     if start_t is not None:
         lines.append(_make(len(lines), start_off, start_t, bytes(buf)))
     return lines
+
+
+def stand_in_reads(lines: Sequence[Line]) -> list[Chunk]:
+    """Reads when only lines are known: by each line's arrival its first byte and the
+    bytes before it had come, nothing later (pauses inside a line are then invisible,
+    and the last line's bytes after its first are not timed)."""
+    out, done = [], 0
+    for ln in lines:
+        out.append(Chunk(ln.t_ns, b"\0" * (ln.offset + 1 - done)))
+        done = ln.offset + 1
+    return out

@@ -1,9 +1,16 @@
-"""Is the console paced at its baud rate? Told from the bytes' own timing.
+"""Was the console paced at its baud rate? One verdict a report, told from the bytes.
 
-A real UART sends 10 bits a byte (8N1): n bytes need n * 10 / baud seconds on the wire,
-and the host's arrival stamps can squeeze that by no more than the adapter's latency.
-A console that delivered bytes faster than that (QEMU's PL011, a pty, a network
-console) is not paced: the target never waits there for earlier bytes to drain.
+On a serial line each byte takes 10/baud s (8N1). Over any stretch of reads, the bytes
+received cannot outrun that by more than the adapter and the host held back (a USB
+latency timer, a late read). When they do, the console is not paced at that rate (an
+emulated UART such as QEMU's PL011, a USB gadget console, a faster line than
+configured): the target never waited for earlier bytes to drain, its bytes cost the
+boot nothing like 10/baud each, and no console cost may be claimed from them.
+
+The verdict is taken from the tapped UART line when there is one (its start bits are
+the wire itself), else from the host's reads. The host clock uses it to model the
+target's queue (`hostclock.py`) and the console analysis to charge console time: both
+read this one verdict (`clocks.host.pacing` and `console.pacing` are the same object).
 """
 
 from __future__ import annotations
@@ -14,72 +21,155 @@ from typing import Any
 
 import numpy as np
 
-from rig.analysis.lines import Line
+from rig.artifacts.uart import UartBytes
+from rig.model import Chunk
 
-#: The most USB-serial latency can squeeze arrivals together (an FTDI latency timer is
-#: 16 ms by default; twice that for margin).
-SLACK_S = 32e-3
-#: Bytes this much faster than the line rate, even granting SLACK_S: not paced.
-UNPACED_RATIO = 1.5
-#: A stretch at this fraction of the line rate shows a console that ran near it.
-BUSY_RATIO = 0.7
+#: Beyond the latency band the host clock measured: the reader stamps a read after its
+#: first byte and takes what else is waiting a moment later.
+PACING_FLOOR_S = 0.005
+#: No USB-serial adapter at its defaults holds bytes longer (FTDI's timer is 16 ms): a
+#: wider host band is the console's own timing folded in, not latency.
+MAX_LATENCY_S = 0.032
+#: Before any band is known, latency and late reads may explain this much lead.
+FIRST_SLACK_S = MAX_LATENCY_S + PACING_FLOOR_S
+#: UARTs run within a few percent of their nominal rate; allow this much faster.
+RATE_TOLERANCE = 0.05
+#: Evidence of pacing: a stretch of at least this many slacks of wire time that took
+#: no more than DENSE times its wire time to arrive (the line ran near its rate).
+DENSE_SLACKS = 3.0
+DENSE = 1.5
 
 
 @dataclass(frozen=True)
 class Pacing:
-    verdict: str  # "paced" | "unpaced" | "unknown"
-    ratio: float  # densest window: its bytes' wire time over (its span + SLACK_S)
-    window_bytes: int
-    window_s: float
-    line_bytes_per_s: float  # baud / 10
-    busy: float = 0.0  # busiest stretch of at least SLACK_S: bytes per second / line rate
+    verdict: str  # "paced" | "unpaced" | "unknown" (no stretch busy enough to tell)
+    baud: int
+    bytes: int
+    wire_s: float  # what the baud rate needs for every byte
+    span_s: float  # first read to last read
+    deficit_s: float  # the most any stretch of bytes arrived ahead of the baud rate
+    slack_s: float  # how far ahead latency and late reads can explain
+    window: tuple[int, int] | None  # byte offsets of that stretch
+    #: the fastest stretch needing 3 slacks of wire time (bytes/s): near the line rate
+    #: on a paced console, far above it on an unpaced one
+    bytes_per_s: float | None = None
+    source: str = "reads"  # "reads" (host arrivals) | "uart" (the tapped line)
 
     @property
     def paced(self) -> bool:
         return self.verdict == "paced"
 
+    @property
+    def char_s(self) -> float:
+        """Character time per byte on the wire: none when the console is not paced.
+        Unknown pacing keeps it for subtracting console time from phases (a serial
+        line's bytes do take it), but claims no console cost from it."""
+        return 10 / self.baud if self.baud > 0 and self.verdict != "unpaced" else 0.0
+
     def as_dict(self) -> dict[str, Any]:
-        span = self.window_s
         return {
             "verdict": self.verdict,
-            "ratio": self.ratio,
-            "busy": self.busy,
-            "window_bytes": self.window_bytes,
-            "window_s": span,
-            "bytes_per_s": self.window_bytes / span if span > 0 else None,
-            "line_bytes_per_s": self.line_bytes_per_s,
-            "slack_s": SLACK_S,
+            "source": self.source,
+            "baud": self.baud,
+            "bytes": self.bytes,
+            "wire_s": self.wire_s,
+            "span_s": self.span_s,
+            "deficit_s": self.deficit_s,
+            "slack_s": self.slack_s,
+            "window": list(self.window) if self.window else None,
+            "bytes_per_s": self.bytes_per_s,
+            "line_bytes_per_s": self.baud / 10 if self.baud > 0 else None,
         }
 
+    def note(self) -> str | None:
+        if self.verdict == "unpaced" and self.window:
+            a, b = self.window
+            return (
+                f"console not paced at {self.baud} baud: bytes {a}-{b} arrived "
+                f"{self.deficit_s:.3f} s sooner than the baud rate allows (more than the "
+                f"{self.slack_s:.3f} s latency and late reads explain); no console cost is "
+                "claimed and no console time is subtracted from phases"
+            )
+        if self.verdict == "unknown" and self.bytes:
+            return (
+                f"console pacing unknown: no stretch of the {self.bytes} bytes was busy "
+                f"enough to show whether they took 10/{self.baud} s each; no console cost "
+                "is claimed"
+            )
+        return None
 
-def detect_pacing(lines: Sequence[Line], char_s: float) -> Pacing:
-    """Paced, the first byte of line j left at least (off_j - off_i) character times
-    after that of line i, so arrivals satisfy t_j - t_i >= bytes * char_s - latency:
-    the ratio bytes * char_s / (t_j - t_i + SLACK_S) stays at or below 1. A console that
-    also ran near its line rate for a while (`busy`) is paced; one that never did may be
-    either."""
-    rate = 1 / char_s if char_s > 0 else float("inf")
-    if len(lines) < 2 or char_s <= 0:
-        return Pacing("unknown", 0.0, 0, 0.0, rate)
-    off = np.array([ln.offset for ln in lines], dtype=np.float64)
-    t = np.array([ln.t_ns for ln in lines], dtype=np.float64) / 1e9
-    best, busy = (0.0, 0, 0.0), 0.0
-    for i in range(len(lines) - 1):
-        wire = (off[i + 1 :] - off[i]) * char_s
-        span = np.maximum(t[i + 1 :] - t[i], 0.0)
-        r = wire / (span + SLACK_S)
-        j = int(np.argmax(r))
-        if r[j] > best[0]:
-            best = (float(r[j]), int(off[i + 1 + j] - off[i]), float(span[j]))
-        # Over at least SLACK_S, latency can squeeze a stretch by half at most.
-        long = span >= SLACK_S
-        if long.any():
-            busy = max(busy, float(np.max(wire[long] / span[long])))
-    ratio, nbytes, span_s = best
-    if ratio > UNPACED_RATIO:
-        verdict = "unpaced"
-    elif busy >= BUSY_RATIO:
-        verdict = "paced"
-    else:
-        verdict = "unknown"
-    return Pacing(verdict, ratio, nbytes, span_s, rate, busy)
+
+def read_units(chunks: Sequence[Chunk]) -> tuple[np.ndarray, np.ndarray]:
+    """End offset (exclusive) and arrival (s) of each non-empty read."""
+    sizes = np.array([len(c.data) for c in chunks], np.int64)
+    keep = sizes > 0
+    ends = np.cumsum(sizes)[keep]
+    t = np.array([c.t_ns for c in chunks], np.float64)[keep] / 1e9
+    return ends, t
+
+
+def band_slack(high_s: float, low_s: float) -> float:
+    """The lead a host band of [low_s, high_s] explains (capped at any adapter's)."""
+    return min(high_s - low_s, MAX_LATENCY_S) + PACING_FLOOR_S
+
+
+def _fastest(ends: np.ndarray, t: np.ndarray, c: float, slack: float) -> float | None:
+    """Bytes per second of the fastest stretch needing DENSE_SLACKS slacks of wire time
+    (the shortest such stretch ending at each read is the one to check); None when no
+    stretch is that long or every one arrived within a single read."""
+    need = DENSE_SLACKS * slack / c  # bytes
+    i = np.searchsorted(ends, ends - need, side="right") - 1
+    ok = i >= 0
+    if not ok.any():
+        return None
+    j = np.nonzero(ok)[0]
+    i = i[ok]
+    dt = t[j] - t[i]
+    timed = dt > 0
+    if not timed.any():
+        return None
+    return float(np.max((ends[j] - ends[i])[timed] / dt[timed]))
+
+
+def _verdict(
+    ends: np.ndarray, t: np.ndarray, baud: int, slack: float
+) -> tuple[str, float, tuple[int, int], float | None]:
+    c = 10 / baud
+    # Read j's bytes left no earlier than read i's last one plus their own wire time:
+    # lead(i, j) = (ends[j] - ends[i]) * c - (t[j] - t[i]) <= what was held back.
+    v = ends * c * (1 - RATE_TOLERANCE) - t
+    lead = v[1:] - np.minimum.accumulate(v)[:-1]
+    j = int(np.argmax(lead)) + 1
+    deficit = float(lead[j - 1])
+    window = (int(ends[int(np.argmin(v[:j]))]), int(ends[j]))
+    rate = _fastest(ends, t, c, slack)
+    if deficit > slack:
+        return "unpaced", deficit, window, rate
+    # Paced: a long stretch ran near the line rate (within DENSE) and still took its time.
+    verdict = "paced" if rate is not None and rate * c * DENSE >= 1 else "unknown"
+    return verdict, max(deficit, 0.0), window, rate
+
+
+def assess_pacing(
+    chunks: Sequence[Chunk],
+    baud: int,
+    slack_s: float = FIRST_SLACK_S,
+    uart: UartBytes | None = None,
+) -> Pacing:
+    """Paced, unpaced, or unknown (no stretch busy enough to tell). `slack_s`: the lead
+    the host's reads can explain (`band_slack` once the host band is known); the tapped
+    line, when given, replaces the reads and needs only its sampling as slack."""
+    ends, t = read_units(chunks)
+    n = int(ends[-1]) if len(ends) else 0
+    wire = n * 10 / baud if baud > 0 else 0.0
+    span = float(t[-1] - t[0]) if len(t) else 0.0
+    source = "reads"
+    if uart is not None and len(uart.data) >= 2 and uart.samplerate:
+        # Exact times: only the sampling and the start bit's own edge can blur them.
+        ends = np.arange(1, len(uart.data) + 1, dtype=np.int64)
+        t = uart.start.astype(np.float64) / uart.samplerate
+        slack_s, source = 3 / uart.samplerate, "uart"
+    if baud <= 0 or len(t) < 2:
+        return Pacing("unknown", baud, n, wire, span, 0.0, slack_s, None, source=source)
+    verdict, deficit, window, rate = _verdict(ends, t, baud, slack_s)
+    return Pacing(verdict, baud, n, wire, span, deficit, slack_s, window, rate, source)

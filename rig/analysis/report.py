@@ -51,10 +51,16 @@ def build_report(
     same report, byte for byte. `power`: a supply's readings (power.jsonl), which give
     each stage its energy."""
     lines = split_lines(chunks)
-    tb = build_timebase(scan, lines, int(run["power_on_ns"]), baud, uart)
+    tb = build_timebase(scan, lines, int(run["power_on_ns"]), baud, uart, chunks)
     events = marker_events(lines, tb)
     console = analyse_console(lines, tb, baud, analysis, chunks, uart)
     stages = build_stages(specs, events, lines, tb)
+    # What stood in for a missing hook (a landmark, a configured pattern) is an event too.
+    seen = {id(e) for e in events}
+    for ev in (x for s in stages for x in (s.start, s.end) if x is not None):
+        if id(ev) not in seen:
+            seen.add(id(ev))
+            events.append(ev)
     outcome = classify(scan, "capture" in artifacts, lines, stages, run.get("rig_error"))
 
     first, last = (stages[0].start, stages[-1].end) if stages else (None, None)

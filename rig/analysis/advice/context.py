@@ -9,11 +9,11 @@ from typing import Any
 from rig.analysis.events import Timebase
 from rig.analysis.initcalls import Initcall
 from rig.analysis.lines import Line
+from rig.analysis.pacing import Pacing
 from rig.analysis.parsers.console import ConsoleParse
 from rig.analysis.parsers.options import AnalysisOptions
 from rig.analysis.parsers.phase import Phase
 from rig.analysis.parsers.timing import evidence
-from rig.analysis.parsers.wire import Pacing
 from rig.model import Chunk
 
 
