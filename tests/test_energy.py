@@ -166,6 +166,9 @@ def test_add_energy_fills_the_report_stages() -> None:
     assert power["clock"]["source"] == "host" and power["readings"] == len(records(300))
     assert power["rate_hz"] == pytest.approx(300, rel=0.01)
     json.dumps(report, allow_nan=False)  # plain JSON numbers, no numpy leftovers
+    trace = power["trace"]
+    assert len(trace["t_s"]) == len(trace["a"]) == len(trace["v"]) == len(records(300))
+    assert trace["t_s"] == sorted(trace["t_s"])
     untouched: dict[str, Any] = {"stages": report_stages()}
     energy.add_energy(untouched, {"power_on_ns": 0}, [])
     assert "power" not in untouched and "energy_j" not in untouched["stages"][0]
@@ -179,3 +182,15 @@ def test_powerlog_round_trip_and_errors(tmp_path: Path) -> None:
     (tmp_path / powerlog.POWER_JSONL).write_text('{"t_ns": 1, "v": 5.0, "a": 0.1}\n{"t_ns": 2}\n')
     with pytest.raises(powerlog.PowerLogError, match=r"power.jsonl:2: expected"):
         powerlog.read(tmp_path)
+
+
+def test_a_long_trace_keeps_every_peak() -> None:
+    """Beyond TRACE_POINTS readings the trace thins out, but a one-reading inrush spike
+    stays in it: each bucket keeps its peak."""
+    n = 3 * energy.TRACE_POINTS + 7
+    a = np.full(n, 0.2)
+    a[1234] = 3.0
+    r = energy.Readings(np.arange(n) / 1000.0, np.full(n, 5.0), a, np.zeros(n))
+    trace = energy.trace(r)
+    assert len(trace["t_s"]) == energy.TRACE_POINTS
+    assert max(trace["a"]) == 3.0 and 1.234 in trace["t_s"]

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from rig.sinks.html.console import console_lines
+from rig.sinks.html.timeline import CURRENT, boot_figure
 from tests.e2e import REPO, truth_boot
 
 
@@ -35,3 +37,13 @@ def test_energy_per_stage_from_a_measured_boot(tmp_path: Path) -> None:
         err = abs(st["energy_j"] - truth[st["name"]])
         assert err <= 0.02 * truth[st["name"]] + st["energy_uncertainty_j"], st["name"]
         assert st["peak_current_a"] >= st["mean_current_a"] > 0
+    # report.html draws the supply's current on the boot's time axis, every stage's
+    # joules over its span.
+    fig = boot_figure(report, console_lines(report, folder))
+    (current,) = [t for t in fig.data if t.name == "supply current"]
+    readings = (folder / "power.jsonl").read_text().count("\n")
+    assert 0 < len(current.x) <= readings and current.yaxis == f"y{CURRENT}"
+    assert max(current.y) == max(report["power"]["trace"]["a"])
+    labels = {a.text for a in fig.layout.annotations}
+    for st in report["stages"]:
+        assert f"{st['name']}<br>{st['energy_j']:.3f} J" in labels

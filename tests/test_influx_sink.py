@@ -78,6 +78,29 @@ def test_round_trip(server: PrivateServer, request: pytest.FixtureRequest, tmp_p
         assert stored_run_ids(c, s.database) == [report["run_id"]]
 
 
+def test_stage_energy_reaches_influx(
+    server: PrivateServer, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """A supply's readings give stages energy: it is stored beside the times, as
+    floats, and a stage without readings simply has none."""
+    s = settings_for(server, request)
+    report = sample_report(2)
+    first = report["stages"][0]
+    first.update(energy_j=1, energy_uncertainty_j=0.02, mean_current_a=0.41, peak_current_a=1.7)
+    report["power"] = {"stages_energy_j": 1.0, "stages_energy_uncertainty_j": 0.02}
+    assert deliver(report, s, tmp_path).status == "written"
+    with Client(s) as c:
+        q = 'SELECT "energy_j", "energy_uncertainty_j", "mean_current_a", "peak_current_a" '
+        res = c.query(q + f'FROM "stage" WHERE "stage" = \'{first["name"]}\'', s.database)
+        assert res[0]["series"][0]["values"][0][1:] == [1.0, 0.02, 0.41, 1.7]
+        assert count(c, s.database, "stage", "energy_j") == 1
+        assert count(c, s.database, "boot", "stages_energy_j") == 1
+        # A float field: a later boot's 2.5 J must not be refused as a type conflict.
+        res = c.query('SHOW FIELD KEYS FROM "stage"', s.database)
+        kinds = dict(res[0]["series"][0]["values"])
+        assert kinds["energy_j"] == "float" and kinds["peak_current_a"] == "float"
+
+
 def test_rewrite_overwrites(
     server: PrivateServer, request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:

@@ -108,6 +108,7 @@ def test_budgets_file_loads_for_every_shipped_board() -> None:
     assert base.power_to_ui_s is not None and opt.power_to_ui_s is not None
     assert base.power_to_ui_s > 19.44 > opt.power_to_ui_s
     assert base.stages["kernel"] == 1.4 and opt.stages["kernel"] == 0.13
+    assert opt.energy["kernel"] == 0.35 and set(opt.energy) == set(opt.stages)
 
 
 def test_budgets_file_is_what_the_dashboards_read_too() -> None:
@@ -127,6 +128,8 @@ def test_budgets_file_is_what_the_dashboards_read_too() -> None:
         ("[boards.b.percentiles.101]\nkernel = 1\n", "expected a percentile 0 < q < 100"),
         ("[boards.b]\npower_to_ui = 1\n", "unknown key 'boards.b.power_to_ui'"),
         ("[boards.other]\npower_to_ui_s = 1\n", "no budgets for board 'b'"),
+        ("[boards.b.energy]\nkernal = 1\n", "key 'boards.b.energy.kernal': not a stage"),
+        ("[boards.b.energy]\nkernel = 0\n", "key 'boards.b.energy.kernel': expected joules > 0"),
     ],
 )
 def test_budget_errors_name_file_and_key(tmp_path: Path, text: str, needle: str) -> None:

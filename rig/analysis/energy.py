@@ -35,6 +35,7 @@ The supply's own calibration is not included: the energy is what its readings sa
 from __future__ import annotations
 
 import contextlib
+import itertools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -343,6 +344,7 @@ def add_energy(
         "stages_energy_j": total,
         "stages_energy_uncertainty_j": total_u,
         "notes": notes,
+        "trace": trace(r),
     }
     if reference != "host":
         # What the readings say of the power edge, on the reference clock: it should
@@ -351,6 +353,26 @@ def add_energy(
             lo, hi = edge_bracket(records, power_on_ns)
             section["edge_seen_s"] = [(lo - clock.zero_ns) / 1e9, (hi - clock.zero_ns) / 1e9]
     report["power"] = section
+
+
+#: The report's current trace (for the HTML timeline) keeps at most this many points.
+TRACE_POINTS = 2000
+
+
+def trace(r: Readings) -> dict[str, list[float]]:
+    """The readings on the reference clock; beyond TRACE_POINTS each bucket of readings
+    keeps its peak current (an inrush must not vanish in an average)."""
+    n = len(r.t_s)
+    if n <= TRACE_POINTS:
+        idx = np.arange(n)
+    else:
+        edges = np.linspace(0, n, TRACE_POINTS + 1).astype(np.int64)
+        idx = np.array([a + int(np.argmax(r.a[a:b])) for a, b in itertools.pairwise(edges)])
+    return {
+        "t_s": [round(float(x), 9) for x in r.t_s[idx]],
+        "a": [float(x) for x in r.a[idx]],
+        "v": [float(x) for x in r.v[idx]],
+    }
 
 
 def _rate(t: np.ndarray) -> float | None:

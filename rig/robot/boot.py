@@ -25,6 +25,16 @@ class Boot:
         s = next((s for s in self.report.get("stages", []) if s["name"] == stage), None)
         return None if s is None else s.get("duration_s")
 
+    def stage(self, stage: str) -> dict[str, Any] | None:
+        return next((s for s in self.report.get("stages", []) if s["name"] == stage), None)
+
+    def energy(self, stage: str) -> tuple[float, float] | None:
+        """(joules, uncertainty) of a stage, when a supply's readings gave it one."""
+        s = self.stage(stage)
+        if s is None or s.get("energy_j") is None:
+            return None
+        return float(s["energy_j"]), float(s.get("energy_uncertainty_j") or 0.0)
+
 
 def seconds(budget: timedelta | float) -> float:
     return budget.total_seconds() if isinstance(budget, timedelta) else float(budget)

@@ -3,6 +3,7 @@
     [boards.<board>]                    power_to_ui_s = 0.40
     [boards.<board>.stages]             kernel = 0.15, ...
     [boards.<board>.percentiles.95]     power_to_ui_s = 0.39, kernel = 0.14, ...
+    [boards.<board>.energy]             kernel = 0.35, ...  (joules, from a supply's readings)
     [boards.<board>.variants.<variant>] the same keys, overriding the board's
 
 The board and variant are the names a rig config (or a simulated board profile) gives.
@@ -28,28 +29,31 @@ class Budgets:
     power_to_ui_s: float | None = None
     stages: dict[str, float] = field(default_factory=dict)
     percentiles: dict[float, dict[str, float]] = field(default_factory=dict)  # q -> budgets
+    energy: dict[str, float] = field(default_factory=dict)  # stage -> joules
 
     def where(self) -> str:
         return f"{self.path} [boards.{self.board}]"
 
 
-def _seconds(t: Table, key: str) -> float:
+def _seconds(t: Table, key: str, unit: str = "seconds") -> float:
     v = t.float(key, min=0.0)
     if v <= 0:
-        t.error(key, "seconds > 0", v)
+        t.error(key, f"{unit} > 0", v)
     return float(v)
 
 
-def _stage_table(t: Table, stage_names: tuple[str, ...], total_ok: bool) -> dict[str, float]:
+def _stage_table(
+    t: Table, stage_names: tuple[str, ...], total_ok: bool, unit: str = "seconds"
+) -> dict[str, float]:
     out: dict[str, float] = {}
     for key in list(t.data):
         if key == TOTAL and total_ok:
-            out[key] = _seconds(t, key)
+            out[key] = _seconds(t, key, unit)
         elif stage_names and key not in stage_names:
             known = ", ".join((*stage_names, TOTAL) if total_ok else stage_names)
             raise ConfigError(f"{t.path}: key '{t.key(key)}': not a stage ({known})")
         else:
-            out[key] = _seconds(t, key)
+            out[key] = _seconds(t, key, unit)
     t.done()
     return out
 
@@ -74,7 +78,8 @@ def _apply(b: Budgets, t: Table, stage_names: tuple[str, ...]) -> Budgets:
     pct = {q: dict(v) for q, v in b.percentiles.items()}
     for q, v in _percentiles(t.table("percentiles"), stage_names).items():
         pct[q] = {**pct.get(q, {}), **v}
-    return Budgets(b.path, b.board, b.variant, total, stages, pct)
+    energy = {**b.energy, **_stage_table(t.table("energy"), stage_names, False, "joules")}
+    return Budgets(b.path, b.board, b.variant, total, stages, pct, energy)
 
 
 def load_budgets(

@@ -17,6 +17,7 @@ from rig.robot import messages
 from rig.robot.boot import TOTAL, Boot, seconds
 from rig.robot.budgets import Budgets, load_budgets
 from rig.robot.doc import LIBRARY_DOC
+from rig.robot.energy import EnergyBudgets
 from rig.robot.statistics import SoakStatistics
 from rig.sinks.influx.points import ReportError
 from rig.sinks.influx.sink import deliver as deliver_report
@@ -39,7 +40,7 @@ class _Closer:
         self.lib.release_rig()
 
 
-class BootRig(SoakStatistics):
+class BootRig(SoakStatistics, EnergyBudgets):
     __doc__ = LIBRARY_DOC
     ROBOT_LIBRARY_SCOPE = "SUITE"
     ROBOT_LIBRARY_VERSION = __version__
@@ -191,7 +192,7 @@ class BootRig(SoakStatistics):
     def load_budgets(
         self, path: str = "config/budgets.toml", board: str | None = None
     ) -> dict[str, Any]:
-        """Loads the time budgets of this rig's board (or ``board``) from ``path``.
+        """Loads the time and energy budgets of this rig's board (or ``board``) from ``path``.
 
         The rig config's board variant selects a ``variants`` table when the file has
         one. Returns the budgets as a dictionary. Keywords given no budget use these.
@@ -204,7 +205,12 @@ class BootRig(SoakStatistics):
             Path(path), board or self.cfg.board, self.cfg.variant, stage_names
         )
         b = self.budgets
-        out = {"power_to_ui_s": b.power_to_ui_s, "stages": b.stages, "percentiles": b.percentiles}
+        out = {
+            "power_to_ui_s": b.power_to_ui_s,
+            "stages": b.stages,
+            "percentiles": b.percentiles,
+            "energy": b.energy,
+        }
         logger.info(f"Budgets of {b.board} ({b.variant}) from {b.path}: {out}")
         return out
 

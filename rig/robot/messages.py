@@ -50,3 +50,25 @@ def percentile_over(
 def failed_boot(run_id: str, outcome: str, detail: str | None, folder: Path) -> str:
     why = f" ({detail})" if detail else ""
     return f"Boot {run_id} did not succeed: outcome {outcome}{why}. Artifacts: {folder}"
+
+
+def joules(v: float) -> str:
+    return f"{v:.4f} J"
+
+
+def over_energy(
+    run_id: str, stage: str, measured: float, u: float, budget: float, folder: Path
+) -> str:
+    over = measured - budget
+    return (
+        f"Boot {run_id}: stage '{stage}' used {joules(measured)} (± {joules(u)}), over its "
+        f"energy budget of {joules(budget)} by {joules(over)} (+{100 * over / budget:.1f} %). "
+        f"Artifacts: {folder}"
+    )
+
+
+def no_energy(run_id: str, stage: str, why: str, budget: float, folder: Path) -> str:
+    return (
+        f"Boot {run_id}: stage '{stage}' has no energy ({why}); its energy budget is "
+        f"{joules(budget)}. Artifacts: {folder}"
+    )

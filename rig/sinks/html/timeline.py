@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from rig.sinks.html.console import ConsoleLine
+from rig.sinks.html.current import add_current, supply_trace
 from rig.sinks.html.flame import add_initcalls
 from rig.sinks.html.style import (
     SOURCE_COLOURS,
@@ -21,7 +22,7 @@ from rig.sinks.html.style import (
     stage_colours,
 )
 
-STAGES, INITCALLS, CONSOLE = 1, 2, 3
+STAGES, INITCALLS, CONSOLE, CURRENT = 1, 2, 3, 4
 
 
 def end_of_boot(report: dict[str, Any], console: list[ConsoleLine]) -> float:
@@ -195,31 +196,40 @@ def add_markers(fig: go.Figure, report: dict[str, Any]) -> None:
 
 
 def boot_figure(report: dict[str, Any], console: list[ConsoleLine]) -> go.Figure:
+    # an empty flame chart only needs room for its note
+    heights = [0.27, 0.43, 0.30] if report.get("initcalls") else [0.38, 0.14, 0.48]
+    titles = [
+        "Stages (Gantt), boundaries ± uncertainty",
+        "Initcalls (flame chart, time order; colour = duration)",
+        "Console lines (first byte, mapped onto the reference clock)",
+    ]
+    current = supply_trace(report) is not None
+    if current:  # a supply read back: its current, and each stage's joules, below
+        heights = [h * 0.8 for h in heights] + [0.2]
+        titles.append("Supply current (readings on the reference clock), energy per stage")
     fig = make_subplots(
-        rows=3,
+        rows=len(heights),
         cols=1,
         shared_xaxes=True,
-        vertical_spacing=0.07,
-        # an empty flame chart only needs room for its note
-        row_heights=[0.27, 0.43, 0.30] if report.get("initcalls") else [0.38, 0.14, 0.48],
-        subplot_titles=(
-            "Stages (Gantt), boundaries ± uncertainty",
-            "Initcalls (flame chart, time order; colour = duration)",
-            "Console lines (first byte, mapped onto the reference clock)",
-        ),
+        vertical_spacing=0.07 if not current else 0.055,
+        row_heights=heights,
+        subplot_titles=titles,
     )
     fig.update_annotations(x=0, xanchor="left")  # the row titles, left like the sections'
     t_end = end_of_boot(report, console)
     add_stages(fig, report)
     add_initcalls(fig, report, t_end, INITCALLS)
     add_console(fig, report, console)
+    add_current(fig, report, CURRENT)
     add_markers(fig, report)
     reference = (report.get("time_base") or {}).get("reference", "?")
     fig.update_xaxes(
-        title_text=f"seconds from power-on (reference clock: {reference})", row=CONSOLE, col=1
+        title_text=f"seconds from power-on (reference clock: {reference})",
+        row=CURRENT if current else CONSOLE,
+        col=1,
     )
     fig.update_xaxes(showticklabels=True, ticksuffix=" s", range=[-0.02 * t_end, t_end * 1.03])
-    layout = base_layout(980)
+    layout = base_layout(1180 if current else 980)
     layout["margin"]["t"] = 110  # room for the marker names above the first row
     fig.update_layout(
         **layout,

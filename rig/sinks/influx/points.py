@@ -53,6 +53,9 @@ def common_tags(report: dict[str, Any]) -> dict[str, str]:
 def boot_fields(report: dict[str, Any]) -> dict[str, FieldValue]:
     stages = report.get("stages") or []
     advisories = report.get("advisories") or []
+    # A supply's readings (report["power"]) add the boot's energy; a failed reading
+    # section has an error and no totals.
+    power = report.get("power") or {}
     return _fields(
         power_to_ui_s=report.get("power_to_ui_s"),
         power_to_ui_uncertainty_s=report.get("power_to_ui_uncertainty_s"),
@@ -62,6 +65,8 @@ def boot_fields(report: dict[str, Any]) -> dict[str, FieldValue]:
         initcall_count=len(report.get("initcalls") or []),
         advisory_count=len(advisories),
         advisory_gain_s=float(sum(a.get("gain_s") or 0.0 for a in advisories)),
+        stages_energy_j=power.get("stages_energy_j"),
+        stages_energy_uncertainty_j=power.get("stages_energy_uncertainty_j"),
     )
 
 
@@ -72,6 +77,10 @@ def stage_point(s: dict[str, Any]) -> tuple[dict[str, str], dict[str, FieldValue
         duration_s=s.get("duration_s"),
         uncertainty_s=s.get("uncertainty_s"),
         source=s.get("source"),
+        energy_j=s.get("energy_j"),
+        energy_uncertainty_j=s.get("energy_uncertainty_j"),
+        mean_current_a=s.get("mean_current_a"),
+        peak_current_a=s.get("peak_current_a"),
     )
 
 
@@ -113,6 +122,12 @@ _FLOAT_FIELDS = (
     "duration_s",
     "uncertainty_s",
     "gain_s",
+    "energy_j",
+    "energy_uncertainty_j",
+    "mean_current_a",
+    "peak_current_a",
+    "stages_energy_j",
+    "stages_energy_uncertainty_j",
 )
 
 
