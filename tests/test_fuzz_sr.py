@@ -254,8 +254,11 @@ CORRUPT = {
         r"samplerate: expected e.g. '1 MHz', found 'fast'",
     ),
     "zero samplerate": (_rezip(GOOD, meta=_meta(samplerate="0 Hz")), r"found '0 Hz'"),
-    "16 channels": (_rezip(GOOD, meta=_meta(unitsize="2")), r"unitsize 2 not supported"),
-    "probe99": (_rezip(GOOD, meta=_meta(probe99="x")), r"total probes '3': 1 to 8 supported"),
+    "unitsize 9": (_rezip(GOOD, meta=_meta(unitsize="9")), r"expected 1 to 4 bytes a sample"),
+    "probe99": (
+        _rezip(GOOD, meta=_meta(probe99="x")),
+        r"total probes '3': 1 to 8 fit in unitsize 1",
+    ),
     "no data": (_rezip(GOOD, {"logic-1-1"}), r"no logic data members named logic-1-N"),
     "truncated chunk": (
         _patch_directory(GOOD, "logic-1-1", 20, _compressed_size(GOOD, "logic-1-1") // 2),

@@ -7,14 +7,14 @@ vectorised compare per block; the block boundaries carry the previous sample ove
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from rig.artifacts.srstream import open_blocks
-from rig.artifacts.srzip import CHUNK_BYTES
+from rig.artifacts.srzip import CHUNK_BYTES, CaptureError
 
 
 @dataclass(frozen=True)
@@ -45,11 +45,34 @@ DENSE_SAMPLES_PER_EDGE = 8
 DENSE_MIN_BLOCK = 1 << 16
 
 
+def narrow(blocks: Iterable[np.ndarray], unitsize: int, src: Sequence[int]) -> Iterator[np.ndarray]:
+    """Blocks of `unitsize`-byte samples (little-endian, as sigrok writes them) -> one
+    byte a sample whose bit i is channel src[i]. A sample split across two blocks is
+    carried over."""
+    carry = np.zeros(0, np.uint8)
+    for raw in blocks:
+        buf = np.concatenate((carry, raw)) if len(carry) else raw
+        n = len(buf) - len(buf) % unitsize
+        carry = buf[n:].copy()
+        s = buf[:n].reshape(-1, unitsize)
+        out = np.zeros(len(s), np.uint8)
+        for i, b in enumerate(src):
+            out |= ((s[:, b // 8] >> (b % 8)) & 1) << i
+        if len(out):
+            yield out
+
+
 def scan_edges(path: Path, names: Sequence[str], block: int = CHUNK_BYTES) -> Edges:
     """Transitions of the named channels (a name used twice means its first channel)."""
     path = Path(path)
     with open_blocks(path, block) as (info, blocks):
         bits = {n: info.channels.index(n) for n in names}
+        if info.unitsize > 1:  # a wide analyzer: the named channels, one byte a sample
+            src = sorted(set(bits.values()))
+            if len(src) > 8:
+                raise CaptureError(f"{path}: at most 8 channels are scanned at once")
+            blocks = narrow(blocks, info.unitsize, src)
+            bits = {n: src.index(b) for n, b in bits.items()}
         mask = np.uint8(sum({1 << b for b in bits.values()}))
         dense: dict[int, int] = {}  # bit -> block start where it was found dense
         first: int | None = None

@@ -179,6 +179,7 @@ class CaptureInfo:
     channels: tuple[str, ...]
     members: tuple[str, ...]  # logic data members in order
     samples: int
+    unitsize: int = 1  # bytes per sample (channel i is bit i % 8 of byte i // 8)
 
 
 def _open(path: Path) -> zipfile.ZipFile:
@@ -215,14 +216,21 @@ def _info(path: Path, z: zipfile.ZipFile) -> CaptureInfo:
             f"{path}: metadata [{dev}] samplerate: expected e.g. '1 MHz', "
             f"found {sec.get('samplerate')!r}"
         ) from None
-    unitsize, total = sec.get("unitsize", "1"), sec.get("total probes", "0")
-    if unitsize.strip() != "1":
-        raise CaptureError(f"{path}: unitsize {unitsize} not supported (only 8 channels)")
+    text, total = sec.get("unitsize", "1").strip(), sec.get("total probes", "0")
+    unitsize = _num(text)
+    if not 1 <= unitsize <= MAX_UNITSIZE:
+        raise CaptureError(
+            f"{path}: metadata [{dev}] unitsize: expected 1 to {MAX_UNITSIZE} bytes a "
+            f"sample, found {text!r}"
+        )
     probes = {int(k[5:]): v for k, v in sec.items() if k.startswith("probe") and _num(k[5:]) > 0}
     if not probes:
         raise CaptureError(f"{path}: metadata [{dev}] names no channels (no probeN keys)")
-    if _num(total) < 0 or max(_num(total), *probes) > 8:
-        raise CaptureError(f"{path}: metadata [{dev}] total probes {total!r}: 1 to 8 supported")
+    if _num(total) < 0 or max(_num(total), *probes) > 8 * unitsize:
+        raise CaptureError(
+            f"{path}: metadata [{dev}] total probes {total!r}: 1 to {8 * unitsize} fit in "
+            f"unitsize {unitsize}"
+        )
     channels = tuple(probes.get(i + 1, str(i)) for i in range(max(_num(total), *probes)))
     # Like libsigrok: `prefix` alone, or prefix-1, prefix-2, ... with no gap.
     chunks = {_num(n[len(prefix) + 1 :]) for n in names if n.startswith(prefix + "-")}
@@ -233,8 +241,17 @@ def _info(path: Path, z: zipfile.ZipFile) -> CaptureInfo:
         raise CaptureError(f"{path}: no logic data members named {prefix}-N")
     if chunks and sorted(chunks) != list(range(1, len(chunks) + 1)):
         raise CaptureError(f"{path}: logic data members {prefix}-N are not numbered 1..N")
-    samples = sum(z.getinfo(m).file_size for m in members)
-    return CaptureInfo(path, samplerate, channels, tuple(members), samples)
+    nbytes = sum(z.getinfo(m).file_size for m in members)
+    if nbytes % unitsize:
+        raise CaptureError(
+            f"{path}: the logic data holds {nbytes} bytes, not a whole number of "
+            f"{unitsize}-byte samples (unitsize {unitsize})"
+        )
+    return CaptureInfo(path, samplerate, channels, tuple(members), nbytes // unitsize, unitsize)
+
+
+#: Up to 32 channels a sample (DSLogic U3Pro32 and the like).
+MAX_UNITSIZE = 4
 
 
 def _num(text: str) -> int:
@@ -263,6 +280,8 @@ def read_sr(path: Path) -> Capture:
     path = Path(path)
     with _open(path) as z:
         info = _info(path, z)
+        if info.unitsize != 1:  # Capture.data holds one byte a sample
+            raise CaptureError(f"{path}: unitsize {info.unitsize}: stream it (scan_edges)")
         parts = []
         for m in info.members:
             try:
