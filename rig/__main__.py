@@ -1,3 +1,3 @@
-from rig.cli import main
+from rig.cli import entry
 
-main()
+entry()

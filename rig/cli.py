@@ -31,3 +31,19 @@ main.add_command(report)
 main.add_command(grafana)
 main.add_command(soak)
 main.add_command(qemu)
+
+
+def entry() -> None:
+    """The `rig` executable: click's main, with the documented exit codes for an
+    interrupt that reaches the top (a second Ctrl-C while the rig was already stopping):
+    130 for SIGINT, not click's 1, which means "the board failed" here."""
+    try:
+        main.main(standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("interrupted", err=True)
+        raise SystemExit(130) from None
+    except click.ClickException as e:  # usage errors: bad input, exit 2
+        e.show()
+        raise SystemExit(e.exit_code) from None
+    except click.exceptions.Exit as e:
+        raise SystemExit(e.exit_code) from None

@@ -26,6 +26,8 @@ from rig.model import MarkerScan
 PANIC_TEXT = ("Kernel panic - not syncing", "Kernel panic")
 OK = "ok"
 MISSING_MARKER = "missing_marker"
+#: Not the board's: the run was stopped (Ctrl-C, SIGTERM) before the boot ended.
+INTERRUPTED = "interrupted"
 
 
 def _broken(stages: list[Stage]) -> bool:

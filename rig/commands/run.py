@@ -26,6 +26,7 @@ from rig.pipeline import analyze_folder
 from rig.sinks.influx.points import ReportError
 from rig.sinks.influx.sink import Delivery, deliver
 from rig.sinks.terminal import print_report
+from rig.soak.signals import StopFlag
 
 
 @click.command()
@@ -61,6 +62,7 @@ def run(
     except ConfigError as e:
         fail(str(e), as_json)
     recovered = recover_leftovers(cfg.results_dir, as_json)
+    stop = StopFlag()
     try:
         with Progress(
             SpinnerColumn(),
@@ -75,8 +77,11 @@ def run(
             def step(text: str) -> None:
                 progress.update(task, description=text)
 
-            with Instruments(cfg) as bench:
-                result = run_cycle(cfg, bench, step)
+            # Ctrl-C or SIGTERM ends the wait for the boot: the capture is stopped and
+            # kept, the target powered off and the instruments (sigrok-cli, QEMU, the
+            # simulator) released; the run is filed as interrupted (exit 130 or 143).
+            with stop.installed(), Instruments(cfg) as bench:
+                result = run_cycle(cfg, bench, step, abort=stop.event)
             step("analysing")
             report = analyze_folder(result.folder, engine=engine)
             influx: Delivery | str | None = None
@@ -104,4 +109,6 @@ def run(
         print_report(report, console, str(result.folder))
         if influx:
             console.print(influx.describe() if isinstance(influx, Delivery) else influx)
+    if stop.is_set():
+        raise SystemExit(stop.exit_code)
     raise SystemExit(0 if report["outcome"] == "ok" else 1)
