@@ -1,7 +1,9 @@
-"""Landmark offsets: how far each kernel or U-Boot message stands from the hook it can
-replace, measured on QEMU boots where both exist (the hooked target,
-config/qemu-arm64.toml). Prints the offsets; --write stores the calibration the analysis
-uses (rig/analysis/landmarks.json) with its provenance.
+"""Landmark offsets: how far each kernel, U-Boot or systemd message stands from the hook
+it can replace, measured on QEMU boots where both exist (the hooked target,
+config/qemu-arm64.toml; systemd's `Startup finished` on the systemd variant,
+config/qemu-arm64-systemd.toml). Prints the offsets; --write stores the calibration the
+analysis uses (rig/analysis/landmarks.json) with its provenance; --merge puts only the
+landmarks measured now into that file, each with its own target, and keeps the others.
 
 For each boot with the hook's console tag, the offset is read on one clock:
 - a printk-stamped message: its stamp minus the tag's (the hook stamps its tag right
@@ -23,6 +25,9 @@ inside the stated uncertainty.
     python bench/landmark_offsets.py                       # tests/data/real hooked boots
     python bench/landmark_offsets.py --record 15 --out DIR # record more first (QEMU)
     python bench/landmark_offsets.py DIR... --write rig/analysis/landmarks.json
+    python bench/landmark_offsets.py results/systemd-calibration \
+        --config config/qemu-arm64-systemd.toml --landmarks systemd_startup_finished \
+        --merge rig/analysis/landmarks.json
 """
 
 from __future__ import annotations
@@ -40,23 +45,43 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from rig.analysis.events import first_tags  # noqa: E402
-from rig.analysis.landmarks import CALIBRATION_SCHEMA, LANDMARKS, find_landmarks  # noqa: E402
+from rig.analysis.landmarks import (  # noqa: E402
+    CALIBRATION_SCHEMA,
+    LANDMARKS,
+    Landmark,
+    find_landmarks,
+)
 from rig.analysis.lines import Line, split_lines  # noqa: E402
 from rig.artifacts import rundir  # noqa: E402
+from rig.config import load_config  # noqa: E402
 
 DEFAULT_BOOTS = REPO / "tests" / "data" / "real"
+DEFAULT_CONFIG = REPO / "config" / "qemu-arm64.toml"
 MIN_BOOTS = 3
 
 
-def hooked_boots(folders: list[Path]) -> list[Path]:
-    """Boot folders (given, or found one level down) whose console has kernel tags."""
+def selected(keys: str | None) -> tuple[Landmark, ...]:
+    """The landmarks named (comma-separated), or all."""
+    if not keys:
+        return LANDMARKS
+    names = [k.strip() for k in keys.split(",") if k.strip()]
+    unknown = set(names) - {lm.key for lm in LANDMARKS}
+    if unknown:
+        raise SystemExit(f"unknown landmarks: {', '.join(sorted(unknown))}")
+    return tuple(lm for lm in LANDMARKS if lm.key in names)
+
+
+def hooked_boots(folders: list[Path], landmarks: tuple[Landmark, ...] = LANDMARKS) -> list[Path]:
+    """Boot folders (given, or found one level down) whose console has the tag of every
+    marker the landmarks stand in for: the boots of a target whose hooks print them."""
+    markers = {lm.marker for lm in landmarks}
     out: list[Path] = []
     for f in folders:
         cands = [f] if (f / "console.jsonl").is_file() else sorted(f.glob("*/console.jsonl"))
         for c in cands:
             boot = c if c.is_dir() else c.parent
             lines = split_lines(rundir.read_console(boot))
-            if {"do_mount_root", "kernel_init"} <= set(first_tags(lines)):
+            if markers <= set(first_tags(lines)):
                 out.append(boot)
     return out
 
@@ -69,14 +94,14 @@ def between(tag: Line, line: Line, lines: list[Line]) -> int:
     return -(tag.offset - line.offset)
 
 
-def measure(boot: Path) -> dict[str, dict[str, Any]]:
+def measure(boot: Path, landmarks: tuple[Landmark, ...] = LANDMARKS) -> dict[str, dict[str, Any]]:
     lines = split_lines(rundir.read_console(boot))
     tags = first_tags(lines)
     out: dict[str, dict[str, Any]] = {}
     for key, line in find_landmarks(lines).items():
         lm = next(x for x in LANDMARKS if x.key == key)
         tag = tags.get(lm.marker)
-        if tag is None:
+        if tag is None or lm not in landmarks:
             continue
         if line.printk_ts is not None and tag.printk_ts is not None:
             offset, clock = line.printk_ts - tag.printk_ts, "printk"
@@ -90,7 +115,7 @@ def measure(boot: Path) -> dict[str, dict[str, Any]]:
     return out
 
 
-def traced(boot: Path) -> dict[str, float]:
+def traced(boot: Path, landmarks: tuple[Landmark, ...] = LANDMARKS) -> dict[str, float]:
     """Landmark time in the report minus the traced edge (captured boots only)."""
     if not (boot / "capture.sr").is_file() or not (boot / "reference.json").is_file():
         return {}
@@ -103,7 +128,7 @@ def traced(boot: Path) -> dict[str, float]:
     out: dict[str, float] = {}
     for key, line in find_landmarks(lines).items():
         lm = next(x for x in LANDMARKS if x.key == key)
-        if lm.marker in edges and line.index in times:
+        if lm in landmarks and lm.marker in edges and line.index in times:
             out[key] = times[line.index] - edges[lm.marker]
     return out
 
@@ -132,55 +157,109 @@ def summarise(per_boot: dict[str, dict[str, dict[str, Any]]]) -> dict[str, Any]:
     return out
 
 
-def record(out: Path, boots: int) -> None:
-    cmd = [sys.executable, "-m", "rig", "qemu", "record", "--out", str(out)]
-    cmd += ["--boots", str(boots), "--name", "calib"]
+def record(out: Path, boots: int, config: Path, prefix: str) -> None:
+    cmd = [sys.executable, "-m", "rig", "qemu", "record", "--config", str(config)]
+    cmd += ["--out", str(out), "--boots", str(boots), "--name", prefix]
     subprocess.run(cmd, check=True, cwd=REPO)
 
 
-def images_hash() -> str | None:
-    """The hooked target's build hash (recorded boots scrub the images path)."""
-    build = REPO / "firmware-hooks" / "qemu-arm64" / "build.sh"
+def rel(path: Path) -> str:
+    p = path.resolve()
+    return str(p.relative_to(REPO)) if p.is_relative_to(REPO) else str(p)
+
+
+def images_hash(build: Path) -> str | None:
+    """The target's build hash (recorded boots scrub the images path)."""
     p = subprocess.run(["bash", str(build), "--dir"], capture_output=True, text=True)
     return Path(p.stdout.strip()).name if p.returncode == 0 else None
 
 
-def target_info(boots: list[Path]) -> dict[str, Any]:
-    boot = boots[0]
-    log = (boot / "console.log").read_text(errors="replace")
-    uboot = next((ln.strip() for ln in log.splitlines() if ln.startswith("U-Boot 20")), "")
-    kernel = next((ln.split("] ", 1)[-1] for ln in log.splitlines() if "Linux version" in ln), "")
-    return {
-        "name": "qemu-arm64 (config/qemu-arm64.toml)",
+def target_info(boots: list[Path], config: Path = DEFAULT_CONFIG) -> dict[str, Any]:
+    """What the boots ran on: the config, the bootloader, kernel and init they printed."""
+    cfg = load_config(config)
+    assert cfg.qemu is not None, f"{config}: not a QEMU target"
+    build = cfg.qemu.build_script
+    log = (boots[0] / "console.log").read_text(errors="replace").splitlines()
+    uboot = next((ln.strip() for ln in log if ln.startswith("U-Boot 20")), "")
+    kernel = next((ln.split("] ", 1)[-1] for ln in log if "Linux version" in ln), "")
+    info = {
+        "name": f"{cfg.board} ({rel(config)})",
         "bootloader": uboot,
         "kernel": kernel[:120],
         "console": "QEMU PL011 on a pty: unpaced",
-        "images": images_hash(),
-        "recorded_with": "rig qemu record --out DIR --boots N (firmware-hooks/qemu-arm64/build.sh)",
+        "images": images_hash(build),
+        "recorded_with": f"rig qemu record --config {rel(config)} --out DIR --boots N "
+        f"({rel(build)})",
     }
+    init = next((ln.split("]: ", 1)[-1] for ln in log if "running in system mode" in ln), "")
+    if init:
+        info["init"] = init.split(" (")[0]  # e.g. systemd 252.39-1~deb12u2 running in ...
+    return info
 
 
 def where(boot: Path) -> str:
-    p = boot.parent.resolve()
-    return str(p.relative_to(REPO)) if p.is_relative_to(REPO) else str(p)
+    return rel(boot.parent)
+
+
+def merged(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """`old` (the calibration file) with `new`'s landmarks put in or replaced, each with
+    its own target, date and command; every other landmark keeps its figures and the
+    file's own provenance. `boots` (name -> folder) then lists every boot a landmark
+    still cites."""
+    if old.get("schema") != CALIBRATION_SCHEMA:
+        raise SystemExit(f"--merge: schema {old.get('schema')!r}, not {CALIBRATION_SCHEMA}")
+    landmarks = dict(old["landmarks"])
+    for key, entry in new["landmarks"].items():
+        landmarks[key] = {
+            **entry,
+            "target": new["target"],
+            "measured_utc": new["measured_utc"],
+            "command": new["command"],
+        }
+    folders = dict(old["boots"])
+    for name, folder in new["boots"].items():
+        if folders.get(name, folder) != folder and any(
+            name in c["boots"] for k, c in landmarks.items() if k not in new["landmarks"]
+        ):
+            raise SystemExit(f"--merge: boot {name} is {folders[name]} already, not {folder}")
+        folders[name] = folder
+    cited = {b for c in landmarks.values() for b in c["boots"]}
+    return {
+        **old,
+        "boots": {b: f for b, f in folders.items() if b in cited},
+        "landmarks": landmarks,
+    }
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("folders", nargs="*", type=Path, default=[DEFAULT_BOOTS])
+    ap.add_argument("--config", type=Path, default=DEFAULT_CONFIG, help="the target recorded")
+    ap.add_argument("--landmarks", help="comma-separated keys to measure (default: all)")
     ap.add_argument("--record", type=int, default=0, help="record N hooked boots first")
     ap.add_argument("--out", type=Path, help="where --record puts them (then analysed too)")
-    ap.add_argument("--write", type=Path, help="write the calibration JSON here")
+    ap.add_argument("--prefix", default="calib", help="--record's boot folder prefix")
+    out_opts = ap.add_mutually_exclusive_group()
+    out_opts.add_argument(
+        "--write", type=Path, help="write the calibration JSON here (only what was measured)"
+    )
+    out_opts.add_argument(
+        "--merge", type=Path, help="put the landmarks measured into this calibration JSON"
+    )
     args = ap.parse_args()
+    landmarks = selected(args.landmarks)
     folders = list(args.folders)
     if args.record:
         if args.out is None:
             ap.error("--record needs --out")
-        record(args.out, args.record)
+        record(args.out, args.record, args.config, args.prefix)
         folders.append(args.out)
-    boots = hooked_boots(folders)
-    per_boot = {b.name: measure(b) for b in boots}
-    check = {b.name: traced(b) for b in boots}
+    boots = hooked_boots(folders, landmarks)
+    per_boot = {b.name: m for b in boots if (m := measure(b, landmarks))}
+    boots = [b for b in boots if b.name in per_boot]
+    if not boots:
+        raise SystemExit("no boot has both a selected landmark and its hook's tag")
+    check = {b.name: traced(b, landmarks) for b in boots}
     cal = summarise(per_boot)
     for key, c in cal.items():
         print(
@@ -191,18 +270,21 @@ def main() -> None:
         for b, t in sorted(check.items()):
             if key in t:
                 print(f"    {b}: report time - traced edge {t[key] * 1e3:+.3f} ms")
-    if args.write:
+    if args.write or args.merge:
         data = {
             "schema": CALIBRATION_SCHEMA,
-            "target": target_info(boots),
+            "target": target_info(boots, args.config),
             "method": " ".join(__doc__.split("\n\n")[1].split()),
             "measured_utc": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "command": "python bench/landmark_offsets.py " + " ".join(sys.argv[1:]),
             "boots": {b.name: where(b) for b in boots},
             "landmarks": cal,
         }
-        args.write.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-        print(f"wrote {args.write}")
+        path = args.write or args.merge
+        if args.merge:
+            data = merged(json.loads(path.read_text(encoding="utf-8")), data)
+        path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        print(f"wrote {path}")
     print(json.dumps(verdict(cal, check)))
 
 

@@ -13,6 +13,10 @@ printed between the two also takes 10 bits of time, and the printing code waits 
 the calibration keeps how many bytes those were (`bytes_between`, signed like the
 offset), and they are added at the run's baud rate when the console is paced, half of
 them (and half as uncertainty) when that is unknown.
+
+A landmark may be calibrated on another target than the file's (`target` in its own
+entry): systemd's `Startup finished` exists only on the systemd variant of the QEMU
+target, where its offset from ui-ready's hook holds for that system's boot transaction.
 """
 
 from __future__ import annotations
@@ -75,6 +79,17 @@ LANDMARKS: tuple[Landmark, ...] = (
         "`Freeing unused kernel memory`",
         "printed as the kernel releases its init memory, before it runs init",
     ),
+    # PID 1's own line (`systemd[1]: ` through kmsg, bare on its own console output); a
+    # user manager's `Startup finished` (systemd[N]) is not the boot's.
+    Landmark(
+        "systemd_startup_finished",
+        "ui_ready",
+        re.compile(r"^(?:systemd\[1\]: )?Startup finished in "),
+        "systemd's `Startup finished`",
+        "logged once the boot transaction of the default target has no job left, so it "
+        "follows the UI only where the UI's service is one of those jobs, as it is on the "
+        "calibration target: elsewhere the offset is only as good as that assumption",
+    ),
 )
 
 
@@ -87,6 +102,7 @@ class Offset:
     uncertainty_s: float
     bytes_between: int  # console bytes between hook and message (tag excluded), signed
     n: int
+    target: str | None = None  # where it was calibrated, when not the file's target
 
 
 @dataclass(frozen=True)
@@ -94,8 +110,13 @@ class Calibration:
     target: str
     offsets: dict[str, Offset]
 
-    def describe(self) -> str:
-        return f"calibrated on {self.target}"
+    def target_of(self, key: str) -> str:
+        off = self.offsets.get(key)
+        return off.target if off is not None and off.target else self.target
+
+    def describe(self, key: str | None = None) -> str:
+        """Where the calibration (of landmark `key`, when given) was measured."""
+        return f"calibrated on {self.target if key is None else self.target_of(key)}"
 
 
 def parse_calibration(data: dict[str, Any], where: str) -> Calibration:
@@ -108,6 +129,7 @@ def parse_calibration(data: dict[str, Any], where: str) -> Calibration:
             float(v["uncertainty_s"]),
             int(v["bytes_between"]),
             int(v["n"]),
+            str(v["target"]["name"]) if "target" in v else None,
         )
         for key, v in data["landmarks"].items()
     }
@@ -186,5 +208,6 @@ def landmark_events(
         if lm.marker in out or lm.key not in found or lm.key not in cal.offsets:
             continue
         off = cal.offsets[lm.key]
-        out[lm.marker] = landmark_event(lm, found[lm.key], off, tb, char_s, paced, cal.target)
+        target = cal.target_of(lm.key)
+        out[lm.marker] = landmark_event(lm, found[lm.key], off, tb, char_s, paced, target)
     return out

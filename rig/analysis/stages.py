@@ -154,7 +154,7 @@ class _Resolver:
         return (
             f"{marker}: no GPIO edge and no tag, so {lm.message} stands in ({lm.when}; "
             f"{_ms(ev.detail['offset_s'])} from the hook, ± {_ms(ev.uncertainty_s)} with the "
-            f"offset's spread {self.cal.describe()}, {off.n} boots)"
+            f"offset's spread {self.cal.describe(key)}, {off.n} boots)"
         )
 
 
