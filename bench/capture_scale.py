@@ -6,8 +6,8 @@ For each, in a fresh process so the peak is its own, it times and measures the p
 of the conversion of the raw `-O binary` file to `.sr` (what every `rig run` does after
 the capture stops) and of the analysis of that `.sr` (`rig analyze`'s fast engine).
 Targets: at most 300 MB peak for each; the dense channel reported as such, the other
-boundaries exact. Not measured here (left open): the rig's overhead per cycle in a soak
-with a 24 MHz analyzer.
+boundaries exact. The rig's overhead per cycle in a soak with a 24 MHz analyzer is
+bench/soak_overhead.py's.
 
     python bench/capture_scale.py [--seconds 20] [--rate 24000000]
 

@@ -126,9 +126,15 @@ def _wait_for_ui(watch: _TagWatch, timeout_s: float, abort: threading.Event | No
 
 
 def _stop_capture(
-    cfg: RigConfig, bench: Bench, run: dict[str, Any], folder: Path, raw: Path
+    cfg: RigConfig,
+    bench: Bench,
+    run: dict[str, Any],
+    folder: Path,
+    raw: Path,
+    defer: bool = False,
 ) -> list[Chunk]:
-    """Stop the console and the analyzer together; convert the capture meanwhile."""
+    """Stop the console and the analyzer together; convert the capture meanwhile, or
+    (`defer`) leave the raw file for the caller to convert during the next off-hold."""
     stopper = _ConsoleStop(bench.console)
     stopper.start()
     if bench.analyzer:
@@ -141,7 +147,11 @@ def _stop_capture(
                 "samples": res.samples,
                 "samplerate_hz": res.samplerate,
                 "clock": res.clock,
+                "device_stop_s": res.device_stop_s,
             }
+            if defer:  # run.json states the layout: recover_folder converts it later
+                run["capture"]["deferred"] = True
+                return stopper.result()
             bits = lay.bits if lay.repack else None
             n = convert_binary(
                 raw, folder / rundir.CAPTURE, lay.names, res.samplerate, lay.unitsize, bits
@@ -162,6 +172,7 @@ def run_cycle(
     run_id: str | None = None,
     during_hold: Callable[[], None] | None = None,
     abort: threading.Event | None = None,
+    defer_conversion: bool = False,
 ) -> CycleResult:
     run_id = run_id or rundir.new_run_id()
     folder = cfg.results_dir / run_id
@@ -232,7 +243,7 @@ def run_cycle(
         run["aborted"] = True  # stopped by the operator: not a measurement of the boot
 
     step("stop capture")
-    chunks = _stop_capture(cfg, bench, run, folder, raw)
+    chunks = _stop_capture(cfg, bench, run, folder, raw, defer_conversion)
     if bench.console.error:
         run["console_error"] = bench.console.error
         if not ui_seen and "rig_error" not in run:

@@ -61,6 +61,12 @@ def test_soak_journals_and_summarises_every_cycle(tmp_path: Path) -> None:
     for rec in read_journal(folder / "journal.jsonl")[0][1:5]:
         assert (folder / rec["run_id"] / "report.json").is_file()
         assert rec["influx"] == "off" and rec["overhead_s"] > 0
+        # Each capture was converted while the next boot was held off (the last one at
+        # the end): none is left raw, and run.json says it was deferred, not recovered.
+        run = json.loads((folder / rec["run_id"] / "run.json").read_text())
+        assert run["capture"]["deferred"] is True and "recovered" not in run["capture"]
+        assert run["capture"]["samples"] > 0
+        assert not (folder / rec["run_id"] / "capture.bin").exists()
     assert (folder / "summary.html").read_text().count("<svg") == 6
     assert json.loads((folder / "summary.json").read_text())["soak_id"] == "clean"
 

@@ -62,7 +62,10 @@ class Leftover:
         )
 
 
-def recover_folder(folder: Path) -> Leftover | None:
+def recover_folder(folder: Path, deferred: bool = False) -> Leftover | None:
+    """Convert (or remove, when it cannot be) a raw capture left in `folder`. `deferred`:
+    a soak left it on purpose, to convert while the board is held off (not a leftover
+    of a killed run: run.json does not get `recovered`)."""
     raw = folder / rundir.CAPTURE_RAW
     if raw.is_symlink() or not raw.is_file() or _locked(folder):
         return None
@@ -93,7 +96,7 @@ def recover_folder(folder: Path) -> Leftover | None:
         return Leftover(folder, "removed", f"{size} bytes, run.json states no capture layout")
     samples = convert_binary(raw, folder / rundir.CAPTURE, channels, rate, unitsize, bits)
     raw.unlink()
-    run["capture"] = {**layout, "samples": samples, "recovered": True}
+    run["capture"] = {**layout, "samples": samples, **({} if deferred else {"recovered": True})}
     rundir.write_json(folder / rundir.RUN, run)
     return Leftover(folder, "converted", f"{samples} samples into capture.sr")
 

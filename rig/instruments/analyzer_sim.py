@@ -72,4 +72,5 @@ class SimAnalyzer(AnalyzerProtocol):
             samplerate=int(resp["samplerate"]),
             armed_ns=armed,
             stopped_ns=int(resp["stopped_ns"]),
+            device_stop_s=float(resp.get("render_s") or 0.0),
         )

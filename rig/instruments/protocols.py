@@ -47,6 +47,9 @@ class CaptureResult:
     stopped_ns: int
     #: What the samples are timed by: the reference clock every report states.
     clock: str = "analyzer sample clock"
+    #: Time the device itself spent producing the samples after the stop (the simulated
+    #: analyzer renders them then; a real one has streamed them during the boot).
+    device_stop_s: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from rig.artifacts import rundir
+from rig.artifacts.leftovers import recover_folder
+from rig.artifacts.srzip import CaptureError
 from rig.pipeline import analyze_folder
 from rig.sinks.influx.points import ReportError
 from rig.sinks.influx.settings import InfluxSettings
@@ -76,6 +78,10 @@ def finish(
         "t_ns": t_ns,
     }
     report: dict[str, Any] | None = None
+    try:  # a capture the cycle left raw, to convert while the next boot is held off
+        recover_folder(folder, deferred=True)
+    except (CaptureError, OSError) as e:
+        detail = detail or f"capture not converted (raw file kept): {e}"
     if (folder / rundir.RUN).exists():
         try:
             report = analyze_folder(folder)

@@ -71,7 +71,16 @@ class Session:
     ) -> CycleResult:
         bench = self.open()
         self._revive_console(bench)
-        return run_cycle(self.cfg, bench, step, run_id=run_id, during_hold=during_hold, abort=abort)
+        # With work for the off-hold (a soak), the capture's conversion joins it there.
+        return run_cycle(
+            self.cfg,
+            bench,
+            step,
+            run_id=run_id,
+            during_hold=during_hold,
+            abort=abort,
+            defer_conversion=during_hold is not None,
+        )
 
     def power_off(self) -> None:
         """Best effort: leave the target unpowered (Ctrl-C, end of a soak)."""
