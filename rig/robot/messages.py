@@ -6,6 +6,7 @@ it was overshot, and where the artifacts are, in one line that reads as a senten
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 
@@ -13,9 +14,9 @@ def seconds(v: float) -> str:
     return f"{v:.6f} s"
 
 
-def overshoot(measured: float, budget: float) -> str:
+def overshoot(measured: float, budget: float, unit: Callable[[float], str] = seconds) -> str:
     over = measured - budget
-    return f"by {seconds(over)} (+{100 * over / budget:.1f} %)"
+    return f"by {unit(over)} (+{100 * over / budget:.1f} %)"
 
 
 def over_budget(run_id: str, what: str, measured: float, budget: float, folder: Path) -> str:
@@ -59,10 +60,9 @@ def joules(v: float) -> str:
 def over_energy(
     run_id: str, stage: str, measured: float, u: float, budget: float, folder: Path
 ) -> str:
-    over = measured - budget
     return (
         f"Boot {run_id}: stage '{stage}' used {joules(measured)} (± {joules(u)}), over its "
-        f"energy budget of {joules(budget)} by {joules(over)} (+{100 * over / budget:.1f} %). "
+        f"energy budget of {joules(budget)} {overshoot(measured, budget, joules)}. "
         f"Artifacts: {folder}"
     )
 
