@@ -174,6 +174,12 @@ def build_timebase(
     elif printk:
         produced = {ln.index: printk(ln.printk_ts) for ln in lines if ln.printk_ts is not None}
         bias = printk.bias_u
+        # A bootloader's tag has no stamp but its GPIO edge, which it follows by a short
+        # print path: the one latency sample from before the kernel, whose console may
+        # arrive with another delay (an emulator's pty under load).
+        for n, t in gpio.items():
+            if n in tags and tags[n].printk_ts is None and n not in LATE_STAMP_S:
+                produced.setdefault(tags[n].index, t)
     if not produced and not tapped:
         # A tag leaves after its GPIO edge by the hook's print path: a latency sample
         # biased late, used only when nothing better exists.
