@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -95,21 +96,14 @@ def test_stock_captured_boot_takes_the_gpio_where_there_is_one(boot: Path) -> No
     assert st["rootfs_mount"]["end"]["source"] == "landmark"
 
 
-def without_hooks(src: Path, dst: Path, strip_cmdline: bool = True) -> Path:
-    """A hooked boot as if U-Boot and the kernel carried no hooks: their tags (and the
-    hooks' kernel parameters) overwritten with as many filler bytes, every byte keeping
-    its arrival time; ui-ready's tag stays."""
+def edit_console(src: Path, dst: Path, edit: Callable[[bytes], bytes]) -> Path:
+    """A copy of a recorded boot whose console stream `edit` rewrote byte for byte (the
+    same length), every byte keeping the arrival time of the read that carried it."""
     shutil.copytree(src, dst)
     records = [json.loads(x) for x in (dst / "console.jsonl").read_text().splitlines()]
     data = [base64.b64decode(r["data_b64"]) for r in records]
-    stream = b"".join(data)
-    for name in (b"bootm", b"do_mount_root", b"kernel_init"):
-        tag = b"bootrig: marker " + name
-        stream = stream.replace(tag, b"-" * len(tag))
-    if strip_cmdline:
-        args = b"bootrig.pl061=0x09030000 bootrig.gpios=do_mount_root:1,kernel_init:2"
-        assert args in stream
-        stream = stream.replace(args, b" " * len(args))
+    stream = edit(b"".join(data))
+    assert len(stream) == sum(map(len, data))
     out, pos = [], 0
     for r, d in zip(records, data, strict=True):
         chunk = stream[pos : pos + len(d)]
@@ -117,6 +111,24 @@ def without_hooks(src: Path, dst: Path, strip_cmdline: bool = True) -> Path:
         out.append(json.dumps({"t_ns": r["t_ns"], "data_b64": base64.b64encode(chunk).decode()}))
     (dst / "console.jsonl").write_text("\n".join(out) + "\n")
     return dst
+
+
+def without_hooks(src: Path, dst: Path, strip_cmdline: bool = True) -> Path:
+    """A hooked boot as if U-Boot and the kernel carried no hooks: their tags (and the
+    hooks' kernel parameters) overwritten with as many filler bytes; ui-ready's tag
+    stays."""
+
+    def edit(stream: bytes) -> bytes:
+        for name in (b"bootm", b"do_mount_root", b"kernel_init"):
+            tag = b"bootrig: marker " + name
+            stream = stream.replace(tag, b"-" * len(tag))
+        if strip_cmdline:
+            args = b"bootrig.pl061=0x09030000 bootrig.gpios=do_mount_root:1,kernel_init:2"
+            assert args in stream
+            stream = stream.replace(args, b" " * len(args))
+        return stream
+
+    return edit_console(src, dst, edit)
 
 
 @pytest.mark.parametrize("name", ["console-1", "console-2"])

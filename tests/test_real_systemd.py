@@ -8,7 +8,6 @@ Nothing here needs QEMU."""
 
 from __future__ import annotations
 
-import base64
 import json
 import shutil
 import subprocess
@@ -22,6 +21,7 @@ from rig.instruments.qemu.reference import reference_edges
 from rig.pipeline import analyze_folder
 from tests.e2e import REPO
 from tests.test_real_boots import DATA
+from tests.test_real_hookless import edit_console
 
 CONSOLE = sorted(DATA.glob("systemd-console-*"))
 CAPTURE = sorted(DATA.glob("systemd-capture-*"))
@@ -38,19 +38,12 @@ def stages(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def without_tag(src: Path, dst: Path) -> Path:
     """The boot as if ui-ready printed no tag: the tag overwritten with as many filler
     bytes, every byte keeping its arrival time (the GPIO edge, if captured, stays)."""
-    shutil.copytree(src, dst)
-    records = [json.loads(x) for x in (dst / "console.jsonl").read_text().splitlines()]
-    data = [base64.b64decode(r["data_b64"]) for r in records]
-    stream = b"".join(data)
-    assert stream.count(TAG) == 1
-    stream = stream.replace(TAG, b"-" * len(TAG))
-    out, pos = [], 0
-    for r, d in zip(records, data, strict=True):
-        chunk = stream[pos : pos + len(d)]
-        pos += len(d)
-        out.append(json.dumps({"t_ns": r["t_ns"], "data_b64": base64.b64encode(chunk).decode()}))
-    (dst / "console.jsonl").write_text("\n".join(out) + "\n")
-    return dst
+
+    def edit(stream: bytes) -> bytes:
+        assert stream.count(TAG) == 1
+        return stream.replace(TAG, b"-" * len(TAG))
+
+    return edit_console(src, dst, edit)
 
 
 def test_the_recorded_boots_run_debians_systemd() -> None:
