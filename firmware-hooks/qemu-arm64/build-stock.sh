@@ -27,11 +27,9 @@ rootfs_mib=64
 # busybox applets linked in the initramfs (what /init runs)
 applets="sh mount md5sum sleep cat ls dmesg"
 
-log() { echo "build-stock.sh: $*" >&2; }
-die() {
-	echo "build-stock.sh: error: $*" >&2
-	exit 2
-}
+prog=build-stock.sh
+# shellcheck source=arm64-apt.sh
+source "$here/arm64-apt.sh"
 
 mode=build
 update=0
@@ -47,84 +45,14 @@ for arg in "$@"; do
 	esac
 done
 
-require() {
-	local missing=() item what pkg
-	for item in "$@"; do
-		what=${item%%:*}
-		pkg=${item#*:}
-		if [[ $what == /* ]]; then
-			[[ -e $what ]] || missing+=("$pkg")
-		else
-			command -v "$what" >/dev/null || missing+=("$pkg")
-		fi
-	done
-	if ((${#missing[@]})); then
-		die "missing Debian packages: ${missing[*]} (install: apt-get install ${missing[*]})"
-	fi
-}
-
-pkg_version() {
-	dpkg-query -W -f='${Version}' "$1" 2>/dev/null || die "Debian package $1 is not installed"
-}
-
-# --- the private arm64 apt state, the same one build.sh uses ---------------------------
-apt_opts=(
-	-o "APT::Architecture=arm64" -o "APT::Architectures=arm64"
-	-o "Dir::State=$apt_dir/state" -o "Dir::State::Lists=$apt_dir/lists"
-	-o "Dir::State::status=$apt_dir/status" -o "Dir::Cache=$apt_dir/cache"
-	-o "Debug::NoLocking=false" -o "APT::Get::List-Cleanup=true"
-)
-((EUID == 0)) && apt_opts+=(-o "APT::Sandbox::User=root")
-
-apt_lists_present() {
-	compgen -G "$apt_dir/lists/*binary-arm64_Packages*" >/dev/null
-}
-
-apt_update() {
-	log "fetching the Debian arm64 package lists into $apt_dir"
-	mkdir -p "$apt_dir/state" "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial"
-	touch "$apt_dir/status"
-	rm -f "$apt_dir"/*.version
-	if ! apt-get "${apt_opts[@]}" -qq update >&2 || ! apt_lists_present; then
-		echo "build-stock.sh: error: could not fetch the Debian arm64 package lists" \
-			"(apt sources: /etc/apt/sources.list{,.d})" >&2
-		exit 3
-	fi
-}
-
-# "package version" apt would download, noted once per list update (apt-cache is slow).
-noted() {
-	local note=$apt_dir/$1.version
-	if [[ ! -s $note || $note -ot $apt_dir/lists ]]; then
-		"$2" >"$note.tmp" && mv "$note.tmp" "$note"
-	fi
-	cat "$note"
-}
-
-candidate() {
-	local v
-	v=$(apt-cache "${apt_opts[@]}" policy "$1" 2>/dev/null | sed -n 's/^ *Candidate: //p')
-	[[ -n $v && $v != "(none)" ]] || die "no arm64 $1 in the Debian package lists ($apt_dir); try --update"
-	echo "$v"
-}
-
 busybox_pkg() { echo "busybox-static $(candidate busybox-static)"; }
-
-# linux-image-arm64 depends on exactly one linux-image-6.1.0-N-arm64 (= version).
-kernel_pkg() {
-	local v dep
-	v=$(candidate "$meta")
-	dep=$(apt-cache "${apt_opts[@]}" show "$meta=$v" 2>/dev/null | sed -n 's/^Depends: //p' | head -n1)
-	[[ $dep =~ ^(linux-image-6\.1\.[0-9.]+-[0-9]+-arm64)\ \(=\ ([^\)]+)\) ]] ||
-		die "$meta $v depends on '$dep', not on one linux-image-6.1.*-arm64"
-	echo "${BASH_REMATCH[1]} ${BASH_REMATCH[2]}"
-}
 
 # --- inputs and their hash -------------------------------------------------------------
 input_files() {
 	(
 		cd "$hooks"
-		printf '%s\n' qemu-arm64/build-stock.sh qemu-arm64/stock/u-boot-env.txt \
+		printf '%s\n' qemu-arm64/build-stock.sh qemu-arm64/arm64-apt.sh \
+			qemu-arm64/stock/u-boot-env.txt \
 			userspace/ui-ready.c
 		find qemu-arm64/stock/initramfs -type f | LC_ALL=C sort
 	)
