@@ -80,3 +80,45 @@ kernel_pkg() {
 		die "$meta $v depends on '$dep', not on one linux-image-6.1.*-arm64"
 	echo "${BASH_REMATCH[1]} ${BASH_REMATCH[2]}"
 }
+
+# `--dir`: print the output folder and exit 0 if it is built, 1 if not. Otherwise take
+# the cache's lock, exit if another build finished it meanwhile, and start an empty
+# build folder. Reads the sourcing script's mode, hash, out_root and debs; sets out, tmp,
+# buildlog and t0 for it.
+# shellcheck disable=SC2034,SC2154
+begin_build() {
+	out=$out_root/$hash
+	if [[ $mode == dir ]]; then
+		echo "$out"
+		[[ -f $out/manifest.json ]] && exit 0
+		exit 1
+	fi
+	require flock:util-linux dpkg-deb:dpkg mke2fs:e2fsprogs mkenvimage:u-boot-tools cpio:cpio \
+		gzip:gzip "/usr/aarch64-linux-gnu/include/linux/gpio.h:linux-libc-dev-arm64-cross"
+	mkdir -p "$out_root" "$debs"
+	exec {lock}>"$out_root/.lock"
+	flock "$lock"
+	if [[ -f $out/manifest.json ]]; then
+		echo "$out"
+		exit 0
+	fi
+	rm -rf "$out_root"/.build-*
+	t0=$SECONDS
+	tmp=$(mktemp -d "$out_root/.build-$hash.XXXXXX")
+	trap 'rm -rf "$tmp"' EXIT
+	buildlog=$tmp/build.log
+	: >"$buildlog"
+}
+
+# Run a build step, its output in the build log; on failure show the log's end and keep
+# it as failed-build.log.
+step() {
+	local what=$1
+	shift
+	log "$what"
+	if ! "$@" >>"$buildlog" 2>&1; then
+		tail -n 40 "$buildlog" >&2
+		cp "$buildlog" "$out_root/failed-build.log"
+		die "$what failed; full log: $out_root/failed-build.log"
+	fi
+}

@@ -82,42 +82,9 @@ fi
 kernel=$(noted stock-kernel kernel_pkg)
 busybox=$(noted busybox-static-pkg busybox_pkg)
 hash=$(input_lines | sha256sum | cut -c1-16)
-out=$out_root/$hash
-
-if [[ $mode == dir ]]; then
-	echo "$out"
-	[[ -f $out/manifest.json ]] && exit 0
-	exit 1
-fi
 
 # --- build ---------------------------------------------------------------------------------
-require flock:util-linux dpkg-deb:dpkg mke2fs:e2fsprogs mkenvimage:u-boot-tools cpio:cpio \
-	gzip:gzip "/usr/aarch64-linux-gnu/include/linux/gpio.h:linux-libc-dev-arm64-cross"
-
-mkdir -p "$out_root" "$debs"
-exec {lock}>"$out_root/.lock"
-flock "$lock"
-if [[ -f $out/manifest.json ]]; then
-	echo "$out"
-	exit 0
-fi
-rm -rf "$out_root"/.build-*
-t0=$SECONDS
-tmp=$(mktemp -d "$out_root/.build-$hash.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-buildlog=$tmp/build.log
-: >"$buildlog"
-
-step() {
-	local what=$1
-	shift
-	log "$what"
-	if ! "$@" >>"$buildlog" 2>&1; then
-		tail -n 40 "$buildlog" >&2
-		cp "$buildlog" "$out_root/failed-build.log"
-		die "$what failed; full log: $out_root/failed-build.log"
-	fi
-}
+begin_build # --dir answers here; otherwise the lock is held and $tmp is empty
 
 # The .deb of "package version", from the shared cache or downloaded (and kept there).
 fetch_deb() {
