@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rig.analysis.lines import Line
-from rig.analysis.pacing import Pacing
+from rig.analysis.pacing import MAX_LATENCY_S, Pacing
 
 #: Without anchors (console-only runs) the adapter's latency is unknown; FTDI's default
 #: latency timer is 16 ms, so assume a band that wide.
@@ -54,9 +54,9 @@ GAP_FACTOR = 4.0
 GAP_MIN_S = 2e-3
 GAP_MIN_BELOW = 5
 GAP_MAX_ABOVE = 0.25
-#: No USB-serial adapter at its defaults delays a byte this long: a line later than this
-#: above the least-delayed one was held on the target or read late.
-MAX_LATENCY_S = 32e-3
+# MAX_LATENCY_S (pacing.py, one figure for both): no USB-serial adapter at its defaults
+# delays a byte longer, so a line later than that above the least-delayed one was held
+# on the target or read late.
 
 
 @dataclass(frozen=True, eq=False)

@@ -22,7 +22,7 @@ class Boot:
     def duration(self, stage: str) -> float | None:
         if stage == TOTAL:
             return self.report.get("power_to_ui_s")
-        s = next((s for s in self.report.get("stages", []) if s["name"] == stage), None)
+        s = self.stage(stage)
         return None if s is None else s.get("duration_s")
 
     def stage(self, stage: str) -> dict[str, Any] | None:

@@ -78,8 +78,8 @@ def finish(
         "t_ns": t_ns,
     }
     report: dict[str, Any] | None = None
-    try:  # a capture the cycle left raw, to convert while the next boot is held off
-        recover_folder(folder, deferred=True)
+    try:  # a capture the cycle left raw (or, for a recovered cycle, a killed rig did)
+        recover_folder(folder, deferred=not recovered)
     except (CaptureError, OSError) as e:
         detail = detail or f"capture not converted (raw file kept): {e}"
     if (folder / rundir.RUN).exists():
