@@ -67,3 +67,10 @@ def test_an_unseen_ui_is_a_hang_unless_its_tag_is_hidden_or_its_hook_failed() ->
 def test_no_power_edge_beats_the_console() -> None:
     no_edge = MarkerScan(1_000_000, 10, ("power",), power_up=(), power_down=())
     assert classify(no_edge, True, [LINE], stages(0, 0, 0, 0, 0)) == "no_power_edge"
+
+
+def test_an_aborted_run_is_interrupted_whatever_else_it_shows() -> None:
+    """Stopped by the operator or a signal: how the run ended, never the board's failure
+    class, and before even the rig's own verdict."""
+    assert classify(SCAN, True, [LINE], stages(1, 1, 0, 0, 0), aborted=True) == "interrupted"
+    assert classify(SCAN, True, [LINE], stages(1, 1, 1, 1, 1), "rig_error", True) == "interrupted"

@@ -1,6 +1,8 @@
 """A boot's outcome, from evidence: the power edge, panic text, the stages reached.
 
 Classes, in the order they are decided:
+- `interrupted`: the operator or a signal stopped the run before the boot ended
+  (run.json `aborted`): how the run ended, never one of the board's failure classes;
 - the rig's own verdict from the capture (`rig_error` in run.json): `analyzer_error`
   (no capture), `console_lost` (the console port died before the UI tag),
   `rig_error` (the rig failed or was killed during the cycle);
@@ -40,7 +42,10 @@ def classify(
     lines: list[Line],
     stages: list[Stage],
     rig_error: str | None = None,
+    aborted: bool = False,
 ) -> str:
+    if aborted:
+        return INTERRUPTED
     if rig_error:
         return rig_error
     if has_capture and scan is not None and not scan.power_up:

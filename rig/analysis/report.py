@@ -14,7 +14,7 @@ from rig.analysis.events import (
     marker_events,
 )
 from rig.analysis.lines import split_lines
-from rig.analysis.outcome import INTERRUPTED, classify
+from rig.analysis.outcome import classify
 from rig.analysis.parsers.breakdown import analyse_console
 from rig.analysis.stages import build_stages, stage_notes
 from rig.artifacts.uart import UartBytes
@@ -61,11 +61,9 @@ def build_report(
         if id(ev) not in seen:
             seen.add(id(ev))
             events.append(ev)
-    outcome = classify(scan, "capture" in artifacts, lines, stages, run.get("rig_error"))
-    if run.get("aborted"):
-        # Stopped by the operator or a signal before the boot ended: how the run ended,
-        # not a verdict on the board (never one of its failure classes).
-        outcome = INTERRUPTED
+    outcome = classify(
+        scan, "capture" in artifacts, lines, stages, run.get("rig_error"), bool(run.get("aborted"))
+    )
 
     first, last = (stages[0].start, stages[-1].end) if stages else (None, None)
     total = (last.t_s - first.t_s) if first and last else None
