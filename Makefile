@@ -17,7 +17,7 @@ APT_QEMU := qemu-system-arm u-boot-qemu u-boot-tools linux-source-6.1 \
 CONFIG ?= config/rig.toml
 BOARD ?=
 
-.PHONY: setup setup-test demo test lint fmt pytest robot clean-venv influx-up influx-down
+.PHONY: setup setup-test labgrid demo test lint fmt pytest robot clean-venv influx-up influx-down
 .PHONY: robot-docs soak nightly nightly-install bench-soak qemu-images qemu-demo robot-qemu
 
 # Debian packages: installed only when missing, so repeated runs do not touch apt.
@@ -49,6 +49,20 @@ $(VENV)/.installed: $(VENV)/.apt-ok pyproject.toml
 
 setup: $(VENV)/.installed
 
+# labgrid in an environment of its own (docs/instruments.md, "labgrid"): it pins
+# pyserial-labgrid, a fork that installs the same `serial` module as pyserial, so the two
+# cannot share one. Its requirement is pyproject.toml's [tool.bootrig] labgrid.
+LG_VENV := .venv-labgrid
+$(LG_VENV)/.installed: $(VENV)/.apt-ok pyproject.toml
+	@[ -x $(LG_VENV)/bin/python ] || $(PYTHON) -m venv $(LG_VENV)
+	$(LG_VENV)/bin/pip install -q --upgrade pip
+	$(LG_VENV)/bin/pip install -q $$($(PYTHON) -c 'import tomllib; \
+	  print(" ".join(tomllib.load(open("pyproject.toml", "rb"))["tool"]["bootrig"]["labgrid"]))')
+	@touch $@
+
+labgrid: $(LG_VENV)/.installed
+	@echo "labgrid's Python (for [power] python): $(CURDIR)/$(LG_VENV)/bin/python"
+
 setup-test: setup $(VENV)/.apt-test-ok
 
 demo: setup
@@ -76,8 +90,8 @@ qemu-demo: qemu-images
 	$(RIG) run --config config/qemu-arm64.toml --set 'qemu.kernel_args="$(QEMU_ARGS)"'
 
 # The QEMU tests fail, not skip, when the images are missing under `make test`.
-pytest: setup-test qemu-images
-	BOOTRIG_REQUIRE_QEMU=1 $(BIN)/pytest
+pytest: setup-test qemu-images $(LG_VENV)/.installed
+	BOOTRIG_REQUIRE_QEMU=1 BOOTRIG_REQUIRE_LABGRID=1 $(BIN)/pytest
 
 robot: setup-test
 	$(BIN)/robot --outputdir results/robot testsuites

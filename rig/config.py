@@ -158,6 +158,10 @@ def load_config(path: Path, board: Path | None = None, overrides: Sequence[str] 
         opts: dict[str, Any] = {
             k: s.float(k) for k in ("usb_latency_ms", "usb_buffer_bytes", "drift_ppm") if s.has(k)
         }
+        if s.has("pdu_port"):  # a fixed port, for a labgrid exporter set up beforehand
+            opts["pdu_port"] = s.int("pdu_port", min=1)
+            if opts["pdu_port"] > 65535:
+                s.error("pdu_port", "a TCP port 1..65535", opts["pdu_port"])
         if s.has("faults"):
             opts["faults"] = _fault_rates(s.table("faults"))
         s.done()

@@ -5,6 +5,7 @@ from rig.instruments import (  # noqa: F401 - imported for their @register side 
     analyzer_sim,
     console_serial,
     power_command,
+    power_labgrid,
     power_visa,
     relay_ch340,
     relay_numato,

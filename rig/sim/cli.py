@@ -100,6 +100,9 @@ def _load(profile: Path, as_json: bool, **overrides: Any) -> Any:
     "--supply-port", type=int, default=0, help="TCP port of the SCPI supply (default: a free one)."
 )
 @click.option(
+    "--pdu-port", type=int, default=0, help="TCP port of the REST PDU (default: a free one)."
+)
+@click.option(
     "--exit-with-parent",
     is_flag=True,
     help="Exit when the process that started us is gone (a killed rig leaves no board).",
@@ -118,6 +121,7 @@ def serve(
     power_switch: str,
     supply_rate: float | None,
     supply_port: int,
+    pdu_port: int,
     exit_with_parent: bool,
     as_json: bool,
 ) -> None:
@@ -152,8 +156,9 @@ def serve(
     state.mkdir(parents=True, exist_ok=True)
     try:
         board = Simulator(
-            prof, str(profile), seed, nominal, state, fault, done, rates, power_switch, supply_port
-        )
+            prof, str(profile), seed, nominal, state, fault, done, rates, power_switch,
+            supply_port, pdu_port,
+        )  # fmt: skip
     except OSError as e:
         if own_dir:
             shutil.rmtree(state, ignore_errors=True)

@@ -135,6 +135,11 @@ class SimProcess:
         return str(self.info["relay_numato"])
 
     @property
+    def pdu(self) -> str:
+        """The same relay behind a network PDU's REST interface (`http://127.0.0.1:N`)."""
+        return str(self.info["pdu"])
+
+    @property
     def console(self) -> str:
         return str(self.info["console"])
 

@@ -12,6 +12,7 @@ from rig.sim.board import Board, Boot
 from rig.sim.capture import Arming, check_arming, render, sample_count
 from rig.sim.console import ConsolePort
 from rig.sim.faults import FaultRates
+from rig.sim.pdu_http import PduServer
 from rig.sim.profile import Profile
 from rig.sim.relay import RelayPort
 from rig.sim.relay_numato import NumatoPort
@@ -36,6 +37,7 @@ class Simulator:
         rates: FaultRates | None = None,
         power_switch: str = "relay",
         supply_port: int = 0,
+        pdu_port: int = 0,
     ) -> None:
         self.profile = profile
         self.label = label
@@ -62,6 +64,8 @@ class Simulator:
         self.relay = RelayPort(profile.power.relay_channels, self.board.frame)
         # The same relay contacts, driven through a Numato-style ASCII module instead.
         self.relay_numato = NumatoPort(profile.power.relay_channels, self.board.frame)
+        # ... and through a network PDU's REST interface (labgrid's NetworkPowerPort).
+        self.pdu = PduServer(profile.power.relay_channels, self.board.frame, pdu_port)
         self.board.set_switch(power_switch, time.monotonic_ns())
         # The first plan pays numpy's warm-up (tens of ms); a supply switching the board
         # answers nothing meanwhile, so pay it now rather than at the first power-on.
@@ -78,6 +82,7 @@ class Simulator:
         return {
             "relay": self.relay.path,
             "relay_numato": self.relay_numato.path,
+            "pdu": self.pdu.url,  # REST PDU on 127.0.0.1; outlets = relay channels
             "console": self.console.path,
             "supply": self.supply_tcp.resource,  # SCPI over TCP on 127.0.0.1
             "supply_serial": self.supply_pty.resource,  # the same supply on a pty
@@ -203,6 +208,7 @@ class Simulator:
         self.supply_pty.close()
         self.relay.close()
         self.relay_numato.close()
+        self.pdu.close()
         self.console.close()
 
 

@@ -1,0 +1,220 @@
+"""Power through a labgrid place: its power resource, switched by labgrid's own driver.
+
+labgrid runs in its own environment (its `pyserial-labgrid` fork and pyserial cannot
+share one, docs/instruments.md "labgrid"), so the driver starts `labgrid_bridge.py`
+with that environment's Python and talks to it over a pipe. The bridge acquires the
+place through labgrid's client API for the rig's whole run and releases it at the end;
+a place the operator had already acquired is used and left acquired. When the rig dies
+(even by SIGKILL) the kernel sends the bridge SIGTERM, and it releases the place.
+
+The stamp is taken by the bridge right before labgrid's driver switches, on the same
+CLOCK_MONOTONIC as the rig; the request's own latency (an HTTP round trip for a network
+PDU) falls inside the bootloader stage when there is no analyzer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from rig.instruments.protocols import InstrumentError, PowerProtocol
+from rig.instruments.registry import POWER, BenchContext
+from rig.tomlcheck import Table
+
+BRIDGE = Path(__file__).with_name("labgrid_bridge.py")
+#: labgrid's own default when neither the config nor LG_COORDINATOR names one.
+DEFAULT_COORDINATOR = "127.0.0.1:20408"
+#: An answer longer than this is not the bridge's.
+MAX_ANSWER = 1 << 20
+
+
+@dataclass(frozen=True)
+class LabgridSettings:
+    place: str
+    coordinator: str | None  # None: $LG_COORDINATOR, else labgrid's default
+    python: str | None  # labgrid's interpreter; None: the one behind labgrid-client
+    resource: str | None  # which power resource, when the place has several
+    timeout_s: float
+
+
+def labgrid_python(configured: str | None) -> str:
+    """The interpreter of labgrid's environment: configured, or read from the
+    `labgrid-client` script found on PATH (its `#!` line names it)."""
+    if configured:
+        return configured
+    client = shutil.which("labgrid-client")
+    if client:
+        with contextlib.suppress(OSError), open(client, "rb") as f:
+            first = f.readline(4096)
+            if first.startswith(b"#!"):
+                return first[2:].decode(errors="replace").split()[0]
+    raise InstrumentError(
+        "power labgrid: labgrid not found: no labgrid-client on PATH; set [power] python "
+        "to the Python of labgrid's environment (`make labgrid` makes .venv-labgrid)"
+    )
+
+
+@POWER.register("labgrid")
+class LabgridPower(PowerProtocol):
+    @classmethod
+    def parse(cls, t: Table, base: Path) -> LabgridSettings:
+        python = t.str("python", None)
+        if python and "/" in python:
+            # Not resolve(): a venv's bin/python is a symlink to an interpreter that
+            # would lose the venv's site-packages.
+            python = os.path.abspath(base / python)
+        return LabgridSettings(
+            place=t.str("place"),
+            coordinator=t.str("coordinator", None),
+            python=python,
+            resource=t.str("resource", None),
+            timeout_s=t.float("timeout_s", 15.0, min=0.1),
+        )
+
+    @classmethod
+    def build(cls, s: LabgridSettings, bench: BenchContext) -> LabgridPower:
+        power = cls(s.place, s.coordinator, s.python, s.resource, s.timeout_s)
+        bench.stack.callback(power.close)
+        return power
+
+    def __init__(
+        self,
+        place: str,
+        coordinator: str | None = None,
+        python: str | None = None,
+        resource: str | None = None,
+        timeout_s: float = 15.0,
+    ) -> None:
+        self.place, self.timeout_s = place, timeout_s
+        self.coordinator = coordinator or os.environ.get("LG_COORDINATOR") or DEFAULT_COORDINATOR
+        self.what = f"labgrid place {place!r} (coordinator {self.coordinator})"
+        exe = self.python = labgrid_python(python)
+        argv = [exe, "-I", str(BRIDGE), "--coordinator", self.coordinator, "--place", place,
+                "--parent", str(os.getpid())]  # fmt: skip
+        if resource:
+            argv += ["--resource", resource]
+        # Lives as long as the bridge; closed in _end().
+        self._log: IO[bytes] = tempfile.TemporaryFile(prefix="bootrig-labgrid-")  # noqa: SIM115
+        self._buf = b""
+        try:
+            self._proc = subprocess.Popen(
+                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log
+            )
+        except OSError as e:
+            self._log.close()
+            raise InstrumentError(f"power labgrid: cannot run {exe}: {e}") from None
+        try:
+            self.identity = self._answer("connect and acquire")
+        except InstrumentError:
+            self._end()
+            raise
+
+    def _stderr_tail(self) -> str:
+        with contextlib.suppress(OSError, ValueError):
+            self._log.seek(0, os.SEEK_END)
+            size = self._log.tell()
+            self._log.seek(max(0, size - 600))
+            tail = self._log.read().decode(errors="replace").strip()
+            return f"; labgrid said: {tail}" if tail else ""
+        return ""
+
+    def _answer(self, doing: str) -> dict[str, Any]:
+        """The bridge's next line, within the timeout; its error as an InstrumentError."""
+        assert self._proc.stdout is not None
+        fd = self._proc.stdout.fileno()
+        deadline = time.monotonic() + self.timeout_s
+        while b"\n" not in self._buf:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                raise InstrumentError(
+                    f"{self.what}: no answer within {self.timeout_s:g} s to {doing}"
+                    f"{self._stderr_tail()}"
+                )
+            chunk = os.read(fd, 65536)
+            if not chunk or len(self._buf) > MAX_ANSWER:
+                self._proc.wait(timeout=self.timeout_s)
+                raise InstrumentError(
+                    f"{self.what}: the labgrid bridge ended ({self._proc.returncode}) "
+                    f"during {doing}{self._stderr_tail()}"
+                )
+            self._buf += chunk
+        line, self._buf = self._buf.split(b"\n", 1)
+        try:
+            got = json.loads(line)
+        except ValueError:
+            raise InstrumentError(f"{self.what}: unreadable answer {line[:200]!r}") from None
+        if not isinstance(got, dict) or not got.get("ok"):
+            err = str(got.get("error") if isinstance(got, dict) else got)
+            if "No module named 'labgrid'" in err:
+                err += f" ({self.python} is not the Python of labgrid's environment)"
+            raise InstrumentError(f"{self.what}: {doing}: {err}")
+        return got
+
+    def _command(self, cmd: str) -> dict[str, Any]:
+        assert self._proc.stdin is not None
+        try:
+            self._proc.stdin.write(json.dumps({"cmd": cmd}).encode() + b"\n")
+            self._proc.stdin.flush()
+        except OSError:
+            raise InstrumentError(
+                f"{self.what}: the labgrid bridge is gone ({cmd}){self._stderr_tail()}"
+            ) from None
+        return self._answer(f"power {cmd}")
+
+    def _switch(self, on: bool) -> int:
+        got = self._command("on" if on else "off")
+        if got.get("state") is not None and bool(got["state"]) != on:
+            word = "on" if on else "off"
+            raise InstrumentError(f"{self.what}: power reads {not on} after switching {word}")
+        return int(got["t_ns"])
+
+    def on(self) -> int:
+        return self._switch(True)
+
+    def off(self) -> int:
+        return self._switch(False)
+
+    def describe(self) -> dict[str, Any]:
+        return {"model": "labgrid place", "coordinator": self.coordinator,
+                **{k: v for k, v in self.identity.items() if k != "ok"}}  # fmt: skip
+
+    def _end(self) -> None:
+        """Stop the bridge: it releases the place on stdin EOF or SIGTERM."""
+        with contextlib.suppress(OSError, ValueError):
+            if self._proc.stdin is not None:
+                self._proc.stdin.close()
+        try:
+            self._proc.wait(timeout=self.timeout_s)
+        except subprocess.TimeoutExpired:
+            self._proc.terminate()  # our child, by PID: SIGTERM still releases
+            try:
+                self._proc.wait(timeout=self.timeout_s)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+        finally:
+            with contextlib.suppress(OSError, ValueError):
+                if self._proc.stdout is not None:
+                    self._proc.stdout.close()
+            self._log.close()
+
+    def close(self) -> None:
+        """Release the place (if the rig acquired it) and end the bridge."""
+        if self._proc.poll() is not None:
+            self._end()
+            return
+        try:
+            self._command("release")
+        except InstrumentError:
+            pass  # the bridge still releases on EOF or SIGTERM below
+        finally:
+            self._end()
