@@ -1,7 +1,15 @@
 from __future__ import annotations
 
-from rig.analysis.lines import split_lines
+import base64
+import json
+import shutil
+from pathlib import Path
+
+from rig.analysis.lines import MAX_PARSED, split_lines
 from rig.model import Chunk
+from rig.pipeline import analyze_folder
+
+REAL = Path(__file__).parent / "data" / "real"
 
 
 def test_lines_take_first_byte_chunk_time() -> None:
@@ -39,3 +47,33 @@ def test_garbage_is_kept() -> None:
 
 def test_empty() -> None:
     assert split_lines([]) == []
+
+
+def test_an_overlong_noise_line_is_kept_whole_but_parsed_only_in_part() -> None:
+    """10 MB of invalid UTF-8 without a newline (a floating RX): every byte stays in `raw`,
+    the text the parsers see is bounded, and a tag after the noise is still found."""
+    noise = bytes([0xFF, 0xFE, 0x80]) * 3_400_000
+    lines = split_lines([Chunk(1, b"ok\n" + noise), Chunk(2, b"bootrig: marker ui_ready\n")])
+    assert len(lines) == 2 and len(lines[1].raw) == len(noise) + 24
+    assert lines[1].overlong and not lines[0].overlong
+    assert len(lines[1].text) <= 4 * MAX_PARSED and len(lines[1].body) <= 4 * MAX_PARSED
+    assert lines[1].tag == "ui_ready"
+    assert lines[1].text is lines[1].text  # decoded once, not by every parser again
+
+
+def test_a_recorded_boot_with_a_noise_line_is_analyzed_and_noted(tmp_path: Path) -> None:
+    """A real recorded boot (U-Boot + Linux under QEMU) with 2 MB of line noise spliced
+    into its console: the analysis finishes, names the line, and keeps every marker."""
+    boot = tmp_path / "boot"
+    shutil.copytree(REAL / "console-1", boot)
+    recs = [json.loads(x) for x in (boot / "console.jsonl").read_text().splitlines()]
+    noise = base64.b64encode(bytes([0xFF, 0x80]) * 1_000_000).decode()
+    recs.insert(5, {"t_ns": recs[5]["t_ns"], "data_b64": noise})
+    (boot / "console.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
+    before = analyze_folder(REAL / "console-1", write=False)
+    after = analyze_folder(boot, write=False)
+    assert after["outcome"] == before["outcome"]
+    notes = [n for n in after["analysis"]["notes"] if f"longer than {MAX_PARSED} bytes" in n]
+    assert len(notes) == 1 and "2000" in notes[0], after["analysis"]["notes"]
+    assert after["outcome"] == "ok"
+    assert [e["name"] for e in after["events"]] == [e["name"] for e in before["events"]]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 from rig import names
 from rig.model import Chunk
@@ -12,6 +13,10 @@ from rig.model import Chunk
 # printk's "[    1.234567] " prefix, optionally with a caller id "[    T1]", optionally
 # after a "<6>" loglevel.
 _PRINTK = re.compile(rb"^(?:<\d>)?\[\s*(\d+)\.(\d{6})\](?:\[\s*[TC]\d+\])?\s?")
+#: What of a line is parsed as text. printk cuts its lines at 1024 bytes and U-Boot's are
+#: shorter; a longer "line" is line noise (a floating RX, a wrong baud rate), kept whole
+#: in `raw` but not decoded and searched again by every parser.
+MAX_PARSED = 4096
 
 
 @dataclass(frozen=True)
@@ -24,21 +29,26 @@ class Line:
     tag: str | None  # marker name when the line carries the bootrig tag
 
     @property
-    def text(self) -> str:
-        return self.raw.decode("utf-8", "backslashreplace")
+    def overlong(self) -> bool:
+        return len(self.raw) > MAX_PARSED
 
-    @property
+    @cached_property
+    def text(self) -> str:
+        """The line as text; of an overlong line its first MAX_PARSED bytes."""
+        return self.raw[:MAX_PARSED].decode("utf-8", "backslashreplace")
+
+    @cached_property
     def body(self) -> str:
         """The text without a printk prefix."""
         m = _PRINTK.match(self.raw)
-        return (self.raw[m.end() :] if m else self.raw).decode("utf-8", "backslashreplace")
+        return self.raw[m.end() if m else 0 : MAX_PARSED].decode("utf-8", "backslashreplace")
 
 
 def _make(index: int, offset: int, t_ns: int, raw: bytes) -> Line:
     raw = raw.rstrip(b"\r")
     m = _PRINTK.match(raw)
     ts = int(m.group(1)) + int(m.group(2)) / 1e6 if m else None
-    tag = names.TAG_RE.search(raw)
+    tag = names.TAG_RE.search(raw)  # all of it: noise before a tag must not hide it
     return Line(
         index,
         offset,

@@ -9,7 +9,7 @@ from rig.analysis.advice.context import Context
 from rig.analysis.advisor import advise
 from rig.analysis.events import Timebase
 from rig.analysis.initcalls import Initcall, async_waits, module_breakdown, pair_initcalls
-from rig.analysis.lines import Line, stand_in_reads
+from rig.analysis.lines import MAX_PARSED, Line, stand_in_reads
 from rig.analysis.pacing import Pacing, assess_pacing, band_slack
 from rig.analysis.parsers.console import parse_console
 from rig.analysis.parsers.options import AnalysisOptions
@@ -27,8 +27,17 @@ from rig.artifacts.uart import UartBytes
 from rig.model import Chunk
 
 
-def _notes(tb: Timebase, calls: Sequence[Initcall], baud: int, pacing: Pacing) -> list[str]:
+def _notes(
+    tb: Timebase, calls: Sequence[Initcall], baud: int, pacing: Pacing, lines: Sequence[Line]
+) -> list[str]:
     notes = []
+    if long := [ln for ln in lines if ln.overlong]:
+        worst = max(long, key=lambda ln: len(ln.raw))
+        notes.append(
+            f"{len(long)} console line(s) longer than {MAX_PARSED} bytes (the longest: line "
+            f"{worst.index}, {len(worst.raw)} bytes at byte offset {worst.offset}): line "
+            "noise or a wrong baud rate; only their first bytes were parsed"
+        )
     if tb.printk is None and any(c.start.source == "printk_relative" for c in calls):
         notes.append(
             "no printk clock fit (no stamped GPIO anchor, too few stamped lines): initcall "
@@ -87,5 +96,5 @@ def analyse_console(
         "phases": [p.as_dict() for p in phases],
         "unattributed": rest,
         "pacing": pacing.as_dict(),
-        "notes": _notes(tb, calls, baud, pacing),
+        "notes": _notes(tb, calls, baud, pacing, lines),
     }
