@@ -7,9 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-
-class ConfigError(ValueError):
-    """A config file that is wrong; the message names file, key, expected and found."""
+from rig.errors import ConfigError
 
 
 def _kind(value: object) -> str:

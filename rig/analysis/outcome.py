@@ -30,6 +30,11 @@ OK = "ok"
 MISSING_MARKER = "missing_marker"
 #: Not the board's: the run was stopped (Ctrl-C, SIGTERM) before the boot ended.
 INTERRUPTED = "interrupted"
+#: Not the board's: the rig, an instrument or the disk failed during the cycle.
+RIG_ERROR = "rig_error"
+#: Not the board's: the artifacts contradict themselves or the contract (the evidence
+#: rules that decide it live with the artifact checks; the name is fixed here).
+INVALID_ARTIFACTS = "invalid_artifacts"
 
 
 def _broken(stages: list[Stage]) -> bool:

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from rig.artifacts.srzip import read_info
+from rig.errors import ArtifactError, ConfigError, RigError
 from rig.model import MarkerScan
 from rig.names import MARKER_ALIASES, MARKERS, POWER
 
@@ -30,8 +31,16 @@ _BOUNCE_RE = re.compile(r"^bounce (\d+)$")
 _FAILURE_RE = re.compile(r"^(srd|cli): |Traceback|Fatal Python error", re.MULTILINE)
 
 
-class DecodeError(RuntimeError):
+class DecodeError(RigError, RuntimeError):
     """sigrok-cli or the decoder failed; the message names the capture, command and stderr."""
+
+
+class DecodersDirError(DecodeError, ConfigError):
+    """BOOTRIG_DECODERS_DIR is set but holds no decoder: the user's setting is wrong."""
+
+
+class NoPowerChannel(DecodeError, ArtifactError):
+    """The capture has no `power` channel to take t = 0 from: the artifact is unusable."""
 
 
 def user_decoders_dir() -> Path:
@@ -56,7 +65,7 @@ def find_decoders() -> tuple[Path, str]:
     if env:
         # An explicit setting that is wrong must be loud, not silently replaced.
         if not (Path(env) / DECODER / "pd.py").is_file():
-            raise DecodeError(f"{ENV_DIR}={env}: no {DECODER}/pd.py there")
+            raise DecodersDirError(f"{ENV_DIR}={env}: no {DECODER}/pd.py there")
         return Path(env), "env"
     for d, source in (
         (repo_decoders_dir(), "repo"),
@@ -102,7 +111,9 @@ def scan_markers(
     info = read_info(capture)
     mapping = channel_map(info.channels, rename)
     if POWER not in mapping:
-        raise DecodeError(f"{capture}: no '{POWER}' channel (channels: {', '.join(info.channels)})")
+        raise NoPowerChannel(
+            f"{capture}: no '{POWER}' channel (channels: {', '.join(info.channels)})"
+        )
     opts = [f"debounce_us={float(debounce_us)!r}"] + [f"{k}={v}" for k, v in mapping.items()]
     cmd = [sigrok_cli, "-i", str(capture), "-P", ":".join([DECODER, *opts])]
     cmd.append("--protocol-decoder-samplenum")

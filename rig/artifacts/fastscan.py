@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rig.artifacts.decode import DecodeError, channel_map
+from rig.artifacts.decode import NoPowerChannel, channel_map
 from rig.artifacts.edges import Edges, scan_edges
 from rig.artifacts.markerlogic import debounce_samples, replay
 from rig.artifacts.srzip import read_info
@@ -32,7 +32,7 @@ def _check(
         raise ValueError(f"debounce_us must be >= 0, got {debounce_us}")
     mapping = channel_map(channels, rename)
     if need_power and POWER not in mapping:
-        raise DecodeError(f"{capture}: no '{POWER}' channel (channels: {', '.join(channels)})")
+        raise NoPowerChannel(f"{capture}: no '{POWER}' channel (channels: {', '.join(channels)})")
     return mapping
 
 

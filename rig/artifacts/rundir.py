@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from rig import names
+from rig.errors import ArtifactError
 from rig.model import Chunk
 
 RUN = "run.json"
@@ -26,10 +27,6 @@ CAPTURE_RAW = "capture.bin"
 REPORT = "report.json"
 REPORT_HTML = "report.html"
 TRUTH = "truth.json"
-
-
-class ArtifactError(ValueError):
-    """An artifact that cannot be used; the message names the file and where."""
 
 
 def new_run_id(now: datetime | None = None) -> str:

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
+from rig.errors import ArtifactError
+
 #: libsigrok's srzip output splits logic data into files of this size; we do the same so
 #: that readers never need one huge member in memory twice.
 CHUNK_BYTES = 4 << 20
@@ -39,7 +41,7 @@ MEMBER_ERRORS = (
 )
 
 
-class CaptureError(ValueError):
+class CaptureError(ArtifactError):
     """A capture file that cannot be read; the message names the file and the problem."""
 
 

@@ -26,10 +26,11 @@ import numpy as np
 from rig.artifacts.baud import detect_baud
 from rig.artifacts.edges import Edges, scan_edges
 from rig.artifacts.srzip import read_info
+from rig.errors import ArtifactError
 from rig.names import UART_TX
 
 
-class UartError(ValueError):
+class UartError(ArtifactError):
     """The console cannot be decoded from this capture; the message says why."""
 
 

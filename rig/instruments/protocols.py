@@ -11,9 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-
-class InstrumentError(RuntimeError):
-    """An instrument failed; the message says which one and how."""
+from rig.errors import InstrumentError as InstrumentError  # re-exported: its old home
 
 
 class PowerProtocol(ABC):

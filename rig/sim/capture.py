@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from rig.errors import InstrumentError
 from rig.names import CHANNELS
 from rig.sim.board import Boot
 from rig.sim.signals import boot_toggles
@@ -21,7 +22,7 @@ from rig.sim.signals import boot_toggles
 BLOCK_SAMPLES = 1 << 22
 
 
-class ArmError(ValueError):
+class ArmError(InstrumentError, ValueError):
     """An arm request the analyzer cannot honour; the message says why."""
 
 

@@ -21,12 +21,14 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
+from rig.errors import InstrumentError
+
 #: `-m rig.sim` runs the same click group as `rig sim`, importing only the simulator.
 SERVE = ("-m", "rig.sim", "serve")
 
 
-class SimError(RuntimeError):
-    """The simulator could not be started or refused a request."""
+class SimError(InstrumentError):
+    """The simulator (the instruments' stand-in) could not be started or refused a request."""
 
 
 class SimControl:

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from rig.errors import ConfigError
 from rig.names import MARKERS
 from rig.sim.profile import STAGES
 
@@ -34,7 +35,7 @@ FAULT_STREAM = 4
 CLOSE_AT = (0.1, 0.9)
 
 
-class FaultSpecError(ValueError):
+class FaultSpecError(ConfigError):
     """A bad key in a fault-rate table: `key`, what was `expected`, what was `found`."""
 
     def __init__(self, key: str, expected: str, found: object) -> None:

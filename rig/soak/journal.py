@@ -16,11 +16,13 @@ import os
 from pathlib import Path
 from typing import Any
 
+from rig.errors import ArtifactError
+
 SCHEMA = "bootrig.soak/1"
 JOURNAL = "journal.jsonl"
 
 
-class JournalError(RuntimeError):
+class JournalError(ArtifactError, RuntimeError):
     """The journal cannot be read or written; the message names the file and why."""
 
 

@@ -15,6 +15,7 @@ from typing import Any
 from rig import __version__
 from rig.artifacts import rundir
 from rig.config import RigConfig
+from rig.errors import InputError
 from rig.soak.journal import JOURNAL, Journal, JournalError
 from rig.soak.runner import Limits, SoakState
 
@@ -35,7 +36,7 @@ def parse_duration(text: str) -> float:
         total += float(m.group(1)) * _UNIT_S[(m.group(2) or "s").lower()]
         pos = m.end()
     if not s or pos != len(s) or total <= 0:
-        raise ValueError(f"duration {text!r}: expected e.g. 90s, 30m, 8h or 1h30m")
+        raise InputError(f"duration {text!r}: expected e.g. 90s, 30m, 8h or 1h30m")
     return total
 
 
@@ -45,7 +46,7 @@ def new_soak_id() -> str:
 
 def check_id(soak_id: str) -> str:
     if not _ID.match(soak_id) or soak_id in (".", ".."):
-        raise ValueError(f"soak id {soak_id!r}: letters, digits, '.', '_' and '-' only")
+        raise InputError(f"soak id {soak_id!r}: letters, digits, '.', '_' and '-' only")
     return soak_id
 
 

@@ -12,12 +12,14 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from rig.errors import ArtifactError
+
 _LINE = re.compile(
     r"^(\d+)@(\d+)\.(\d{6}):pl061_set_output (\S+) setting output (\d+) to (\d+)\s*$"
 )
 
 
-class TraceError(ValueError):
+class TraceError(ArtifactError):
     """A trace file that cannot be read; names the file and line."""
 
 

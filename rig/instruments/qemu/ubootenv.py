@@ -11,12 +11,14 @@ import struct
 import zlib
 from pathlib import Path
 
+from rig.errors import ConfigError
+
 #: qemu_arm64_defconfig: CONFIG_ENV_SIZE; pflash 1 of the virt board is 64 MiB.
 ENV_SIZE = 0x40000
 FLASH_SIZE = 64 << 20
 
 
-class EnvError(ValueError):
+class EnvError(ConfigError):
     """An environment text or value U-Boot could not take; names file and line."""
 
 

@@ -12,6 +12,8 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rig.errors import ConfigError
+
 
 @dataclass(frozen=True)
 class Budget:
@@ -26,7 +28,7 @@ DEFAULT_BUDGETS = {
 }
 
 
-class BudgetError(ValueError):
+class BudgetError(ConfigError):
     """budgets.toml exists but is not what the dashboards expect."""
 
 

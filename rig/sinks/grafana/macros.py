@@ -24,6 +24,8 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from rig.errors import InputError
+
 _REF = re.compile(r"\$(\w+)|\[\[(\w+?)(?::(\w+))?\]\]|\$\{(\w+)(?:\.([^:^}]+))?(?::([^}]+))?\}")
 _REGEX_IN_QUERY = re.compile(
     r"\s*[=!]~\s*/(?![*+?])(?:[^\r\n\[/\\]|\\.|\[(?:[^\r\n\]\\]|\\.)*\])+/"
@@ -44,7 +46,7 @@ _STEPS = (
 )  # fmt: skip
 
 
-class ExpandError(ValueError):
+class ExpandError(InputError):
     """A query refers to something the expander does not know."""
 
 

@@ -14,6 +14,7 @@ import json
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
+from rig.errors import SinkError
 from rig.sinks.influx.settings import CredentialError, InfluxSettings
 
 # Kinds of failure. The first three are the server being away: retry later. REJECTED is
@@ -30,7 +31,7 @@ UNREACHABLE, TIMEOUT, SERVER, REJECTED, AUTH, CREDENTIALS, HTTP = (
 )
 
 
-class InfluxError(RuntimeError):
+class InfluxError(SinkError):
     def __init__(self, message: str, kind: str, status: int | None = None) -> None:
         super().__init__(message)
         self.kind = kind

@@ -13,6 +13,7 @@ import re
 from datetime import datetime
 from typing import Any
 
+from rig.errors import ArtifactError
 from rig.sinks.influx.lineproto import FieldValue, Point, encode_all
 
 BOOT = "boot"
@@ -23,7 +24,7 @@ ADVISORY = "advisory"
 _UTC = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?(Z|[+-]\d\d:\d\d)$")
 
 
-class ReportError(ValueError):
+class ReportError(ArtifactError):
     """A report that cannot become points (no usable start time)."""
 
 

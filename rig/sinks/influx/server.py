@@ -20,13 +20,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlencode
 
+from rig.errors import SinkError
+
 HOST = "127.0.0.1"
 CONFIG = "influxd.conf"
 LOG = "influxd.log"
 PIDFILE = "influxd.pid"
 
 
-class ServerError(RuntimeError):
+class ServerError(SinkError):
     """influxd is missing, could not start, or did not answer /ping in time."""
 
 

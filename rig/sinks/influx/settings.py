@@ -22,7 +22,7 @@ _SECRET_KEYS = ("password", "token", "secret", "pass", "auth_token")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-class CredentialError(ValueError):
+class CredentialError(ConfigError):
     """The configured secret cannot be read (unset variable, missing file)."""
 
 
