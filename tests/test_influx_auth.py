@@ -86,7 +86,7 @@ def test_wrong_password_is_an_error_and_spools(
     cfg = write_config(tmp_path, server.url, "wrong", f'password_env = "{ENV}"')
     outputs: list[str] = []
     res = cli(outputs, "replay", "--config", str(cfg))
-    assert res.exit_code == 1 and "authorization failed" in res.output
+    assert res.exit_code == 3 and "authorization failed" in res.output  # the sink failed
     monkeypatch.setenv(ENV, PASSWORD)  # fixed: the spooled boot goes through
     res = cli(outputs, "replay", "--config", str(cfg), "--json")
     assert res.exit_code == 0 and json.loads(res.output)["reports"] == 1
@@ -97,7 +97,7 @@ def test_wrong_password_is_an_error_and_spools(
     d = deliver(sample_report(2, initcalls=5), s, tmp_path / "results")
     assert d.status == "spooled" and ENV in (d.reason or "")
     res = cli(outputs, "status", "--config", str(cfg))
-    assert res.exit_code == 1 and ENV in res.output
+    assert res.exit_code == 3 and ENV in res.output
 
 
 def test_secret_never_leaks(

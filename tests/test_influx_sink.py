@@ -140,7 +140,7 @@ def test_push_reports_bad_folders_and_status(
     config = config_file(tmp_path, s)
     runner = CliRunner()
     out = runner.invoke(influx, ["push", str(good), str(bad), "--config", str(config), "--json"])
-    assert out.exit_code == 1
+    assert out.exit_code == 2  # a report that cannot become points is bad input
     res = json.loads(out.output)
     assert res["reports"] == 1 and "started_utc" in res["failed"][0]["reason"]
     out = runner.invoke(influx, ["push", str(tmp_path / "nowhere"), "--config", str(config)])

@@ -1,4 +1,7 @@
-"""`rig analyze DIR...`: recompute reports from artifact folders alone."""
+"""`rig analyze DIR...`: recompute reports from artifact folders alone.
+
+The exit code is the analysed run's outcome's, as `rig run` would have given it
+(`outcome_exit_code`); with several folders, the largest of theirs."""
 
 from __future__ import annotations
 
@@ -8,10 +11,7 @@ import click
 from rich.markup import escape
 
 from rig import names
-from rig.artifacts.decode import DecodeError
 from rig.artifacts.leftovers import recover_folder
-from rig.artifacts.rundir import ArtifactError
-from rig.artifacts.srzip import CaptureError
 from rig.commands.common import (
     console,
     emit_json,
@@ -19,10 +19,11 @@ from rig.commands.common import (
     err_console,
     fail,
     json_option,
+    outcome_exit_code,
 )
+from rig.errors import ArtifactError, exit_code
 from rig.pipeline import analyze_folder
 from rig.sinks.terminal import print_report
-from rig.tomlcheck import ConfigError
 
 
 @click.command()
@@ -55,16 +56,16 @@ def analyze(
         if not no_write:
             try:
                 left = recover_folder(Path(folder))
-            except (OSError, ArtifactError, CaptureError) as e:
-                fail(f"{folder}: leftover raw capture: {e}", as_json)
+            except (OSError, ArtifactError) as e:
+                fail(f"{folder}: leftover raw capture: {e}", as_json, exit_code(e))
             if left is not None and not as_json:
                 err_console.print(f"[yellow]note:[/] {escape(left.describe())}", highlight=False)
-        try:
-            report = analyze_folder(folder, write=not no_write, engine=engine, rename=rename)
-        except (ArtifactError, CaptureError, DecodeError, ConfigError) as e:
-            fail(str(e), as_json)
+        # A RigError here ends the command with its kind's code (json_option): an unusable
+        # artifact is bad input (2), sigrok-cli failing is the rig's failure (3).
+        report = analyze_folder(folder, write=not no_write, engine=engine, rename=rename)
         reports.append(report)
         if not as_json:
             print_report(report, console, str(folder))
     if as_json:
         emit_json(reports[0] if len(reports) == 1 else reports)
+    raise SystemExit(max(outcome_exit_code(r["outcome"], measured_now=False) for r in reports))

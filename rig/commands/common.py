@@ -1,9 +1,18 @@
-"""Helpers every subcommand shares: `--json` output and error reporting."""
+"""Helpers every subcommand shares: `--json` output, error reporting, exit codes.
+
+Every error that ends a command goes through `fail` (a `RigError` raised in a command
+with `--json` reaches it through `json_option`; anything else through `rig.cli.entry`):
+one bounded, markup-safe message, and the exit code of the error's kind
+(`rig.errors.exit_code`). A finished run's exit code is `outcome_exit_code`'s.
+"""
 
 from __future__ import annotations
 
+import functools
 import json
+import os
 import sys
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
@@ -12,9 +21,20 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
+from rig.analysis.outcome import INTERRUPTED, INVALID_ARTIFACTS, OK, RIG_ERROR
 from rig.artifacts.leftovers import recover_results
-from rig.artifacts.rundir import ArtifactError
-from rig.artifacts.srzip import CaptureError
+from rig.errors import (
+    EXIT_BOARD_FAILED,
+    EXIT_INPUT,
+    EXIT_OK,
+    EXIT_RIG_FAILED,
+    EXIT_SIGINT,
+    ArtifactError,
+    RigError,
+    bounded,
+    exit_code,
+    kind,
+)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -22,10 +42,29 @@ console = Console()
 err_console = Console(stderr=True)
 
 
+#: Set to 1 to see the traceback of an internal error (a bug) instead of one line.
+DEBUG_ENV = "BOOTRIG_DEBUG"
+
+#: Outcomes that say the rig failed, not the board: the rig's verdict on its own cycle.
+RIG_FAILED_OUTCOMES = (RIG_ERROR, "analyzer_error")
+
+
 def json_option(f: F) -> F:
+    """`--json`, and the error contract of a command that has it: a `RigError` (or any
+    other exception) raised inside ends the command through `fail`, as JSON with --json."""
+
+    @functools.wraps(f)
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return f(*args, **kwargs)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.Abort):
+            raise  # click's own: usage errors (exit 2), explicit exits, Ctrl-C
+        except Exception as e:  # the one place an error becomes an exit code
+            fail(e, bool(kwargs.get("as_json")))
+
     return click.option(
         "--json", "as_json", is_flag=True, help="Print one JSON object instead of tables."
-    )(f)
+    )(guarded)  # type: ignore[return-value]
 
 
 def engine_option(f: F) -> F:
@@ -43,13 +82,53 @@ def emit_json(obj: Any) -> None:
     sys.stdout.write(json.dumps(obj, indent=2, sort_keys=False) + "\n")
 
 
-def fail(message: str, as_json: bool, code: int = 2) -> NoReturn:
-    """Report an error (as JSON with --json) and exit with `code`."""
-    if as_json:
-        emit_json({"error": message})
+def describe(error: BaseException) -> str:
+    """One line for the user. A `RigError` or an OSError says what and where itself; any
+    other exception is a bug in the rig: say so, name its type, never dump a traceback
+    (unless BOOTRIG_DEBUG=1)."""
+    text = str(error) or type(error).__name__
+    if isinstance(error, RigError | OSError):
+        return text
+    hint = "" if os.environ.get(DEBUG_ENV) else f" (set {DEBUG_ENV}=1 for the traceback)"
+    return f"internal error: {type(error).__name__}: {text}{hint}"
+
+
+def fail(error: str | BaseException, as_json: bool, code: int | None = None) -> NoReturn:
+    """Report an error (as JSON with --json) and exit: with `code` if given, else 2 for a
+    message (bad input) and the kind's code for an exception (`rig.errors.exit_code`).
+    The message is bounded in size and printed literally (rich markup escaped)."""
+    if isinstance(error, BaseException):
+        if not isinstance(error, RigError) and os.environ.get(DEBUG_ENV):
+            traceback.print_exception(error, file=sys.stderr)
+        message, code = describe(error), exit_code(error) if code is None else code
+        what = kind(error) if isinstance(error, RigError) else "rig"
     else:
-        err_console.print(f"[bold red]error:[/] {message}", highlight=False)
+        message, code, what = error, EXIT_INPUT if code is None else code, "input"
+    message = bounded(message)
+    if as_json:
+        emit_json({"error": message, "kind": what, "exit_code": code})
+    else:
+        # soft_wrap: no line breaks of rich's own inside a path or a quoted value.
+        err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
     raise SystemExit(code)
+
+
+def outcome_exit_code(outcome: str, *, measured_now: bool, interrupted: int = EXIT_SIGINT) -> int:
+    """The exit code a run's outcome gives, for `rig run` (`measured_now`) and for
+    `rig analyze` of a stored run alike: 0 ok; 1 a failure class of the board; 3 the
+    rig failed (`rig_error`, `analyzer_error`); `interrupted` (130, or 143 when `rig run`
+    itself was stopped by SIGTERM) for a run the operator or a signal stopped.
+    `invalid_artifacts` is bad input (2) for a stored run, and the rig's failure (3) for
+    the artifacts the rig has just written."""
+    if outcome == OK:
+        return EXIT_OK
+    if outcome == INTERRUPTED:
+        return interrupted
+    if outcome in RIG_FAILED_OUTCOMES:
+        return EXIT_RIG_FAILED
+    if outcome == INVALID_ARTIFACTS:
+        return EXIT_RIG_FAILED if measured_now else EXIT_INPUT
+    return EXIT_BOARD_FAILED
 
 
 def recover_leftovers(results_dir: Path, as_json: bool) -> list[str]:
@@ -58,7 +137,7 @@ def recover_leftovers(results_dir: Path, as_json: bool) -> list[str]:
     notes = []
     try:
         found = recover_results(results_dir) if results_dir.is_dir() else []
-    except (OSError, ArtifactError, CaptureError) as e:
+    except (OSError, ArtifactError) as e:
         found, notes = [], [f"{results_dir}: leftover raw captures not recovered: {e}"]
     notes += [f.describe() for f in found]
     if not as_json:

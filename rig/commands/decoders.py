@@ -8,9 +8,11 @@ import subprocess
 from pathlib import Path
 
 import click
+from rich.markup import escape
 
-from rig.artifacts.decode import DECODER, DecodeError, find_decoders, user_decoders_dir
+from rig.artifacts.decode import DECODER, find_decoders, user_decoders_dir
 from rig.commands.common import console, emit_json, fail, json_option
+from rig.errors import exit_code
 
 
 @click.group()
@@ -51,10 +53,7 @@ def _sigrok_finds_it() -> bool | None:
 @json_option
 def install(dest: Path | None, as_json: bool) -> None:
     """Copy `bootmarkers` to where sigrok-cli and PulseView find it for this user."""
-    try:
-        src_root, source = find_decoders()
-    except DecodeError as e:
-        fail(str(e), as_json)
+    src_root, source = find_decoders()  # a DecodeError: exit 2 or 3 by its kind
     root = dest or user_decoders_dir()
     src = src_root / DECODER
     target = root / DECODER
@@ -62,28 +61,27 @@ def install(dest: Path | None, as_json: bool) -> None:
         try:
             _copy(src, root)
         except OSError as e:
-            fail(f"cannot install {src} to {target}: {e}", as_json)
+            fail(f"cannot install {src} to {target}: {e}", as_json, exit_code(e))
     # Only the default destination is one sigrok searches by itself; checking --dest could
     # only find some other copy.
     found = _sigrok_finds_it() if dest is None else None
     if as_json:
         emit_json({"installed": str(target), "from": str(src), "source": source, "found": found})
         return
-    console.print(f"installed {DECODER} to {target} (from {src})", highlight=False)
+    console.print(
+        f"installed {DECODER} to {escape(str(target))} (from {escape(str(src))})", highlight=False
+    )
     if found is False:
         console.print("[yellow]warning:[/] sigrok-cli does not find it there", highlight=False)
     elif dest is not None:
-        console.print(f"sigrok-cli and PulseView find it with SIGROKDECODE_DIR={root}")
+        console.print(f"sigrok-cli and PulseView find it with SIGROKDECODE_DIR={escape(str(root))}")
 
 
 @decoders.command()
 @json_option
 def path(as_json: bool) -> None:
     """Print the decoders directory the rig passes to sigrok-cli."""
-    try:
-        where, source = find_decoders()
-    except DecodeError as e:
-        fail(str(e), as_json)
+    where, source = find_decoders()
     if as_json:
         user = str(user_decoders_dir())
         emit_json({"decoders_dir": str(where), "source": source, "user_dir": user})

@@ -7,16 +7,16 @@ import time
 from pathlib import Path
 
 import click
+from rich.markup import escape
 from rich.table import Table
 
 from rig.commands.common import console, emit_json, fail, json_option
-from rig.sinks.grafana.budgets import BudgetError
+from rig.errors import EXIT_BOARD_FAILED, EXIT_OK, EXIT_RIG_FAILED
 from rig.sinks.grafana.generate import BUDGETS, DASHBOARDS_DIR, build, load_dashboards
-from rig.sinks.grafana.macros import ExpandError, TimeRange
+from rig.sinks.grafana.macros import TimeRange
 from rig.sinks.grafana.run import QueryResult, run_panels, run_variables
-from rig.sinks.influx.client import Client, InfluxError
+from rig.sinks.influx.client import Client
 from rig.sinks.influx.settings import InfluxSettings, load_influx_config
-from rig.tomlcheck import ConfigError
 
 dashboards_option = click.option(
     "--dashboards",
@@ -47,20 +47,18 @@ def grafana() -> None:
 @json_option
 def build_cmd(out_dir: Path, budgets_path: Path, check: bool, as_json: bool) -> None:
     """Generate the dashboards' JSON from rig/sinks/grafana/."""
-    try:
-        res = build(out_dir, budgets_path, check=check)
-    except BudgetError as e:
-        fail(str(e), as_json)
+    res = build(out_dir, budgets_path, check=check)  # a BudgetError: exit 2 (json_option)
     if as_json:
         emit_json(res.as_dict())
     elif check:
         state = "current" if res.current else "[red]stale[/] (run `rig grafana build`)"
-        console.print(f"{out_dir}: {state}")
+        console.print(f"{escape(str(out_dir))}: {state}")
         for name in res.stale + res.extra:
-            console.print(f"  {name}")
+            console.print(f"  {escape(name)}")
     else:
-        console.print(f"{out_dir}: {len(res.written)} dashboard(s) written")
-    raise SystemExit(0 if res.current else 1)
+        console.print(f"{escape(str(out_dir))}: {len(res.written)} dashboard(s) written")
+    # --check's verdict: 1 when stale, like a budget the dashboards fail (docs/exit-codes.md).
+    raise SystemExit(EXIT_OK if res.current else EXIT_BOARD_FAILED)
 
 
 def _since_ms(text: str) -> int:
@@ -76,8 +74,9 @@ def _table(results: list[QueryResult]) -> Table:
         t.add_column(col, justify="right" if col in ("series", "rows") else "left")
     for r in results:
         rows = sum(len(s.get("values", [])) for s in r.series)
-        count = f"[red]{r.error}[/]" if r.error else str(len(r.series))
-        t.add_row(r.dashboard, r.panel, r.ref_id, count, "" if r.error else str(rows))
+        count = f"[red]{escape(r.error)}[/]" if r.error else str(len(r.series))
+        names = (escape(r.dashboard), escape(r.panel), escape(r.ref_id))
+        t.add_row(*names, count, "" if r.error else str(rows))
     return t
 
 
@@ -110,25 +109,22 @@ def query_cmd(
         if not sep:
             fail(f"--var {arg!r}: expected NAME=VALUE", as_json)
         chosen.setdefault(name, []).append(value)
-    try:
-        cfg = load_influx_config(config_path)
-    except ConfigError as e:
-        fail(str(e), as_json)
+    cfg = load_influx_config(config_path)  # a ConfigError: exit 2 (json_option)
     settings = cfg.settings or InfluxSettings()
     now = int(time.time() * 1000)
     rng = TimeRange(now - _since_ms(since), now)
     results: list[QueryResult] = []
-    try:
-        with Client(settings) as client:
-            for dash in load_dashboards(out_dir):
-                results += run_variables(client, settings.database, dash, chosen, rng)
-                results += run_panels(client, settings.database, dash, chosen, rng)
-    except (InfluxError, ExpandError) as e:
-        fail(str(e), as_json)
+    # InfluxDB failing (InfluxError) ends the command with 3, a query the expander does
+    # not understand (ExpandError) with 2 (json_option).
+    with Client(settings) as client:
+        for dash in load_dashboards(out_dir):
+            results += run_variables(client, settings.database, dash, chosen, rng)
+            results += run_panels(client, settings.database, dash, chosen, rng)
     if not results:
         fail(f"{out_dir}: no dashboards", as_json)
     if as_json:
         emit_json({"database": settings.database, "results": [r.as_dict() for r in results]})
     else:
         console.print(_table(results))
-    raise SystemExit(1 if any(r.error for r in results) else 0)
+    # A query InfluxDB rejected: the sink failed the dashboards (3).
+    raise SystemExit(EXIT_RIG_FAILED if any(r.error for r in results) else EXIT_OK)

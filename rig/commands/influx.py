@@ -8,10 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import click
+from rich.markup import escape
 from rich.table import Table
 
-from rig.artifacts.rundir import ArtifactError
 from rig.commands.common import console, emit_json, fail, json_option
+from rig.errors import EXIT_INPUT, EXIT_OK, EXIT_RIG_FAILED, bounded
 from rig.sinks.influx.client import Client, InfluxError
 from rig.sinks.influx.server import (
     PrivateServer,
@@ -20,7 +21,6 @@ from rig.sinks.influx.server import (
     stop_detached,
 )
 from rig.sinks.influx.settings import (
-    CredentialError,
     InfluxConfig,
     InfluxSettings,
     load_influx_config,
@@ -30,7 +30,6 @@ from rig.sinks.influx.sink import replay as replay_spool
 from rig.sinks.influx.sink import report_files
 from rig.sinks.influx.sink import status as server_status
 from rig.sinks.influx.spool import Spool, spool_dir
-from rig.tomlcheck import ConfigError
 
 DEFAULT_DATA_DIR = Path("results/.influxdb")
 
@@ -45,10 +44,7 @@ config_option = click.option(
 
 
 def _load(config_path: Path, as_json: bool) -> tuple[InfluxSettings, InfluxConfig]:
-    try:
-        cfg = load_influx_config(config_path)
-    except ConfigError as e:
-        fail(str(e), as_json)
+    cfg = load_influx_config(config_path)  # a ConfigError: exit 2 (json_option)
     if cfg.settings is None:
         fail(f"{config_path}: no [influx] table (see docs/influxdb.md)", as_json)
     return cfg.settings, cfg
@@ -109,10 +105,7 @@ def serve(
         password_env=None if password_file or not auth else password_env,
         password_file=password_file if auth else None,
     )
-    try:
-        secret = settings.password() if auth else None
-    except CredentialError as e:
-        fail(str(e), as_json)
+    secret = settings.password() if auth else None  # a CredentialError: exit 2
     srv = PrivateServer(data_dir, port, rpc_port, auth=auth, influxd=influxd_path)
     if not detach:
         # A SIGTERM (make, a test, a service manager) must stop influxd too, like Ctrl-C.
@@ -130,9 +123,9 @@ def serve(
             return
         assert srv.proc is not None
         code = srv.proc.wait()
-        fail(f"influxd exited with {code}: {srv.log_tail()}", as_json, code=1)
+        fail(f"influxd exited with {code}: {srv.log_tail()}", as_json, EXIT_RIG_FAILED)
     except (ServerError, InfluxError) as e:
-        fail(str(e), as_json)
+        fail(e, as_json)  # the sink failed: 3
     except KeyboardInterrupt:
         pass
     finally:
@@ -160,8 +153,8 @@ def _print_serving(
         return
     how = f"`rig influx stop --data-dir {srv.data_dir}`" if detach else "Ctrl-C"
     console.print(
-        f"InfluxDB {version} at [bold]{srv.url}[/] (database {database}, pid {srv.pid})\n"
-        f"data {srv.data_dir}, log {srv.log_path}; {how} stops it"
+        f"InfluxDB {escape(version)} at [bold]{srv.url}[/] (database {escape(database)}, "
+        f"pid {srv.pid})\n" + escape(f"data {srv.data_dir}, log {srv.log_path}; {how} stops it")
     )
 
 
@@ -176,7 +169,7 @@ def stop(data_dir: Path, as_json: bool) -> None:
     if as_json:
         emit_json({"stopped": pid is not None, "pid": pid})
     elif pid is None:
-        console.print(f"no private server running for {data_dir}")
+        console.print(f"no private server running for {escape(str(data_dir))}")
     else:
         console.print(f"stopped influxd (pid {pid})")
 
@@ -191,20 +184,20 @@ def push(targets: tuple[Path, ...], config_path: Path, as_json: bool) -> None:
     Idempotent: a boot written twice is overwritten, never doubled.
     """
     settings, _ = _load(config_path, as_json)
-    try:
-        files = report_files(targets)
-    except ArtifactError as e:
-        fail(str(e), as_json)
+    files = report_files(targets)  # an ArtifactError: exit 2 (json_option)
     res = push_reports(files, settings)
     if as_json:
         emit_json(res.as_dict())
     else:
-        console.print(f"pushed {res.reports} report(s), {res.points} points to {settings.url}")
+        url = escape(settings.url)
+        console.print(f"pushed {res.reports} report(s), {res.points} points to {url}")
         for f in res.failed:
-            console.print(f"[red]not written[/] {f['file']}: {f['reason']}", highlight=False)
+            what = escape(f"{f['file']}: {bounded(str(f['reason']))}")
+            console.print(f"[red]not written[/] {what}", highlight=False)
         if res.error:
-            console.print(f"[bold red]error:[/] {res.error}", highlight=False)
-    raise SystemExit(0 if not (res.error or res.failed) else 1)
+            console.print(f"[bold red]error:[/] {escape(bounded(res.error))}", highlight=False)
+    # InfluxDB failing is the sink's failure (3); reports it cannot take are bad input (2).
+    raise SystemExit(EXIT_RIG_FAILED if res.error else EXIT_INPUT if res.failed else EXIT_OK)
 
 
 @influx.command()
@@ -214,24 +207,24 @@ def replay(config_path: Path, as_json: bool) -> None:
     """Send the spooled boots (results/.influx-spool) and remove the acknowledged ones."""
     settings, cfg = _load(config_path, as_json)
     spool = Spool(spool_dir(cfg.results_dir))
-    try:
-        with Client(settings) as client:
-            res = replay_spool(client, spool, settings.batch_points)
-    except InfluxError as e:
-        fail(str(e), as_json)
+    with Client(settings) as client:  # an InfluxError: exit 3 (json_option)
+        res = replay_spool(client, spool, settings.batch_points)
     if as_json:
         emit_json(res.as_dict())
     else:
         if res.busy:
             console.print("another process is replaying the spool right now")
         console.print(
-            f"replayed {res.reports} boot(s), {res.points} points; {res.left} left in {spool.dir}"
+            f"replayed {res.reports} boot(s), {res.points} points; {res.left} left in "
+            f"{escape(str(spool.dir))}"
         )
         for r in res.rejected:
-            console.print(f"[red]rejected[/] {r['file']}: {r['reason']}", highlight=False)
+            what = escape(f"{r['file']}: {bounded(str(r['reason']))}")
+            console.print(f"[red]rejected[/] {what}", highlight=False)
         if res.error:
-            console.print(f"[bold red]error:[/] {res.error}", highlight=False)
-    raise SystemExit(0 if res.left == 0 and not res.error else 1)
+            console.print(f"[bold red]error:[/] {escape(bounded(res.error))}", highlight=False)
+    # Boots left in the spool: the sink did not take them (3).
+    raise SystemExit(EXIT_OK if res.left == 0 and not res.error else EXIT_RIG_FAILED)
 
 
 def _status_table(st: dict[str, Any]) -> Table:
@@ -239,18 +232,18 @@ def _status_table(st: dict[str, Any]) -> Table:
     t.add_column("what")
     t.add_column("value")
     reach = f"[green]up[/] ({st['version']})" if st["reachable"] else "[red]unreachable[/]"
-    t.add_row("server", f"{st['url']}  {reach}")
+    t.add_row("server", f"{escape(st['url'])}  {reach}")
     db = {True: "exists", False: "[yellow]missing[/] (created on first write)", None: "unknown"}
-    t.add_row("database", f"{st['database']}  {db[st['database_exists']]}")
+    t.add_row("database", f"{escape(st['database'])}  {db[st['database_exists']]}")
     if st["boots"] is not None:
         t.add_row("boots stored", str(st["boots"]))
     sp = st["spool"]
     depth = f"{sp['reports']} boot(s), {sp['points']} points"
-    t.add_row("spool", f"{depth}  ({sp['dir']})")
+    t.add_row("spool", f"{depth}  ({escape(str(sp['dir']))})")
     for r in sp["rejected"] + sp["unreadable"]:
-        t.add_row("[red]stuck[/]", f"{r['file']}: {r['reason']}")
+        t.add_row("[red]stuck[/]", escape(f"{r['file']}: {bounded(str(r['reason']))}"))
     if st["error"]:
-        t.add_row("[red]error[/]", st["error"])
+        t.add_row("[red]error[/]", escape(bounded(st["error"])))
     return t
 
 
@@ -265,4 +258,4 @@ def status(config_path: Path, as_json: bool) -> None:
         emit_json(st)
     else:
         console.print(_status_table(st))
-    raise SystemExit(0 if st["reachable"] else 1)
+    raise SystemExit(EXIT_OK if st["reachable"] else EXIT_RIG_FAILED)  # unreachable: the sink

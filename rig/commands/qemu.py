@@ -16,15 +16,15 @@ from pathlib import Path
 from typing import Any
 
 import click
+from rich.markup import escape
 
 from rig.commands.common import console, emit_json, fail, json_option
-from rig.config import ConfigError, RigConfig, load_config
+from rig.config import RigConfig, load_config
 from rig.cycle import run_cycle
-from rig.instruments.protocols import InstrumentError
+from rig.errors import EXIT_RIG_FAILED, RigError, exit_code
 from rig.instruments.qemu.drivers import QEMU_JSON, TRACE_FILE
 from rig.instruments.qemu.reference import reference_edges
 from rig.instruments.qemu.settings import BUILD_SCRIPT
-from rig.instruments.qemu.trace import TraceError
 from rig.instruments.setup import Instruments
 
 #: What a recorded boot keeps: the raw measurement, never the analysis or the images.
@@ -62,24 +62,21 @@ def build(config_path: Path | None, as_json: bool) -> None:
             check=False,
         )
     except OSError as e:
-        fail(f"{script}: {e}", as_json, code=3)
+        fail(f"{script}: {e}", as_json, EXIT_RIG_FAILED)
     lines = p.stdout.strip().splitlines()
     if p.returncode != 0 or not lines:
         detail = (p.stderr or "").strip()[-2000:] if as_json else "see the output above"
-        fail(f"{script} failed ({p.returncode}): {detail}", as_json, code=3)
+        fail(f"{script} failed ({p.returncode}): {detail}", as_json, EXIT_RIG_FAILED)
     folder = lines[-1]
     if as_json:
         emit_json({"images": folder})
     else:
-        console.print(f"images: {folder}")
+        console.print(f"images: {escape(folder)}", highlight=False)
 
 
 def _qemu_config(path: Path, as_json: bool) -> RigConfig:
     """The config, which must describe a QEMU target; any problem ends the command."""
-    try:
-        cfg = load_config(path)
-    except ConfigError as e:
-        fail(str(e), as_json)
+    cfg = load_config(path)  # a ConfigError: exit 2 (json_option)
     if cfg.qemu is None:
         fail(f"{path}: not a QEMU target config (no [qemu] table)", as_json)
     return cfg
@@ -164,8 +161,8 @@ def record(
         for i in range(1, boots + 1):
             done.append(record_boot(cfg, out, f"{prefix}-{i}"))
             if not as_json:
-                console.print(f"{done[-1]['folder']}: edges {done[-1]['edges_s']}")
-    except (InstrumentError, ConfigError, TraceError, OSError) as e:
-        fail(f"recording stopped after {len(done)} boots: {e}", as_json, code=3)
+                console.print(escape(f"{done[-1]['folder']}: edges {done[-1]['edges_s']}"))
+    except (RigError, OSError) as e:
+        fail(f"recording stopped after {len(done)} boots: {e}", as_json, exit_code(e))
     if as_json:
         emit_json({"boots": done})

@@ -6,9 +6,9 @@ import os
 from pathlib import Path
 
 import click
+from rich.markup import escape
 
-from rig.artifacts.rundir import ArtifactError
-from rig.commands.common import console, emit_json, fail, json_option
+from rig.commands.common import console, emit_json, json_option
 from rig.sinks.html.plotlyjs import MODES
 from rig.sinks.html.write import HTML, write_comparison, write_html
 from rig.sinks.influx.sink import report_files
@@ -44,20 +44,19 @@ def report(
     targets: tuple[Path, ...], out: Path | None, each: bool, js_mode: str, as_json: bool
 ) -> None:
     """HTML report of run folders (or of every run folder in a results folder)."""
-    try:
-        files = report_files(targets)
-        written: list[str] = []
-        if len(files) == 1:
-            page = str(write_html(files[0].parent, js_mode, out))
-        else:
-            if each:
-                written += [str(write_html(f.parent, js_mode)) for f in files]
-            page = str(write_comparison(files, out or _common_folder(files) / COMPARISON, js_mode))
-    except (ArtifactError, OSError) as e:
-        fail(str(e), as_json)
+    # An unusable folder (ArtifactError) ends the command with exit 2, a page that cannot
+    # be written (OSError) with 3 (json_option).
+    files = report_files(targets)
+    written: list[str] = []
+    if len(files) == 1:
+        page = str(write_html(files[0].parent, js_mode, out))
+    else:
+        if each:
+            written += [str(write_html(f.parent, js_mode)) for f in files]
+        page = str(write_comparison(files, out or _common_folder(files) / COMPARISON, js_mode))
     if as_json:
         emit_json({"boots": len(files), "page": page, "reports_html": written})
     else:
-        console.print(f"{len(files)} boot(s): [bold]{page}[/]")
+        console.print(f"{len(files)} boot(s): [bold]{escape(page)}[/]")
         if each:
             console.print(f"and {len(written)} {HTML} file(s) in the run folders")

@@ -5,22 +5,21 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+from rich.markup import escape
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from rig.artifacts.decode import DecodeError
-from rig.artifacts.rundir import ArtifactError
-from rig.artifacts.srzip import CaptureError
 from rig.commands.common import (
     console,
     emit_json,
     engine_option,
     fail,
     json_option,
+    outcome_exit_code,
     recover_leftovers,
 )
-from rig.config import ConfigError, load_config
+from rig.config import load_config
 from rig.cycle import run_cycle
-from rig.instruments.protocols import InstrumentError
+from rig.errors import EXIT_RIG_FAILED, ArtifactError, RigError, exit_code
 from rig.instruments.setup import Instruments
 from rig.pipeline import analyze_folder
 from rig.sinks.influx.points import ReportError
@@ -57,44 +56,42 @@ def run(
     config_path: Path, board: Path | None, overrides: tuple[str, ...], engine: str, as_json: bool
 ) -> None:
     """Power-cycle the target once, measure the boot, write results/<run-id>/."""
-    try:
-        cfg = load_config(config_path, board=board, overrides=overrides)
-    except ConfigError as e:
-        fail(str(e), as_json)
+    # A RigError raised here ends the command with its kind's exit code (json_option): a
+    # bad config 2, an instrument that failed 3.
+    cfg = load_config(config_path, board=board, overrides=overrides)
     recovered = recover_leftovers(cfg.results_dir, as_json)
     stop = StopFlag()
-    try:
-        with Progress(
-            SpinnerColumn(),
-            TextColumn("{task.description}"),
-            TimeElapsedColumn(),
-            console=console,
-            transient=True,
-            disable=as_json,
-        ) as progress:
-            task = progress.add_task("starting instruments", total=None)
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+        disable=as_json,
+    ) as progress:
+        task = progress.add_task("starting instruments", total=None)
 
-            def step(text: str) -> None:
-                progress.update(task, description=text)
+        def step(text: str) -> None:
+            progress.update(task, description=text)
 
-            # Ctrl-C or SIGTERM ends the wait for the boot: the capture is stopped and
-            # kept, the target powered off and the instruments (sigrok-cli, QEMU, the
-            # simulator) released; the run is filed as interrupted (exit 130 or 143).
-            with stop.installed(), Instruments(cfg) as bench:
-                result = run_cycle(cfg, bench, step, abort=stop.event)
-            step("analysing")
+        # Ctrl-C or SIGTERM ends the wait for the boot: the capture is stopped and
+        # kept, the target powered off and the instruments (sigrok-cli, QEMU, the
+        # simulator) released; the run is filed as interrupted (exit 130 or 143).
+        with stop.installed(), Instruments(cfg) as bench:
+            result = run_cycle(cfg, bench, step, abort=stop.event)
+        step("analysing")
+        try:
             report = analyze_folder(result.folder, engine=engine)
-            influx: Delivery | str | None = None
-            if cfg.influx:
-                step("writing to InfluxDB")
-                try:
-                    influx = deliver(report, cfg.influx, cfg.results_dir)
-                except (ReportError, OSError) as e:
-                    influx = f"influx: not written or spooled: {e}"
-    except InstrumentError as e:
-        fail(str(e), as_json)
-    except (ArtifactError, CaptureError, DecodeError) as e:
-        fail(f"analysis failed (artifacts kept): {e}", as_json)
+        except RigError as e:  # the rig wrote these artifacts: its failure, not input
+            code = EXIT_RIG_FAILED if isinstance(e, ArtifactError) else exit_code(e)
+            fail(f"analysis failed (artifacts kept): {e}", as_json, code)
+        influx: Delivery | str | None = None
+        if cfg.influx:
+            step("writing to InfluxDB")
+            try:
+                influx = deliver(report, cfg.influx, cfg.results_dir)
+            except (ReportError, OSError) as e:
+                influx = f"influx: not written or spooled: {e}"
     if as_json:
         influx_out = influx.as_dict() if isinstance(influx, Delivery) else influx
         emit_json(
@@ -108,7 +105,8 @@ def run(
     else:
         print_report(report, console, str(result.folder))
         if influx:
-            console.print(influx.describe() if isinstance(influx, Delivery) else influx)
+            text = influx.describe() if isinstance(influx, Delivery) else influx
+            console.print(escape(text), highlight=False)
     if stop.is_set():
         raise SystemExit(stop.exit_code)
-    raise SystemExit(0 if report["outcome"] == "ok" else 1)
+    raise SystemExit(outcome_exit_code(report["outcome"], measured_now=True))

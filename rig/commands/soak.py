@@ -6,22 +6,21 @@ from pathlib import Path
 from typing import Any
 
 import click
+from rich.markup import escape
 from rich.table import Table
 
 from rig.commands.common import console, emit_json, fail, json_option, recover_leftovers
-from rig.config import ConfigError, load_config
-from rig.instruments.protocols import InstrumentError
-from rig.sim.client import SimError
-from rig.soak.journal import JOURNAL, JournalError, read_journal
-from rig.soak.run import EXIT_USAGE, SoakResult, run_soak
+from rig.config import load_config
+from rig.soak.journal import JOURNAL, read_journal
+from rig.soak.run import SoakResult, run_soak
 from rig.soak.runner import Limits
 from rig.soak.start import check_id, find_folder, parse_duration
 
 EPILOG = """\b
 Exit codes: 0 completed, failure rate within --max-failure-rate; 1 completed with
-more failures; 2 bad usage or config, or the rig could not run; 3 gave up after
-[soak] max_consecutive_rig_errors rig errors in a row; 130/143 stopped by Ctrl-C or
-SIGTERM (target powered off, journal closed: continue with --resume ID).
+more failures; 2 bad usage, config or journal; 3 the rig could not run, or gave up
+after [soak] max_consecutive_rig_errors rig errors in a row; 130/143 stopped by Ctrl-C
+or SIGTERM (target powered off, journal closed: continue with --resume ID).
 """
 
 
@@ -31,13 +30,14 @@ def _ms(v: Any) -> str:
 
 def print_summary(result: SoakResult) -> None:
     s = result.summary
-    t = Table(title=f"soak {s['soak_id']}: {s['board']} ({s['variant']})", title_justify="left")
+    title = escape(f"soak {s['soak_id']}: {s['board']} ({s['variant']})")
+    t = Table(title=title, title_justify="left")
     t.add_column("stage")
     for col in ("n", "min", "p50", "p95", "p99", "max", "stddev"):
         t.add_column(col if col == "n" else f"{col} (ms)", justify="right")
     for st in [*s["stages"], {"name": "power_to_ui", **s["power_to_ui"]}]:
         t.add_row(
-            st["name"],
+            escape(st["name"]),
             str(st.get("n", 0)),
             *(_ms(st.get(k)) for k in ("min", "p50", "p95", "p99", "max", "stddev")),
         )
@@ -50,8 +50,8 @@ def print_summary(result: SoakResult) -> None:
         f"failure rate {s['failure_rate']:.2%} ({rates})"
     )
     if s.get("influx"):
-        console.print("influx: " + ", ".join(f"{k} {v}" for k, v in s["influx"].items()))
-    console.print(f"journal {result.journal}\nsummary {result.html}")
+        console.print(escape("influx: " + ", ".join(f"{k} {v}" for k, v in s["influx"].items())))
+    console.print(escape(f"journal {result.journal}\nsummary {result.html}"))
 
 
 def _soak_folder(ref: str, config_path: Path | None) -> Path:
@@ -95,38 +95,31 @@ def soak(
     as_json: bool,
 ) -> None:
     """Power-cycle the target again and again; journal, summarise, report every cycle."""
-    try:
-        duration_s = parse_duration(duration) if duration else None
-        if soak_id:
-            check_id(soak_id)
-    except ValueError as e:
-        fail(str(e), as_json)
+    # A RigError raised here ends the command with its kind's exit code (json_option):
+    # a bad option, config or journal 2, an instrument or the simulator failing 3.
+    duration_s = parse_duration(duration) if duration else None
+    if soak_id:
+        check_id(soak_id)
     resume: Path | None = None
-    try:
-        if resume_ref:
-            if soak_id:
-                fail("--id names a new soak; --resume continues one: give only one", as_json)
-            resume = _soak_folder(resume_ref, config_path)
-            head = read_journal(resume / JOURNAL)[0][0]
-            config_path = config_path or Path(head["config"])
-            board = board or (Path(head["board_profile"]) if head.get("board_profile") else None)
-        cfg = load_config(config_path or Path("config/rig.toml"), board=board)
-    except (ConfigError, JournalError) as e:
-        fail(str(e), as_json)
+    if resume_ref:
+        if soak_id:
+            fail("--id names a new soak; --resume continues one: give only one", as_json)
+        resume = _soak_folder(resume_ref, config_path)
+        head = read_journal(resume / JOURNAL)[0][0]
+        config_path = config_path or Path(head["config"])
+        board = board or (Path(head["board_profile"]) if head.get("board_profile") else None)
+    cfg = load_config(config_path or Path("config/rig.toml"), board=board)
     recover_leftovers(cfg.results_dir, as_json)
     limits = Limits(cycles, duration_s) if cycles or duration_s else None
-    try:
-        result = run_soak(
-            cfg,
-            limits=limits,
-            soak_id=soak_id,
-            resume=resume,
-            board=board,
-            max_failure_rate=max_failure_rate,
-            show=not as_json,
-        )
-    except (JournalError, InstrumentError, SimError, OSError) as e:
-        fail(str(e), as_json, EXIT_USAGE)
+    result = run_soak(
+        cfg,
+        limits=limits,
+        soak_id=soak_id,
+        resume=resume,
+        board=board,
+        max_failure_rate=max_failure_rate,
+        show=not as_json,
+    )
     if as_json:
         emit_json(
             {

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.markup import escape
 from rich.table import Table
 
 from rig.commands.common import console
@@ -91,5 +92,5 @@ def print_timeline(profile: Profile, tl: Timeline, with_lines: bool) -> None:
             lines.add_column(col, justify="left" if col == "text" else "right")
         for ln in tl.lines:
             ts = f"{ln.printk_ts:.6f}" if ln.printk_ts is not None else ""
-            lines.add_row(f"{ln.t_s:.6f}", ts, repr(ln.text)[1:-1])
+            lines.add_row(f"{ln.t_s:.6f}", ts, escape(repr(ln.text)[1:-1]))
         console.print(lines)

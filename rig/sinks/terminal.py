@@ -35,8 +35,9 @@ def _source(stage: dict[str, Any]) -> str:
 
 def stage_table(report: dict[str, Any]) -> Table:
     title = (
-        f"{report['board']} / {report.get('variant') or '-'}  ·  run {report['run_id']}"
-        f"  ·  outcome [bold]{report['outcome']}[/]"
+        f"{escape(str(report['board']))} / {escape(str(report.get('variant') or '-'))}"
+        f"  ·  run {escape(str(report['run_id']))}"
+        f"  ·  outcome [bold]{escape(str(report['outcome']))}[/]"
     )
     t = Table(title=title, title_justify="left")
     t.add_column("stage")
@@ -46,10 +47,10 @@ def stage_table(report: dict[str, Any]) -> Table:
     t.add_column("uncertainty", justify="right")
     for s in report["stages"]:
         t.add_row(
-            s["name"],
+            escape(s["name"]),
             fmt_s(s["start_s"]),
             fmt_s(s["duration_s"]),
-            _source(s),
+            escape(_source(s)),
             fmt_u(s["uncertainty_s"]),
         )
     t.add_section()
@@ -77,11 +78,11 @@ def top_table(report: dict[str, Any], n: int = 10) -> Table:
             name = f"[dim]unattributed[/] {name}"
         t.add_row(
             str(row["rank"]),
-            row.get("stage") or "",
+            escape(row.get("stage") or ""),
             name,
             fmt_s(row.get("start_s")),
             fmt_s(row["duration_s"]),
-            row.get("source") or "",
+            escape(row.get("source") or ""),
         )
     return t
 
@@ -94,7 +95,12 @@ def advice_table(report: dict[str, Any]) -> Table:
     t.add_column("rule")
     t.add_column("finding")
     for a in report.get("advisories", []):
-        t.add_row(fmt_s(a["gain_s"]), a.get("gain_kind", ""), a["rule"], a["title"])
+        t.add_row(
+            fmt_s(a["gain_s"]),
+            escape(a.get("gain_kind", "")),
+            escape(a["rule"]),
+            escape(a["title"]),
+        )
     return t
 
 
@@ -113,7 +119,7 @@ def print_report(report: dict[str, Any], console: Console, folder: str | None = 
             f"{tb['samplerate_hz'] / 1e6:g} MHz; clock: {escape(tb.get('clock', 'analyzer'))})"
         )
     else:
-        console.print(f"[yellow]t = 0: {tb['t0']}[/]")
+        console.print(f"[yellow]t = 0: {escape(tb['t0'])}[/]")
     fit = report["clocks"].get("printk")
     if fit and "envelope" in fit["model"]:
         console.print(
@@ -133,6 +139,6 @@ def print_report(report: dict[str, Any], console: Console, folder: str | None = 
             f"{tap['lines_timed']} lines timed on the analyzer clock"
         )
     elif tap:
-        console.print(f"[yellow]UART tap failed: {tap['error']}[/]")
+        console.print(f"[yellow]UART tap failed: {escape(str(tap['error']))}[/]")
     if folder:
-        console.print(f"artifacts: {folder}")
+        console.print(f"artifacts: {escape(folder)}")

@@ -18,6 +18,7 @@ from rich.console import Console
 
 from rig.artifacts import rundir
 from rig.config import RigConfig, SoakConfig
+from rig.errors import EXIT_BOARD_FAILED, EXIT_INPUT, EXIT_OK, EXIT_RIG_FAILED
 from rig.sinks.influx.client import Client, InfluxError
 from rig.sinks.influx.sink import replay
 from rig.sinks.influx.spool import Spool, spool_dir
@@ -30,7 +31,8 @@ from rig.soak.signals import StopFlag
 from rig.soak.start import Opened, begin, header, new_soak_id, reopen
 from rig.soak.summary import SUMMARY_HTML, SUMMARY_JSON, cycle_records, summarize
 
-EXIT_OK, EXIT_FAILURES, EXIT_USAGE, EXIT_ABORTED = 0, 1, 2, 3
+# The rig's exit codes (rig.errors): aborted = gave up after rig errors in a row.
+EXIT_FAILURES, EXIT_USAGE, EXIT_ABORTED = EXIT_BOARD_FAILED, EXIT_INPUT, EXIT_RIG_FAILED
 
 
 @dataclass
