@@ -174,9 +174,11 @@ def run_cycle(
     abort: threading.Event | None = None,
     defer_conversion: bool = False,
 ) -> CycleResult:
-    run_id = run_id or rundir.new_run_id()
-    folder = cfg.results_dir / run_id
-    folder.mkdir(parents=True)
+    if run_id is None:
+        run_id, folder = rundir.new_run_folder(cfg.results_dir)
+    else:
+        folder = cfg.results_dir / run_id
+        folder.mkdir(parents=True)
     lock = RunLock(folder)  # tells a later rig that a raw capture here is not a leftover
     t_start = time.monotonic_ns()
     run: dict[str, Any] = {

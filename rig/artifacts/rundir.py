@@ -30,8 +30,30 @@ TRUTH = "truth.json"
 
 
 def new_run_id(now: datetime | None = None) -> str:
+    """`YYYYmmddTHHMMSSZ-xxxxyy`: UTC second, then the fraction of that second in
+    1/65536 s (4 hex digits, so ids sort by time within a second too) and 2 random hex
+    digits against two rigs starting in the same 15 µs."""
+    return _run_id(now or datetime.now(UTC), secrets.randbelow(256))
+
+
+def _run_id(now: datetime, tail: int) -> str:
+    frac = now.microsecond * 65536 // 1_000_000
+    return now.strftime("%Y%m%dT%H%M%S") + f"Z-{frac:04x}{tail:02x}"
+
+
+def new_run_folder(results_dir: Path, now: datetime | None = None) -> tuple[str, Path]:
+    """A new run id and its folder, created: on a collision the next free tail is taken."""
     now = now or datetime.now(UTC)
-    return now.strftime("%Y%m%dT%H%M%S") + f"Z-{secrets.token_hex(3)}"
+    first = secrets.randbelow(256)
+    for k in range(256):
+        run_id = _run_id(now, (first + k) % 256)
+        folder = results_dir / run_id
+        try:
+            folder.mkdir(parents=True)
+        except FileExistsError:
+            continue
+        return run_id, folder
+    raise ArtifactError(f"{results_dir}: no free run id for {_run_id(now, 0)[:21]}..")
 
 
 def utc_now() -> str:
