@@ -36,6 +36,16 @@ def test_failure_rates() -> None:
     assert next(iter(r["counts"])) == "ok"
 
 
+def test_runs_the_rig_or_the_operator_ended_are_not_the_boards_failures() -> None:
+    outcomes = ["ok"] * 6 + ["panic"] + ["rig_error", "interrupted", "invalid_artifacts"]
+    r = failure_rates([*outcomes, "analyzer_error"])
+    assert (r["cycles"], r["measured"], r["not_measured"]) == (11, 7, 4)
+    assert r["failures"] == 1 and r["failure_rate"] == pytest.approx(1 / 7)
+    assert r["rates"] == {"panic": pytest.approx(1 / 7)}
+    assert r["counts"]["rig_error"] == 1  # kept and shown
+    assert failure_rates(["interrupted"])["failure_rate"] == 0.0
+
+
 def _cycle(n: int, outcome: str, kernel: float | None, session: int = 1) -> dict:
     return {
         "type": "cycle",

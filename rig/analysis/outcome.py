@@ -6,6 +6,9 @@ Classes, in the order they are decided:
 - the rig's own verdict from the capture (`rig_error` in run.json): `analyzer_error`
   (no capture), `console_lost` (the console port died before the UI tag),
   `rig_error` (the rig failed or was killed during the cycle);
+- `invalid_artifacts`: the artifacts contradict themselves (rig/analysis/validity.py:
+  console times going back, a tag before power-on or before its own edge, a sample rate
+  the UART frames refute, a stage ending before it starts);
 - `no_power_edge`: a capture without a debounced power-up;
 - `panic`: kernel panic text on the console;
 - `ok`: the boot reached its UI (the last stage's end was seen, by its hook or by what
@@ -35,6 +38,16 @@ RIG_ERROR = "rig_error"
 #: Not the board's: the artifacts contradict themselves or the contract (the evidence
 #: rules that decide it live with the artifact checks; the name is fixed here).
 INVALID_ARTIFACTS = "invalid_artifacts"
+#: The analyzer gave no capture: the rig's instrument, not the board.
+ANALYZER_ERROR = "analyzer_error"
+#: Outcomes that say how the run or the rig fared, not the board: kept and shown, never
+#: counted as the board's failures (soak rates, Robot rates and budgets).
+NOT_THE_BOARDS = frozenset({INTERRUPTED, RIG_ERROR, INVALID_ARTIFACTS, ANALYZER_ERROR})
+
+
+def is_boards(outcome: str) -> bool:
+    """Does `outcome` say something about the board (ok, or one of its failures)?"""
+    return outcome not in NOT_THE_BOARDS
 
 
 def _broken(stages: list[Stage]) -> bool:
@@ -48,11 +61,14 @@ def classify(
     stages: list[Stage],
     rig_error: str | None = None,
     aborted: bool = False,
+    invalid: str | None = None,
 ) -> str:
     if aborted:
         return INTERRUPTED
     if rig_error:
         return rig_error
+    if invalid:
+        return INVALID_ARTIFACTS
     if has_capture and scan is not None and not scan.power_up:
         return "no_power_edge"
     if any(any(p in line.text for p in PANIC_TEXT) for line in lines):

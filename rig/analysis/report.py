@@ -6,15 +6,17 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rig import __version__, names
+from rig.analysis import validity
 from rig.analysis.energy import add_energy
 from rig.analysis.events import (
     build_timebase,
+    gpio_times,
     interval_uncertainty,
     line_event,
     marker_events,
 )
 from rig.analysis.lines import split_lines
-from rig.analysis.outcome import classify
+from rig.analysis.outcome import RIG_ERROR, classify
 from rig.analysis.parsers.breakdown import analyse_console
 from rig.analysis.stages import build_stages, stage_notes
 from rig.artifacts.uart import UartBytes
@@ -61,9 +63,17 @@ def build_report(
         if id(ev) not in seen:
             seen.add(id(ev))
             events.append(ev)
+    power_on_ns = int(run["power_on_ns"])
+    gpio = gpio_times(scan, tb.power_sample) if scan and tb.power_sample is not None else {}
+    invalid = validity.run_problems(run, "capture" in artifacts)
+    invalid += validity.problems(chunks, lines, power_on_ns, scan, gpio, uart, stages)
+    rig_error, detail = run.get("rig_error"), run.get("rig_error_detail")
+    if not rig_error and (why := validity.unfinished(run)):
+        rig_error, detail = RIG_ERROR, why
     outcome = classify(
-        scan, "capture" in artifacts, lines, stages, run.get("rig_error"), bool(run.get("aborted"))
-    )
+        scan, "capture" in artifacts, lines, stages, rig_error,
+        bool(run.get("aborted")), invalid[0] if invalid else None,
+    )  # fmt: skip
 
     first, last = (stages[0].start, stages[-1].end) if stages else (None, None)
     total = (last.t_s - first.t_s) if first and last else None
@@ -138,7 +148,12 @@ def build_report(
         "phases": console["phases"],
         "unattributed": console["unattributed"],
         "artifacts": artifacts,
-        "analysis": {"rig_version": __version__, "notes": console["notes"] + stage_notes(stages)},
+        "analysis": {
+            "rig_version": __version__,
+            "notes": console["notes"] + stage_notes(stages),
+            "invalid": invalid,  # contradictions in the artifacts (outcome invalid_artifacts)
+            "rig_error": (detail or rig_error) if rig_error else None,  # what failed, if it did
+        },
     }
     if power:
         add_energy(report, run, power, tb.host)

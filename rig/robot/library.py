@@ -248,12 +248,15 @@ class BootRig(SoakStatistics, EnergyBudgets):
         ``ok``). The failure names the boot, its outcome and the artifact folder.
 
         Outcomes: ``ok``, ``hang_in_<stage>``, ``panic``, ``console_lost``,
-        ``missing_marker``, ``no_power_edge``, ``analyzer_error``, ``rig_error``.
+        ``missing_marker``, ``no_power_edge``; and, not the board's: ``interrupted``,
+        ``rig_error``, ``analyzer_error``, ``invalid_artifacts`` (the message says why).
         """
         boot = self._last()
         outcome = str(boot.report.get("outcome"))
         if outcome != "ok":
-            raise AssertionError(messages.failed_boot(boot.run_id, outcome, None, boot.folder))
+            analysis = boot.report.get("analysis") or {}
+            detail = analysis.get("rig_error") or next(iter(analysis.get("invalid") or []), None)
+            raise AssertionError(messages.failed_boot(boot.run_id, outcome, detail, boot.folder))
 
     @keyword("Boot Outcome Should Be")
     def boot_outcome_should_be(self, outcome: str) -> None:

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from rig.analysis.outcome import is_boards
+
 
 def seconds(v: float) -> str:
     return f"{v:.6f} s"
@@ -50,6 +52,8 @@ def percentile_over(
 
 def failed_boot(run_id: str, outcome: str, detail: str | None, folder: Path) -> str:
     why = f" ({detail})" if detail else ""
+    if not is_boards(outcome):
+        why += "; not the board's failure: the run did not measure the boot"
     return f"Boot {run_id} did not succeed: outcome {outcome}{why}. Artifacts: {folder}"
 
 

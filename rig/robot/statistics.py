@@ -10,6 +10,7 @@ from typing import Any
 from robot.api import logger
 from robot.api.deco import keyword
 
+from rig.analysis.outcome import is_boards
 from rig.robot import messages
 from rig.robot.boot import TOTAL, Boot, seconds
 from rig.soak.stats import describe, percentile
@@ -101,7 +102,19 @@ class SoakStatistics:
         | Failure Rate Should Be At Most | 2 % |
         """
         limit = _rate(rate)
-        boots = self._window(last)
+        window = self._window(last)
+        # Runs the rig or the operator ended say nothing of the board: not counted.
+        boots = [b for b in window if is_boards(str(b.report.get("outcome")))]
+        if len(boots) < len(window):
+            logger.info(
+                f"{len(window) - len(boots)} of the last {len(window)} boots were not "
+                "measured (interrupted, rig_error, invalid_artifacts): not counted"
+            )
+        if not boots:
+            raise AssertionError(
+                f"None of the last {len(window)} boots measured the board: outcomes "
+                f"{sorted({str(b.report.get('outcome')) for b in window})}"
+            )
         failed = [b for b in boots if b.report.get("outcome") != "ok"]
         share = len(failed) / len(boots)
         if share > limit:
@@ -109,8 +122,8 @@ class SoakStatistics:
                 f"{b.run_id} {b.report.get('outcome')} ({b.folder})" for b in failed[:5]
             )
             raise AssertionError(
-                f"{len(failed)} of the last {len(boots)} boots failed ({share:.1%}), more "
-                f"than {limit:.1%}: {listed}"
+                f"{len(failed)} of the last {len(boots)} measured boots failed ({share:.1%}), "
+                f"more than {limit:.1%}: {listed}"
             )
 
     @keyword("Get Stage Statistics")

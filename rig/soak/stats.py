@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from rig.analysis.outcome import is_boards
+
 PERCENTILES = (50, 95, 99)
 OK = "ok"
 
@@ -37,12 +39,18 @@ def describe(values: Sequence[float]) -> dict[str, Any]:
 
 
 def failure_rates(outcomes: Iterable[str]) -> dict[str, Any]:
-    """Counts by outcome and, for each failure class, its share of all cycles."""
+    """Counts by outcome and, for each of the board's failure classes, its share of the
+    cycles that measured the board. Cycles the rig or the operator ended (interrupted,
+    rig_error, invalid_artifacts, analyzer_error) are counted apart (`not_measured`):
+    they say nothing of the board."""
     counts = Counter(outcomes)
-    n = sum(counts.values())
-    failures = {k: v for k, v in sorted(counts.items()) if k != OK}
+    board = {k: v for k, v in counts.items() if is_boards(k)}
+    n = sum(board.values())
+    failures = {k: v for k, v in sorted(board.items()) if k != OK}
     return {
-        "cycles": n,
+        "cycles": sum(counts.values()),
+        "measured": n,
+        "not_measured": sum(counts.values()) - n,
         "counts": dict(sorted(counts.items(), key=lambda kv: (kv[0] != OK, kv[0]))),
         "failures": sum(failures.values()),
         "failure_rate": sum(failures.values()) / n if n else 0.0,

@@ -88,6 +88,8 @@ def summarize(folder: Path, records: list[dict[str, Any]]) -> dict[str, Any]:
             "unjournaled": len(orphans(folder, records)),
         },
         "outcomes": rates["counts"],
+        "measured": rates["measured"],  # cycles whose outcome is the board's
+        "not_measured": rates["not_measured"],  # interrupted, rig_error, invalid_artifacts
         "failures": rates["failures"],
         "failure_rate": rates["failure_rate"],
         "failure_rates": rates["rates"],
