@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from rig.artifacts.atomic import atomic_open
 from rig.artifacts.rundir import ArtifactError
 
 POWER_JSONL = "power.jsonl"
@@ -26,13 +26,9 @@ class PowerLogError(ArtifactError):
 def write(folder: Path, records: Iterable[dict[str, Any]]) -> Path:
     """Write atomically (a reader never sees half a file) and fsync: evidence."""
     path = Path(folder) / POWER_JSONL
-    tmp = path.with_name(path.name + ".part")
-    with tmp.open("w", encoding="utf-8") as f:
+    with atomic_open(path, "w") as f:
         for r in records:
             f.write(json.dumps(r, separators=(",", ":"), allow_nan=False) + "\n")
-        f.flush()
-        os.fsync(f.fileno())
-    tmp.replace(path)
     return path
 
 

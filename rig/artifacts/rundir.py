@@ -9,13 +9,13 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import os
 import secrets
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from rig import names
+from rig.artifacts.atomic import atomic_open
 from rig.errors import ArtifactError
 from rig.model import Chunk
 
@@ -62,13 +62,9 @@ def utc_now() -> str:
 
 def write_json(path: Path, obj: Any) -> None:
     """Write atomically and durably: a crash leaves the old file or the new, never half."""
-    tmp = path.with_name(path.name + ".part")
-    with tmp.open("w", encoding="utf-8") as f:
+    with atomic_open(path, "w") as f:
         json.dump(obj, f, indent=2)
         f.write("\n")
-        f.flush()
-        os.fsync(f.fileno())
-    tmp.replace(path)
 
 
 def read_json(path: Path) -> dict[str, Any]:

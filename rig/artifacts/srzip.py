@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from rig.artifacts.atomic import atomic_open
 from rig.errors import ArtifactError
 
 #: libsigrok's srzip output splits logic data into files of this size; we do the same so
@@ -104,16 +105,17 @@ def write_sr(
 ) -> int:
     """Write a `.sr` from an iterable of sample blocks (uint8). Returns samples written.
 
-    Writes to a temporary name and renames, so a crash never leaves a half file that
-    looks complete.
+    Written whole or not at all (rig.artifacts.atomic), and fsynced: it is evidence.
     """
     if not 1 <= len(channels) <= 8:
         raise ValueError(f"{path}: 1 to 8 logic channels supported, got {len(channels)}")
-    tmp = path.with_name(path.name + ".part")
     total = 0
     index = 0
     pending = bytearray()
-    with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as z:
+    with (
+        atomic_open(path, "wb") as f,
+        zipfile.ZipFile(f, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as z,
+    ):
         z.writestr("version", "2")
         z.writestr("metadata", _metadata(channels, samplerate))
 
@@ -131,7 +133,6 @@ def write_sr(
                 del pending[:CHUNK_BYTES]
         if pending or index == 0:
             flush(bytes(pending))
-    tmp.replace(path)
     return total
 
 

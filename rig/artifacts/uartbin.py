@@ -8,11 +8,11 @@ header; the bytes follow it unchanged, so the file also reads as the console's t
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import numpy as np
 
+from rig.artifacts.atomic import atomic_open
 from rig.artifacts.uart import UartBytes, UartError
 
 UART_BIN = "uart.bin"
@@ -35,16 +35,12 @@ def write_uart_bin(path: Path, result: UartBytes) -> None:
         "bytes": n,
         "layout": LAYOUT,
     }
-    tmp = path.with_name(path.name + ".part")
-    with tmp.open("wb") as f:
+    with atomic_open(path, "wb") as f:
         f.write(json.dumps(header).encode() + b"\n")
         f.write(result.data)
         f.write(np.asarray(result.ss, dtype="<i8").tobytes())
         f.write(np.asarray(result.es, dtype="<i8").tobytes())
         f.write(np.asarray(result.start, dtype="<i8").tobytes())
-        f.flush()
-        os.fsync(f.fileno())
-    tmp.replace(path)
 
 
 def read_uart_bin(path: Path) -> UartBytes:

@@ -17,8 +17,9 @@ COMPARISON = "compare.html"
 
 
 def _common_folder(files: list[Path]) -> Path:
-    """The folder holding all the boots' run folders (usually results/)."""
-    return Path(os.path.commonpath([f.resolve().parent.parent for f in files]))
+    """The folder holding all the boots' run folders (usually results/), as the paths
+    name it: a run folder that is a symlink must not move the page to where it points."""
+    return Path(os.path.commonpath([os.path.abspath(f.parent.parent) for f in files]))
 
 
 @click.command()

@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from rig.artifacts import atomic
 from rig.names import TRUTH_SCHEMA
 from rig.sim.board import Boot
 from rig.sim.capture import Arming, first_sample, sample_count
@@ -103,7 +104,5 @@ def truth(
 
 
 def write(path: Path, doc: dict[str, Any]) -> None:
-    tmp = Path(path).with_name(Path(path).name + ".part")
     # allow_nan=False: a NaN or inf here would be a simulator bug, not data.
-    tmp.write_text(json.dumps(doc, indent=1, allow_nan=False) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    atomic.write_text(Path(path), json.dumps(doc, indent=1, allow_nan=False) + "\n", False)

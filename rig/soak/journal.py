@@ -16,6 +16,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from rig.artifacts.atomic import fsync_dir
 from rig.errors import ArtifactError
 
 SCHEMA = "bootrig.soak/1"
@@ -24,14 +25,6 @@ JOURNAL = "journal.jsonl"
 
 class JournalError(ArtifactError, RuntimeError):
     """The journal cannot be read or written; the message names the file and why."""
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def read_journal(path: Path) -> tuple[list[dict[str, Any]], int]:
@@ -89,7 +82,7 @@ class Journal:
         path = folder / JOURNAL
         journal = cls._open(path, os.O_CREAT | os.O_EXCL)
         journal.append({"type": "header", "schema": SCHEMA, **header})
-        _fsync_dir(folder)  # the new file's name is durable too
+        fsync_dir(folder)  # the new file's name is durable too
         return journal
 
     @classmethod

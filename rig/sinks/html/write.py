@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from collections.abc import Sequence
 from html import escape
 from pathlib import Path
 from typing import Any
 
+from rig.artifacts import atomic
 from rig.artifacts.rundir import REPORT, REPORT_HTML, read_json
 from rig.sinks.html import tables
 from rig.sinks.html.compare import distribution_figure, stages_figure
@@ -68,9 +68,7 @@ def boot_page(report: dict[str, Any], console: list[ConsoleLine], js_mode: str =
 
 def _write(path: Path, text: str) -> None:
     # Whole or not at all: a reader never sees half a page.
-    tmp = path.with_name(path.name + ".part")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    atomic.write_text(path, text, durable=False)
 
 
 def write_html(folder: Path, js_mode: str = "gzip", out: Path | None = None) -> Path:

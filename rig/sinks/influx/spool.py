@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rig.artifacts import atomic
+
 SPOOL_DIR = ".influx-spool"
 MAGIC = b"#bootrig-spool/1 "
 SUFFIX = ".lp"
@@ -42,22 +44,8 @@ class Entry:
         return int(self.header.get("points", 0))
 
 
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def _write_atomic(path: Path, data: bytes) -> None:
-    tmp = path.with_name(path.name + ".part")
-    with tmp.open("wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    tmp.replace(path)
-    _fsync_dir(path.parent)
+    atomic.write_bytes(path, data)  # fsynced, and the folder too
 
 
 class Spool:

@@ -1,0 +1,63 @@
+"""Whole-or-nothing file writes that cannot be redirected.
+
+A fixed temporary name (`report.json.part`) is a hole: a symlink planted under that
+name makes the writer follow it and overwrite whatever it points at. The temporary file
+here is created fresh under a random name with O_EXCL (`tempfile.mkstemp`), so nothing
+planted is ever opened; `os.replace` then renames it over the target, which replaces a
+symlink at the target itself instead of writing through it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+#: What the written files are given (mkstemp's 0600 would hide reports from the group).
+MODE = 0o644
+
+
+def fsync_dir(path: Path) -> None:
+    """Make a rename in `path` durable."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def atomic_open(path: Path, mode: str = "w", durable: bool = True) -> Iterator[IO[Any]]:
+    """`with atomic_open(p) as f: f.write(...)`: `p` has all of it or what it had before.
+
+    `durable`: fsync the file and its folder (evidence); off for derived pages."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+    try:
+        kw: dict[str, Any] = {} if "b" in mode else {"encoding": "utf-8"}
+        with os.fdopen(fd, mode, **kw) as f:
+            os.fchmod(f.fileno(), MODE)
+            yield f
+            f.flush()
+            if durable:
+                os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    if durable:
+        fsync_dir(path.parent)
+
+
+def write_bytes(path: Path, data: bytes, durable: bool = True) -> None:
+    with atomic_open(path, "wb", durable) as f:
+        f.write(data)
+
+
+def write_text(path: Path, text: str, durable: bool = True) -> None:
+    with atomic_open(path, "w", durable) as f:
+        f.write(text)
