@@ -103,7 +103,8 @@ def fail(error: str | BaseException, as_json: bool, code: int | None = None) -> 
         message, code = describe(error), exit_code(error) if code is None else code
         what = kind(error) if isinstance(error, RigError) else "rig"
     else:
-        message, code, what = error, EXIT_INPUT if code is None else code, "input"
+        code = EXIT_INPUT if code is None else code
+        message, what = error, "input" if code == EXIT_INPUT else "rig"
     message = bounded(message)
     if as_json:
         emit_json({"error": message, "kind": what, "exit_code": code})
