@@ -69,9 +69,9 @@ def parse_analyzer(a: Table, base: Path) -> AnalyzerConfig:
         channels = {n: int(d[1:]) for n, d in device_channels.items()}
     cfg = AnalyzerConfig(
         driver=driver,
-        samplerate=a.int("samplerate", 1_000_000, min=1),
+        samplerate=a.int("samplerate", 1_000_000, min=1, max=100_000_000_000),
         channels=channels,
-        debounce_us=a.float("debounce_us", 1000.0, min=0.0),
+        debounce_us=a.float("debounce_us", 1000.0, min=0.0, max=1e6),
         device_channels=device_channels,
         settings=spec.settings,
     )

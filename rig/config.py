@@ -132,7 +132,7 @@ def load_config(path: Path, board: Path | None = None, overrides: Sequence[str] 
     power = PowerConfig(
         driver=pspec.name,
         settings=pspec.settings,
-        off_hold_s=p.float("off_hold_s", 0.5, min=0.0),
+        off_hold_s=p.seconds("off_hold_s", 0.5),
         power_off_after=p.bool("power_off_after", True),
     )
     p.done()
@@ -140,7 +140,9 @@ def load_config(path: Path, board: Path | None = None, overrides: Sequence[str] 
     c = root.table("console", required=True)
     port = c.str("port")
     cspec = CONSOLE.parse(c, base, "qemu" if port == "qemu" else "serial")
-    console = ConsoleConfig(port, c.int("baud", 115200, min=1), cspec.name, cspec.settings)
+    console = ConsoleConfig(
+        port, c.int("baud", 115200, min=1, max=100_000_000), cspec.name, cspec.settings
+    )
     c.done()
 
     analyzer = parse_analyzer(root.table("analyzer"), base)
@@ -180,8 +182,8 @@ def load_config(path: Path, board: Path | None = None, overrides: Sequence[str] 
             variant = prof.get("variant", variant)
 
     t = root.table("timeouts")
-    boot_timeout_s = t.float("boot_s", 60.0, min=0.001)
-    post_ui_s = t.float("post_ui_s", 0.05, min=0.0)
+    boot_timeout_s = t.seconds("boot_s", 60.0, min=0.001)
+    post_ui_s = t.seconds("post_ui_s", 0.05)
     t.done()
 
     stages = parse_stages(root)
@@ -254,7 +256,7 @@ def _fault_rates(t: Table) -> str:
 
 def _soak(t: Table) -> SoakConfig:
     cycles = t.int("cycles", None, min=1)
-    duration = t.float("duration_s", None, min=0.001)
+    duration = t.float("duration_s", None, min=0.001, max=366 * 86400.0)
     rate = t.float("max_failure_rate", 0.0, min=0.0)
     if rate > 1.0:
         t.error("max_failure_rate", "a fraction between 0 and 1", rate)
@@ -263,7 +265,7 @@ def _soak(t: Table) -> SoakConfig:
         duration_s=duration,
         max_failure_rate=rate,
         max_consecutive_rig_errors=t.int("max_consecutive_rig_errors", 5, min=1),
-        console_reopen_s=t.float("console_reopen_s", 5.0, min=0.0),
+        console_reopen_s=t.seconds("console_reopen_s", 5.0),
     )
     t.done()
     return out

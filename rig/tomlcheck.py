@@ -2,12 +2,32 @@
 
 from __future__ import annotations
 
+import math
 import tomllib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
 from rig.errors import ConfigError
+
+#: The longest duration a config may ask for (`Table.seconds`).
+MAX_SECONDS = 7 * 86400.0
+
+
+def _within(v: float, lo: float | None, hi: float | None) -> bool:
+    return (lo is None or v >= lo) and (hi is None or v <= hi)
+
+
+def _num(v: float) -> str:
+    return str(v) if isinstance(v, int) else f"{v:g}"
+
+
+def _range(lo: float | None, hi: float | None) -> str:
+    if lo is not None and hi is not None:
+        return f" from {_num(lo)} to {_num(hi)}"
+    if lo is not None:
+        return f" >= {_num(lo)}"
+    return f" <= {_num(hi)}" if hi is not None else ""
 
 
 def _kind(value: object) -> str:
@@ -28,6 +48,10 @@ def load_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: no such config file") from None
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{path}: not valid TOML: {e}") from None
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"{path}: not UTF-8 text (byte offset {e.start})") from None
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read the config: {e.strerror or e}") from None
 
 
 class Table:
@@ -68,21 +92,34 @@ class Table:
             self.error(key, " or ".join(repr(c) for c in choices) if choices else "a string", v)
         return v
 
-    def int(self, key: str, default: Any = ..., min: int | None = None) -> Any:
+    def int(
+        self, key: str, default: Any = ..., min: int | None = None, max: int | None = None
+    ) -> Any:
         v = self.raw(key, default)
         if v is default and default is not ...:
             return v
-        if isinstance(v, bool) or not isinstance(v, int) or (min is not None and v < min):
-            self.error(key, "an integer" + (f" >= {min}" if min is not None else ""), v)
+        if isinstance(v, bool) or not isinstance(v, int) or not _within(v, min, max):
+            self.error(key, "an integer" + _range(min, max), v)
         return v
 
-    def float(self, key: str, default: Any = ..., min: float | None = None) -> Any:
+    def float(
+        self, key: str, default: Any = ..., min: float | None = None, max: float | None = None
+    ) -> Any:
+        """A finite number: TOML's nan and inf are never a setting (a NaN off-hold would
+        run, and be written into run.json as NaN)."""
         v = self.raw(key, default)
         if v is default and default is not ...:
             return v
-        if isinstance(v, bool) or not isinstance(v, int | float) or (min is not None and v < min):
-            self.error(key, "a number" + (f" >= {min}" if min is not None else ""), v)
+        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+            self.error(key, "a finite number" + _range(min, max), v)
+        if not _within(v, min, max):
+            self.error(key, "a number" + _range(min, max), v)
         return float(v)
+
+    def seconds(self, key: str, default: Any = ..., min: float = 0.0) -> Any:
+        """A duration in seconds, at most MAX_SECONDS (a week: no cycle waits longer,
+        and the OS's timers overflow long before 1e300)."""
+        return self.float(key, default, min=min, max=MAX_SECONDS)
 
     def bool(self, key: str, default: Any = ...) -> Any:
         v = self.raw(key, default)

@@ -47,8 +47,13 @@ def test_minimal_hardware_config(tmp_path: Path) -> None:
         ("[console]\nport = 3\n", None),  # duplicate table: TOML error names the file
         (
             '[timeouts]\nboot_s = "long"\n',
-            "key 'timeouts.boot_s': expected a number >= 0.001, found str 'long'",
+            "key 'timeouts.boot_s': expected a finite number from 0.001 to 604800, found str",
         ),
+        ("[timeouts]\nboot_s = nan\n", "key 'timeouts.boot_s': expected a finite number"),
+        ("[timeouts]\npost_ui_s = inf\n", "key 'timeouts.post_ui_s': expected a finite"),
+        ("[timeouts]\nboot_s = 1e300\n", "key 'timeouts.boot_s': expected a number from"),
+        ("[analyzer]\ndebounce_us = -inf\n", "key 'analyzer.debounce_us': expected a finite"),
+        ("[console]\nbaud = 0\n", None),  # duplicate [console]: still names the file
         ("[timeouts]\nbot_s = 3\n", "unknown key 'timeouts.bot_s'"),
         (
             '[analyzer]\ndriver = "saleae"\n',
@@ -79,6 +84,26 @@ def test_errors_name_file_and_key(tmp_path: Path, extra: str, needle: str | None
     assert str(path) in str(e.value)
     if needle:
         assert needle in str(e.value)
+
+
+def test_nan_off_hold_and_a_huge_baud_are_refused(tmp_path: Path) -> None:
+    text = MINIMAL.replace("[power]\n", "[power]\noff_hold_s = nan\n", 1)
+    with pytest.raises(ConfigError, match=r"key 'power.off_hold_s': expected a finite number"):
+        load_config(write(tmp_path, text))
+    text = MINIMAL.replace("[console]\n", "[console]\nbaud = 10000000000\n", 1)
+    with pytest.raises(ConfigError, match=r"key 'console.baud': expected an integer from 1"):
+        load_config(write(tmp_path, text))
+
+
+def test_a_config_that_is_not_utf8_names_the_byte(tmp_path: Path) -> None:
+    path = tmp_path / "rig.toml"
+    path.write_bytes(MINIMAL.encode() + b"# caf\xe9\n")
+    with pytest.raises(
+        ConfigError, match=rf"{path}: not UTF-8 text \(byte offset {len(MINIMAL) + 5}\)"
+    ):
+        load_config(path)
+    with pytest.raises(ConfigError, match=r"cannot read the config"):
+        load_config(tmp_path)  # a folder
 
 
 def test_missing_power_table(tmp_path: Path) -> None:
@@ -122,7 +147,7 @@ def test_command_line_overrides(tmp_path: Path, repo: Path) -> None:
         ("timeouts.boot_s", "expected KEY=VALUE"),
         ("console.baud=fast", "'fast' is not a TOML value"),
         ("console.port.x=1", "'console.port' is not a table"),
-        ("console.baud=-3", "key 'console.baud': expected an integer >= 1, found int -3"),
+        ("console.baud=-3", "key 'console.baud': expected an integer from 1 to 100000000"),
         ("consol.baud=3", "unknown key 'consol'"),
         ("power.channel=95", "key 'power.channel': expected a relay channel 1..94"),
         ('power.driver="usbrelay"', "or 'qemu', found str 'usbrelay'"),

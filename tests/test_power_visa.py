@@ -43,8 +43,8 @@ def test_from_table_reads_and_checks_its_keys() -> None:
     bad = [
         ({"resource": "supply.lab:5025"}, "power.resource", "a VISA resource"),
         ({"voltage": 0}, "power.voltage", "within (0, 1000]"),
-        ({"current_limit": "2A"}, "power.current_limit", "a number"),
-        ({"sample_hz": -1}, "power.sample_hz", ">= 0"),
+        ({"current_limit": "2A"}, "power.current_limit", "a finite number"),
+        ({"sample_hz": -1}, "power.sample_hz", "from 0 to 1e+06"),
         ({"termination": ";"}, "power.termination", "'\\n'"),
         ({"set_command": "APPL"}, "power.set_command", "'volt-curr' or 'apply'"),
         ({"port": "/dev/ttyUSB0"}, "power.port", "unknown key"),

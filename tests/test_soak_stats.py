@@ -132,7 +132,7 @@ def test_budgets_file_is_what_the_dashboards_read_too() -> None:
     [
         (
             "[boards.b]\npower_to_ui_s = -1\n",
-            "key 'boards.b.power_to_ui_s': expected a number >= 0.0",
+            "key 'boards.b.power_to_ui_s': expected a number >= 0",
         ),
         ("[boards.b.stages]\nkernal = 1\n", "key 'boards.b.stages.kernal': not a stage"),
         ("[boards.b.percentiles.101]\nkernel = 1\n", "expected a percentile 0 < q < 100"),

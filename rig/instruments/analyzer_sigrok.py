@@ -54,7 +54,7 @@ class SigrokAnalyzer(AnalyzerProtocol):
             device,
             options,
             t.str("trigger", ""),
-            t.float("start_timeout_s", 10.0, min=0.001),
+            t.seconds("start_timeout_s", 10.0, min=0.001),
         )
 
     @classmethod

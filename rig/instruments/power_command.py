@@ -38,7 +38,7 @@ class CommandPower(PowerProtocol):
     @classmethod
     def parse(cls, t: Table, base: Path) -> CommandSettings:
         return CommandSettings(
-            _argv(t, "on"), _argv(t, "off"), t.float("timeout_s", 10.0, min=0.01)
+            _argv(t, "on"), _argv(t, "off"), t.seconds("timeout_s", 10.0, min=0.01)
         )
 
     @classmethod

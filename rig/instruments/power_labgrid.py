@@ -77,7 +77,7 @@ class LabgridPower(PowerProtocol):
             coordinator=t.str("coordinator", None),
             python=python,
             resource=t.str("resource", None),
-            timeout_s=t.float("timeout_s", 15.0, min=0.1),
+            timeout_s=t.seconds("timeout_s", 15.0, min=0.1),
         )
 
     @classmethod

@@ -37,7 +37,7 @@ class NumatoRelay(PowerProtocol):
         if relay >= len(_DIGITS):
             t.error("relay", f"a relay number 0..{len(_DIGITS) - 1}", relay)
         return NumatoSettings(
-            t.str("port"), relay, t.int("baud", 19200, min=1), t.float("timeout_s", 1.0, min=0.01)
+            t.str("port"), relay, t.int("baud", 19200, min=1), t.seconds("timeout_s", 1.0, min=0.01)
         )
 
     @classmethod

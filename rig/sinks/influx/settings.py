@@ -106,7 +106,7 @@ def parse_settings(t: Table, base: Path) -> InfluxSettings:
         password_env=password_env,
         password_file=(base / pw_file) if pw_file else None,
         auth_scheme=t.str("auth", d.auth_scheme, choices=AUTH_SCHEMES),
-        timeout_s=t.float("timeout_s", d.timeout_s, min=0.001),
+        timeout_s=t.seconds("timeout_s", d.timeout_s, min=0.001),
         precision=t.str("precision", d.precision, choices=PRECISIONS),
         create_database=t.bool("create_database", d.create_database),
         batch_points=t.int("batch_points", d.batch_points, min=1),
