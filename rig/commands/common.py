@@ -21,7 +21,7 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
-from rig.analysis.outcome import INTERRUPTED, INVALID_ARTIFACTS, OK, RIG_ERROR
+from rig.analysis.outcome import ANALYZER_ERROR, INTERRUPTED, INVALID_ARTIFACTS, OK, RIG_ERROR
 from rig.artifacts.leftovers import recover_results
 from rig.errors import (
     EXIT_BOARD_FAILED,
@@ -46,7 +46,7 @@ err_console = Console(stderr=True)
 DEBUG_ENV = "BOOTRIG_DEBUG"
 
 #: Outcomes that say the rig failed, not the board: the rig's verdict on its own cycle.
-RIG_FAILED_OUTCOMES = (RIG_ERROR, "analyzer_error")
+RIG_FAILED_OUTCOMES = (RIG_ERROR, ANALYZER_ERROR)
 
 
 def json_option(f: F) -> F:
