@@ -25,6 +25,7 @@ from rig.artifacts import rundir
 from rig.artifacts.leftovers import RunLock
 from rig.artifacts.srzip import convert_binary
 from rig.config import RigConfig
+from rig.errors import RigError
 from rig.instruments.console_serial import SerialConsole
 from rig.instruments.protocols import InstrumentError
 from rig.instruments.setup import Bench
@@ -152,16 +153,32 @@ def _stop_capture(
             if defer:  # run.json states the layout: recover_folder converts it later
                 run["capture"]["deferred"] = True
                 return stopper.result()
-            bits = lay.bits if lay.repack else None
-            n = convert_binary(
-                raw, folder / rundir.CAPTURE, lay.names, res.samplerate, lay.unitsize, bits
-            )
-            run["capture"]["samples"] = n
-            raw.unlink()
         except (InstrumentError, OSError) as e:
             run["rig_error"] = "analyzer_error"
             run["analyzer_error"] = str(e)
+            return stopper.result()
+        bits = lay.bits if lay.repack else None
+        try:
+            n = convert_binary(
+                raw, folder / rundir.CAPTURE, lay.names, res.samplerate, lay.unitsize, bits
+            )
+        except OSError as e:  # the disk, not the analyzer: the raw samples are whole
+            _disk_error(run, f"capture.sr not written ({e}); the samples are kept in "
+                        "capture.bin, converted by the next rig run or rig analyze")  # fmt: skip
+            run["capture"]["deferred"] = True
+            return stopper.result()
+        run["capture"]["samples"] = n
+        raw.unlink()
     return stopper.result()
+
+
+def _disk_error(run: dict[str, Any], what: str) -> None:
+    """The disk failed the rig (full, a quota): the run is the rig's failure, and says
+    what it kept."""
+    run.setdefault("disk_errors", []).append(what)
+    if "rig_error" not in run:
+        run["rig_error"] = "rig_error"
+        run["rig_error_detail"] = f"disk: {what}"
 
 
 def run_cycle(
@@ -246,6 +263,15 @@ def run_cycle(
 
     step("stop capture")
     chunks = _stop_capture(cfg, bench, run, folder, raw, defer_conversion)
+    if write_error := getattr(bench.console, "write_error", None):
+        kept = getattr(bench.console, "unwritten_from", None) or 0
+        lost = chunks[kept:]
+        n_bytes = sum(len(c.data) for c in lost)
+        _disk_error(
+            run,
+            f"{write_error}: the console's last {len(lost)} reads ({n_bytes} bytes) "
+            "are not in console.jsonl",
+        )
     if bench.console.error:
         run["console_error"] = bench.console.error
         if not ui_seen and "rig_error" not in run:
@@ -258,7 +284,10 @@ def run_cycle(
         run["power_artifacts_error"] = f"{folder}: {e.strerror or e}"
     if cfg.power.power_off_after:
         bench.power.off()
-    rundir.write_console_log(folder, chunks)
+    try:
+        rundir.write_console_log(folder, chunks)
+    except OSError as e:  # a readable copy of console.jsonl: the run goes on without it
+        _disk_error(run, f"console.log not written ({e})")
 
     t_end = time.monotonic_ns()
     wall = (t_end - t_start) / 1e9
@@ -275,6 +304,22 @@ def run_cycle(
         "ui_ready_seen_ns": watch.t_ns if ui_seen else None,
     }
     run["completed_utc"] = rundir.utc_now()
-    rundir.write_json(folder / rundir.RUN, run)
+    try:
+        rundir.write_json(folder / rundir.RUN, run)
+    except OSError as e:
+        # The run.json written before power-on stays: without completed_utc, `rig
+        # analyze` files the run as the rig's failure, never as a boot.
+        raise RigError(
+            f"disk: {e}; the run's artifacts in {folder} are kept ({kept_files(folder)}) "
+            "and `rig analyze` reports it as rig_error"
+        ) from None
     lock.release()
     return CycleResult(folder, run, ui_seen)
+
+
+def kept_files(folder: Path) -> str:
+    """What a failed run left in its folder, for the message that says so."""
+    try:
+        return ", ".join(sorted(p.name for p in folder.iterdir() if not p.name.startswith(".")))
+    except OSError:
+        return "unreadable"

@@ -67,7 +67,9 @@ def build_report(
     gpio = gpio_times(scan, tb.power_sample) if scan and tb.power_sample is not None else {}
     invalid = validity.run_problems(run, "capture" in artifacts)
     invalid += validity.problems(chunks, lines, power_on_ns, scan, gpio, uart, stages)
-    rig_error, detail = run.get("rig_error"), run.get("rig_error_detail")
+    rig_error = run.get("rig_error")
+    # The cycle files an analyzer's failure under `analyzer_error`, the soak any other.
+    detail = run.get("rig_error_detail") or run.get("analyzer_error")
     if not rig_error and (why := validity.unfinished(run)):
         rig_error, detail = RIG_ERROR, why
     outcome = classify(

@@ -35,7 +35,10 @@ def atomic_open(path: Path, mode: str = "w", durable: bool = True) -> Iterator[I
 
     `durable`: fsync the file and its folder (evidence); off for derived pages."""
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+    except OSError as e:
+        raise OSError(e.errno, e.strerror, str(path)) from None
     try:
         kw: dict[str, Any] = {} if "b" in mode else {"encoding": "utf-8"}
         with os.fdopen(fd, mode, **kw) as f:
@@ -45,6 +48,10 @@ def atomic_open(path: Path, mode: str = "w", durable: bool = True) -> Iterator[I
             if durable:
                 os.fsync(f.fileno())
         os.replace(tmp, path)
+    except OSError as e:  # a full disk, a quota: name the file it cost
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise OSError(e.errno, e.strerror, str(path)) from None
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)

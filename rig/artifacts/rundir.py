@@ -9,14 +9,16 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import os
 import secrets
+import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from rig import names
 from rig.artifacts.atomic import atomic_open
-from rig.errors import ArtifactError
+from rig.errors import ArtifactError, ConfigError, RigError
 from rig.model import Chunk
 
 RUN = "run.json"
@@ -54,6 +56,31 @@ def new_run_folder(results_dir: Path, now: datetime | None = None) -> tuple[str,
             continue
         return run_id, folder
     raise ArtifactError(f"{results_dir}: no free run id for {_run_id(now, 0)[:21]}..")
+
+
+#: Less free space than this in results_dir and a run could not even keep its console
+#: and report: refused before any instrument starts.
+MIN_FREE_BYTES = 32 << 20
+
+
+def probe_results_dir(results_dir: Path, key: str = "rig.results_dir") -> None:
+    """Create `results_dir` and prove it takes a file, before any instrument starts: a
+    folder that cannot be written found only after the boot would lose the boot."""
+    try:
+        results_dir.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=results_dir, prefix=".probe-") as f:
+            f.write(b"bootrig")
+            f.flush()
+            os.fsync(f.fileno())
+        st = os.statvfs(results_dir)
+    except OSError as e:
+        raise ConfigError(f"{key}: {results_dir} cannot hold the runs: {e.strerror or e}") from None
+    free = st.f_bavail * st.f_frsize
+    if free < MIN_FREE_BYTES:
+        raise RigError(
+            f"disk: {results_dir} has {free >> 20} MB free, less than the "
+            f"{MIN_FREE_BYTES >> 20} MB a run needs for its console and report"
+        )
 
 
 def utc_now() -> str:
@@ -95,7 +122,9 @@ def read_run(folder: Path) -> dict[str, Any]:
 
 
 def read_console(folder: Path) -> list[Chunk]:
-    """Read console.jsonl; a bad record is an error naming the file and line."""
+    """Read console.jsonl; a bad record is an error naming the file and line. A last
+    record cut short (no newline: the disk filled or the rig died mid-write) is what a
+    crash leaves, not a contradiction: the records before it are the console."""
     path = folder / CONSOLE_JSONL
     chunks: list[Chunk] = []
     try:
@@ -106,6 +135,8 @@ def read_console(folder: Path) -> list[Chunk]:
         for lineno, line in enumerate(f, 1):
             if not line.strip():
                 continue
+            if not line.endswith(b"\n") and not _whole_record(line):
+                break  # torn tail
             try:
                 rec = json.loads(line)
                 t_ns = rec["t_ns"]
@@ -118,6 +149,14 @@ def read_console(folder: Path) -> list[Chunk]:
                 raise ArtifactError(f"{path}:{lineno}: key 't_ns': expected integer ns")
             chunks.append(Chunk(t_ns, data))
     return chunks
+
+
+def _whole_record(line: bytes) -> bool:
+    try:
+        json.loads(line)
+    except ValueError:
+        return False
+    return True
 
 
 def write_console_log(folder: Path, chunks: list[Chunk]) -> None:

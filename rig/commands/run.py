@@ -8,6 +8,7 @@ import click
 from rich.markup import escape
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+from rig.artifacts.rundir import probe_results_dir
 from rig.commands.common import (
     console,
     emit_json,
@@ -18,7 +19,7 @@ from rig.commands.common import (
     recover_leftovers,
 )
 from rig.config import load_config
-from rig.cycle import run_cycle
+from rig.cycle import kept_files, run_cycle
 from rig.errors import EXIT_RIG_FAILED, ArtifactError, RigError, exit_code
 from rig.instruments.setup import Instruments
 from rig.pipeline import analyze_folder
@@ -59,6 +60,7 @@ def run(
     # A RigError raised here ends the command with its kind's exit code (json_option): a
     # bad config 2, an instrument that failed 3.
     cfg = load_config(config_path, board=board, overrides=overrides)
+    probe_results_dir(cfg.results_dir, f"{cfg.path}: key 'rig.results_dir'")  # before power
     recovered = recover_leftovers(cfg.results_dir, as_json)
     stop = StopFlag()
     with Progress(
@@ -85,6 +87,14 @@ def run(
         except RigError as e:  # the rig wrote these artifacts: its failure, not input
             code = EXIT_RIG_FAILED if isinstance(e, ArtifactError) else exit_code(e)
             fail(f"analysis failed (artifacts kept): {e}", as_json, code)
+        except OSError as e:  # a full disk: the measurement is on disk, its report is not
+            fail(
+                f"disk: the report could not be written ({e}); the run's artifacts in "
+                f"{result.folder} are kept ({kept_files(result.folder)}): run `rig analyze "
+                f"{result.folder}` once there is space",
+                as_json,
+                EXIT_RIG_FAILED,
+            )
         influx: Delivery | str | None = None
         if cfg.influx:
             step("writing to InfluxDB")

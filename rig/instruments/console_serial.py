@@ -7,6 +7,7 @@ the rig loses nothing already received.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import threading
@@ -47,6 +48,10 @@ class SerialConsole:
         self.port = port
         self.chunks: list[Chunk] = []
         self.error: str | None = None
+        #: console.jsonl could not be written (a full disk) from read `unwritten_from` on.
+        self.write_error: str | None = None
+        self.unwritten_from: int | None = None
+        self._jsonl: Path | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._out: IO[str] | None = None
@@ -66,8 +71,11 @@ class SerialConsole:
         self._ser.reset_input_buffer()  # what came before power-on is not this boot's
         self.chunks = []
         self.error = None
+        self.write_error = None
+        self.unwritten_from = None
         self._stop.clear()
         self._out = jsonl.open("w", encoding="ascii")
+        self._jsonl = jsonl
         self._thread = threading.Thread(
             target=self._loop, args=(on_chunk,), name="console", daemon=True
         )
@@ -86,13 +94,23 @@ class SerialConsole:
                 rest = ser.read(ser.in_waiting) if ser.in_waiting else b""
                 chunk = Chunk(t_ns, first + rest)
                 self.chunks.append(chunk)
-                rec = {"t_ns": t_ns, "data_b64": base64.b64encode(chunk.data).decode("ascii")}
-                out.write(json.dumps(rec) + "\n")
-                out.flush()
+                if self.write_error is None:
+                    self._record(out, chunk)
                 if on_chunk:
                     on_chunk(chunk)
         except (serial.SerialException, OSError) as e:
             self.error = f"console {self.port}: {e}"
+
+    def _record(self, out: IO[str], chunk: Chunk) -> None:
+        """Append a read to console.jsonl. A full disk ends the recording, not the
+        reading: the boot is still watched and its reads kept in `chunks`."""
+        rec = {"t_ns": chunk.t_ns, "data_b64": base64.b64encode(chunk.data).decode("ascii")}
+        try:
+            out.write(json.dumps(rec) + "\n")
+            out.flush()
+        except OSError as e:
+            self.write_error = f"{self._jsonl}: {e.strerror or e}"
+            self.unwritten_from = len(self.chunks) - 1
 
     def stop(self) -> list[Chunk]:
         self._stop.set()
@@ -102,9 +120,15 @@ class SerialConsole:
         if self._thread:
             self._thread.join(timeout=5)
         if self._out:
-            self._out.flush()
-            os.fsync(self._out.fileno())
-            self._out.close()
+            try:
+                self._out.flush()
+                os.fsync(self._out.fileno())
+            except OSError as e:
+                if self.write_error is None:
+                    self.write_error = f"{self._jsonl}: {e.strerror or e}"
+                    self.unwritten_from = len(self.chunks)  # unknown: buffered ones lost
+            with contextlib.suppress(OSError):
+                self._out.close()
             self._out = None
         return self.chunks
 

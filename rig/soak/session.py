@@ -14,6 +14,7 @@ from collections.abc import Callable
 from contextlib import ExitStack
 from types import TracebackType
 
+from rig.artifacts.rundir import probe_results_dir
 from rig.config import RigConfig
 from rig.cycle import CycleResult, Step, run_cycle
 from rig.instruments.console_serial import SerialConsole
@@ -47,6 +48,8 @@ class Session:
 
     def open(self) -> Bench:
         if self.bench is None:
+            # Before anything is switched on.
+            probe_results_dir(self.cfg.results_dir, f"{self.cfg.path}: key 'rig.results_dir'")
             stack = ExitStack()
             self.bench = stack.enter_context(Instruments(self.cfg))
             self._stack = stack

@@ -1,0 +1,78 @@
+"""A disk that fills mid-run (RLIMIT_FSIZE: every write past the limit fails, as on a
+full disk): the rig keeps what it measured, says what was kept and what was not, exits
+3, and a later `rig analyze` files the run as the rig's failure, never as a boot."""
+
+from __future__ import annotations
+
+import json
+import resource
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from rig.pipeline import analyze_folder
+from rig.sim.client import SimProcess
+from tests.e2e import REPO
+
+LIMIT = 5000  # bytes per file: the boot's console.jsonl is about 7 kB
+
+
+def _limited() -> None:
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a failed write, not a killed rig
+    resource.setrlimit(resource.RLIMIT_FSIZE, (LIMIT, LIMIT))
+
+
+def test_console_record_cut_by_a_full_disk(tmp_path: Path) -> None:
+    # The board is its own process (not under the limit), as real hardware would be.
+    with SimProcess(REPO / "config" / "boards" / "fast.toml", seed=5) as sim:
+        cfg = tmp_path / "rig.toml"
+        cfg.write_text(
+            f'[rig]\nresults_dir = "{tmp_path / "results"}"\n'
+            f'[power]\nport = "{sim.relay}"\noff_hold_s = 0.1\n'
+            f'[console]\nport = "{sim.console}"\n[timeouts]\nboot_s = 10\n'
+        )
+        p = subprocess.run(
+            [sys.executable, "-m", "rig", "run", "--config", str(cfg), "--json"],
+            capture_output=True, text=True, timeout=60, preexec_fn=_limited,
+        )  # fmt: skip
+    assert p.returncode == 3, p.stdout + p.stderr
+    assert "Traceback" not in p.stderr
+    error = json.loads(p.stdout)["error"]
+    (folder,) = (tmp_path / "results").iterdir()
+    assert "kept (console.jsonl, console.log, run.json)" in error, error
+    assert f"rig analyze {folder}" in error
+    run = json.loads((folder / "run.json").read_text())
+    assert run["rig_error"] == "rig_error" and run["completed_utc"]
+    assert "console.jsonl: File too large" in run["rig_error_detail"]
+    assert "are not in console.jsonl" in run["rig_error_detail"]
+    # Later, with space: analyzed from what was kept, filed as the rig's failure.
+    report = analyze_folder(folder)
+    assert report["outcome"] == "rig_error"
+    assert report["analysis"]["rig_error"].startswith("disk: ")
+    assert report["console"]["bytes"] > 0  # the records before the cut are read
+
+
+def test_an_unwritable_results_dir_is_refused_before_the_board_is_powered(
+    tmp_path: Path,
+) -> None:
+    """results_dir under a regular file: refused with the key, and the simulated board
+    (started by the rig) never saw a relay frame."""
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    with SimProcess(REPO / "config" / "boards" / "fast.toml", seed=5) as sim:
+        cfg = tmp_path / "rig.toml"
+        cfg.write_text(
+            f'[rig]\nresults_dir = "{blocker / "results"}"\n'
+            f'[power]\nport = "{sim.relay}"\noff_hold_s = 0.1\n'
+            f'[console]\nport = "{sim.console}"\n'
+        )
+        p = subprocess.run(
+            [sys.executable, "-m", "rig", "run", "--config", str(cfg), "--json"],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        frames = sim.control({"cmd": "status"})["frames"]
+    assert p.returncode == 2, p.stdout + p.stderr
+    error = json.loads(p.stdout)["error"]
+    assert error.startswith(f"{cfg}: key 'rig.results_dir': {blocker / 'results'} cannot hold")
+    assert frames == 0
