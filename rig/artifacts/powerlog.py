@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from rig.artifacts.atomic import atomic_open
-from rig.artifacts.rundir import ArtifactError
+from rig.artifacts.rundir import ArtifactError, check_regular
 
 POWER_JSONL = "power.jsonl"
 
@@ -35,16 +35,16 @@ def write(folder: Path, records: Iterable[dict[str, Any]]) -> Path:
 def read(folder: Path) -> list[dict[str, Any]] | None:
     """The records, or None when the folder has no power.jsonl."""
     path = Path(folder) / POWER_JSONL
-    if not path.exists():
+    if not check_regular(path):
         return None
     out: list[dict[str, Any]] = []
-    with path.open(encoding="utf-8") as f:
+    with path.open("rb") as f:
         for n, line in enumerate(f, 1):
             if not line.strip():
                 continue
             try:
                 r = json.loads(line)
-            except ValueError as e:
+            except ValueError as e:  # UnicodeDecodeError included
                 raise PowerLogError(f"{path}:{n}: not JSON: {e}") from None
             if not _valid(r):
                 expected = "{t_ns: int, v: number, a: number}"

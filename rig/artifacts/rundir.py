@@ -9,8 +9,10 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import math
 import os
 import secrets
+import stat
 import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
@@ -94,7 +96,28 @@ def write_json(path: Path, obj: Any) -> None:
         f.write("\n")
 
 
+#: A run.json or report.json larger than this is not one (and is not read into memory).
+MAX_JSON_BYTES = 256 << 20
+
+
+def check_regular(path: Path, limit: int | None = None) -> bool:
+    """False when `path` does not exist; an ArtifactError when it is not a regular file
+    (reading /dev/zero or a FIFO would never end) or is larger than `limit`."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return False
+    except OSError as e:
+        raise ArtifactError(f"{path}: cannot be read: {e.strerror or e}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise ArtifactError(f"{path}: not a regular file (a device, FIFO or folder)")
+    if limit is not None and st.st_size > limit:
+        raise ArtifactError(f"{path}: {st.st_size} bytes, more than {limit} for this file")
+    return True
+
+
 def read_json(path: Path) -> dict[str, Any]:
+    check_regular(path, MAX_JSON_BYTES)
     try:
         obj = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -116,9 +139,77 @@ def read_run(folder: Path) -> dict[str, Any]:
     for key in ("run_id", "board", "power_on_ns", "started_utc"):
         if key not in run:
             raise ArtifactError(f"{path}: missing key {key!r}")
-    if not isinstance(run["power_on_ns"], int):
-        raise ArtifactError(f"{path}: key 'power_on_ns': expected integer host ns")
+    _check(path, run, _RUN_KEYS, "")
+    for table, keys in (("capture", _CAPTURE_KEYS), ("config", _CONFIG_KEYS)):
+        if isinstance(run.get(table), dict):
+            _check(path, run[table], keys, f"{table}.")
+    config = run.get("config") or {}
+    for table, keys in (("console", _CONSOLE_KEYS), ("analyzer", _ANALYZER_KEYS)):
+        if isinstance(config.get(table), dict):
+            _check(path, config[table], keys, f"config.{table}.")
     return run
+
+
+_Types = type | tuple[type | None, ...]
+# What analysis reads of run.json, and the types it can use (None: the key may be null).
+_RUN_KEYS: dict[str, _Types] = {
+    "run_id": str, "board": str, "power_on_ns": int, "started_utc": (str, None),
+    "rig": (str, None), "variant": (str, None), "power_on_utc": (str, None),
+    "completed_utc": (str, None), "aborted": (bool, None), "rig_error": (str, None),
+    "rig_error_detail": (str, None), "analyzer_error": (str, None),
+    "config": (dict, None), "capture": (dict, None), "instruments": (dict, None),
+    "timing": (dict, None),
+}  # fmt: skip
+_CAPTURE_KEYS: dict[str, _Types] = {
+    "samples": int, "samplerate_hz": int, "clock": (str, None), "channels": list,
+    "unitsize": int, "raw_bits": (list, None), "deferred": bool,
+    "device_stop_s": (int, float),
+}  # fmt: skip
+_CONFIG_KEYS: dict[str, _Types] = {
+    "console": dict, "analyzer": dict, "stages": list, "analysis": (dict, None),
+}  # fmt: skip
+_CONSOLE_KEYS: dict[str, _Types] = {"baud": (int, None)}
+_ANALYZER_KEYS: dict[str, _Types] = {"debounce_us": (int, float), "samplerate": int}
+_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true or false",
+          dict: "an object", list: "an array", None: "null"}  # fmt: skip
+
+
+def _check(path: Path, obj: dict[str, Any], keys: dict[str, _Types], where: str) -> None:
+    """Each known key, when present, has a type the reader can use (bool is no int)."""
+    for key, types in keys.items():
+        if key not in obj:
+            continue
+        v = obj[key]
+        allowed = types if isinstance(types, tuple) else (types,)
+        ok = any(
+            (v is None)
+            if t is None
+            else isinstance(v, t) and not (isinstance(v, bool) and t is not bool)
+            for t in allowed
+        )
+        low = _LEAST.get(where + key)
+        if (
+            not ok
+            or (isinstance(v, float) and not math.isfinite(v))
+            or (low is not None and isinstance(v, int | float) and v < low)
+        ):
+            expected = " or ".join(_NAMES[t] for t in allowed)
+            expected += f" >= {low}" if low is not None else ""
+            raise ArtifactError(
+                f"{path}: key '{where}{key}': expected {expected}, found {json.dumps(v)[:80]}"
+            )
+
+
+#: Numbers that cannot be negative (or zero) and still mean something.
+_LEAST = {
+    "config.analyzer.debounce_us": 0,
+    "config.analyzer.samplerate": 1,
+    "config.console.baud": 1,
+    "capture.samples": 0,
+    "capture.samplerate_hz": 1,
+    "capture.unitsize": 1,
+    "capture.device_stop_s": 0,
+}
 
 
 def read_console(folder: Path) -> list[Chunk]:
@@ -127,10 +218,12 @@ def read_console(folder: Path) -> list[Chunk]:
     crash leaves, not a contradiction: the records before it are the console."""
     path = folder / CONSOLE_JSONL
     chunks: list[Chunk] = []
+    if not check_regular(path):
+        return chunks
     try:
         f = path.open("rb")
-    except FileNotFoundError:
-        return chunks
+    except OSError as e:
+        raise ArtifactError(f"{path}: cannot be read: {e.strerror or e}") from None
     with f:
         for lineno, line in enumerate(f, 1):
             if not line.strip():

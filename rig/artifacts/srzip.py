@@ -9,7 +9,9 @@ sigrok-cli).
 from __future__ import annotations
 
 import configparser
+import os
 import re
+import stat
 import zipfile
 import zlib
 from collections.abc import Iterable, Sequence
@@ -186,10 +188,19 @@ class CaptureInfo:
 
 
 def _open(path: Path) -> zipfile.ZipFile:
+    # zipfile reads a device (/dev/zero, a FIFO) until memory runs out: files only.
+    try:
+        regular = stat.S_ISREG(os.stat(path).st_mode)
+    except FileNotFoundError:
+        raise CaptureError(f"{path}: no such capture file") from None
+    if not regular:
+        raise CaptureError(f"{path}: not a regular file (a device, FIFO or folder)")
     try:
         return zipfile.ZipFile(path)
     except FileNotFoundError:
         raise CaptureError(f"{path}: no such capture file") from None
+    except PermissionError as e:
+        raise CaptureError(f"{path}: cannot be read: {e.strerror}") from None
     except MEMBER_ERRORS as e:
         raise CaptureError(f"{path}: not a sigrok session (bad zip: {e})") from None
 
