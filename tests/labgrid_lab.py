@@ -8,16 +8,16 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
 import subprocess
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from rig.instruments.children import stop_child
 from tests.e2e import REPO
 from tests.ser2net import free_port
 
@@ -101,13 +101,7 @@ class Lab:
 
     def stop(self) -> None:
         for p in reversed(self.procs):  # exporters first, the coordinator last
-            with suppress(ProcessLookupError):
-                p.send_signal(signal.SIGTERM)
-            try:
-                p.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+            stop_child(p, 10)
 
 
 @contextmanager

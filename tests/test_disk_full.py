@@ -9,6 +9,7 @@ import resource
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from rig.pipeline import analyze_folder
@@ -23,19 +24,27 @@ def _limited() -> None:
     resource.setrlimit(resource.RLIMIT_FSIZE, (LIMIT, LIMIT))
 
 
+def _config(tmp_path: Path, sim: SimProcess, results: Path) -> Path:
+    """The board as its own process (not under the limit), as real hardware would be."""
+    cfg = tmp_path / "rig.toml"
+    cfg.write_text(
+        f'[rig]\nresults_dir = "{results}"\n'
+        f'[power]\nport = "{sim.relay}"\noff_hold_s = 0.1\n'
+        f'[console]\nport = "{sim.console}"\n[timeouts]\nboot_s = 10\n'
+    )
+    return cfg
+
+
+def _run(cfg: Path, preexec: Callable[[], None] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "rig", "run", "--config", str(cfg), "--json"],
+        capture_output=True, text=True, timeout=60, preexec_fn=preexec,
+    )  # fmt: skip
+
+
 def test_console_record_cut_by_a_full_disk(tmp_path: Path) -> None:
-    # The board is its own process (not under the limit), as real hardware would be.
     with SimProcess(REPO / "config" / "boards" / "fast.toml", seed=5) as sim:
-        cfg = tmp_path / "rig.toml"
-        cfg.write_text(
-            f'[rig]\nresults_dir = "{tmp_path / "results"}"\n'
-            f'[power]\nport = "{sim.relay}"\noff_hold_s = 0.1\n'
-            f'[console]\nport = "{sim.console}"\n[timeouts]\nboot_s = 10\n'
-        )
-        p = subprocess.run(
-            [sys.executable, "-m", "rig", "run", "--config", str(cfg), "--json"],
-            capture_output=True, text=True, timeout=60, preexec_fn=_limited,
-        )  # fmt: skip
+        p = _run(_config(tmp_path, sim, tmp_path / "results"), _limited)
     assert p.returncode == 3, p.stdout + p.stderr
     assert "Traceback" not in p.stderr
     error = json.loads(p.stdout)["error"]
@@ -61,16 +70,8 @@ def test_an_unwritable_results_dir_is_refused_before_the_board_is_powered(
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
     with SimProcess(REPO / "config" / "boards" / "fast.toml", seed=5) as sim:
-        cfg = tmp_path / "rig.toml"
-        cfg.write_text(
-            f'[rig]\nresults_dir = "{blocker / "results"}"\n'
-            f'[power]\nport = "{sim.relay}"\noff_hold_s = 0.1\n'
-            f'[console]\nport = "{sim.console}"\n'
-        )
-        p = subprocess.run(
-            [sys.executable, "-m", "rig", "run", "--config", str(cfg), "--json"],
-            capture_output=True, text=True, timeout=60,
-        )  # fmt: skip
+        cfg = _config(tmp_path, sim, blocker / "results")
+        p = _run(cfg)
         frames = sim.control({"cmd": "status"})["frames"]
     assert p.returncode == 2, p.stdout + p.stderr
     error = json.loads(p.stdout)["error"]

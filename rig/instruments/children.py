@@ -7,8 +7,10 @@ when the thread that started it dies.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import signal
+import subprocess
 
 _PR_SET_PDEATHSIG = 1
 
@@ -17,3 +19,19 @@ def die_with_parent() -> None:
     """`preexec_fn` for Popen: runs in the child between fork and exec."""
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def stop_child(
+    proc: subprocess.Popen[bytes], timeout_s: float, first: int | None = signal.SIGTERM
+) -> int:
+    """End our own child by its PID: `first` (None: it was already asked, say by a
+    command or a closed stdin), then SIGKILL when it is still there after `timeout_s`.
+    Returns its exit status."""
+    if proc.poll() is None and first is not None:
+        with contextlib.suppress(ProcessLookupError):
+            proc.send_signal(first)
+    try:
+        return proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        return proc.wait()

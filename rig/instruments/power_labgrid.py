@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from rig.instruments.children import stop_child
 from rig.instruments.protocols import InstrumentError, PowerProtocol
 from rig.instruments.registry import POWER, BenchContext
 from rig.tomlcheck import Table
@@ -193,14 +194,10 @@ class LabgridPower(PowerProtocol):
             if self._proc.stdin is not None:
                 self._proc.stdin.close()
         try:
-            self._proc.wait(timeout=self.timeout_s)
-        except subprocess.TimeoutExpired:
-            self._proc.terminate()  # our child, by PID: SIGTERM still releases
             try:
-                self._proc.wait(timeout=self.timeout_s)
+                self._proc.wait(timeout=self.timeout_s)  # EOF: it releases and leaves
             except subprocess.TimeoutExpired:
-                self._proc.kill()
-                self._proc.wait()
+                stop_child(self._proc, self.timeout_s)  # SIGTERM still releases
         finally:
             with contextlib.suppress(OSError, ValueError):
                 if self._proc.stdout is not None:

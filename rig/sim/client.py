@@ -10,7 +10,6 @@ import contextlib
 import json
 import os
 import select
-import signal
 import socket
 import subprocess
 import sys
@@ -22,6 +21,7 @@ from types import TracebackType
 from typing import IO, Any
 
 from rig.errors import InstrumentError
+from rig.instruments.children import stop_child
 
 #: `-m rig.sim` runs the same click group as `rig sim`, importing only the simulator.
 SERVE = ("-m", "rig.sim", "serve")
@@ -227,13 +227,7 @@ class SimProcess:
         """Terminate our own child (SIGTERM, then SIGKILL) and release the pipes."""
         proc, self._proc = self._proc, None
         if proc is not None:
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-                try:
-                    proc.wait(timeout=5)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
+            stop_child(proc, 5)
             if proc.stdout is not None:
                 proc.stdout.close()
         if self._stderr is not None:

@@ -14,7 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from rig.instruments.children import die_with_parent
+from rig.instruments.children import die_with_parent, stop_child
 from rig.instruments.protocols import InstrumentError
 from rig.instruments.qemu.qmp import QmpClient, QmpEvent
 from rig.instruments.qemu.settings import QemuConfig
@@ -149,11 +149,7 @@ class QemuMachine:
                 qmp.execute("quit")
             qmp.close()
         if proc is not None:
-            try:
-                proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            stop_child(proc, 5, first=None)  # asked to quit above
             if proc.stderr:
                 proc.stderr.close()
 
