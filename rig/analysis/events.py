@@ -23,7 +23,7 @@ from rig.analysis.clockfit import PRINTK_RESOLUTION_S, Anchor, LinearFit, fit
 from rig.analysis.consoleclock import console_clocks
 from rig.analysis.hostclock import HostMap, fit_lines, host_only, with_bounds
 from rig.analysis.lines import Line, stand_in_reads
-from rig.analysis.pacing import Pacing, assess_pacing, band_slack
+from rig.analysis.pacing import Pacing, assess_pacing, band_slack, char_time_s
 from rig.analysis.uartlines import match_lines
 from rig.artifacts.uart import UartBytes
 from rig.model import Chunk, MarkerScan
@@ -139,7 +139,7 @@ def build_timebase(
 ) -> Timebase:
     """`chunks`: the reads the lines came from (each line stands in as one read when
     absent); they and the tap (`uart`) give the pacing verdict."""
-    char_s = 10 / baud
+    char_s = char_time_s(baud)
     tags = first_tags(lines)
     reads = list(chunks) if chunks is not None else stand_in_reads(lines)
     if scan is None:  # the host clock is the reference (t = 0 at the power-on command)

@@ -40,6 +40,15 @@ DENSE_SLACKS = 3.0
 DENSE = 1.5
 
 
+#: An 8N1 character on the wire: start bit, 8 data bits, stop bit.
+BITS_PER_CHAR = 10
+
+
+def char_time_s(baud: int) -> float:
+    """Seconds one character takes on the wire at `baud` (0 when the rate is unknown)."""
+    return BITS_PER_CHAR / baud if baud > 0 else 0.0
+
+
 @dataclass(frozen=True)
 class Pacing:
     verdict: str  # "paced" | "unpaced" | "unknown" (no stretch busy enough to tell)
@@ -64,7 +73,7 @@ class Pacing:
         """Character time per byte on the wire: none when the console is not paced.
         Unknown pacing keeps it for subtracting console time from phases (a serial
         line's bytes do take it), but claims no console cost from it."""
-        return 10 / self.baud if self.baud > 0 and self.verdict != "unpaced" else 0.0
+        return char_time_s(self.baud) if self.verdict != "unpaced" else 0.0
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -134,7 +143,7 @@ def _fastest(ends: np.ndarray, t: np.ndarray, c: float, slack: float) -> float |
 def _verdict(
     ends: np.ndarray, t: np.ndarray, baud: int, slack: float
 ) -> tuple[str, float, tuple[int, int], float | None]:
-    c = 10 / baud
+    c = char_time_s(baud)
     # Read j's bytes left no earlier than read i's last one plus their own wire time:
     # lead(i, j) = (ends[j] - ends[i]) * c - (t[j] - t[i]) <= what was held back.
     v = ends * c * (1 - RATE_TOLERANCE) - t
@@ -161,7 +170,7 @@ def assess_pacing(
     line, when given, replaces the reads and needs only its sampling as slack."""
     ends, t = read_units(chunks)
     n = int(ends[-1]) if len(ends) else 0
-    wire = n * 10 / baud if baud > 0 else 0.0
+    wire = n * char_time_s(baud)
     span = float(t[-1] - t[0]) if len(t) else 0.0
     source = "reads"
     if uart is not None and len(uart.data) >= 2 and uart.samplerate:

@@ -18,7 +18,7 @@ import numpy as np
 
 from rig.analysis.events import Timebase
 from rig.analysis.lines import Line
-from rig.analysis.pacing import read_units
+from rig.analysis.pacing import char_time_s, read_units
 from rig.analysis.parsers.text import console_bytes
 from rig.artifacts.uart import UartBytes
 from rig.model import Chunk
@@ -47,7 +47,7 @@ def console_busy(
         mask[min(a + console_bytes(lines, i), total)] -= 1
     inside = np.cumsum(mask)[:total] > 0
     nbytes = int(inside.sum())
-    wire = nbytes * 10 / baud if baud > 0 else 0.0
+    wire = nbytes * char_time_s(baud)
     if nbytes == 0 or len(ends) < 2:
         return Busy(0.0, 0.0, wire, nbytes)
     per = np.add.reduceat(inside.astype(np.int64), np.concatenate(([0], ends[:-1])))
