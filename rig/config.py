@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rig.analysis.parsers.options import AnalysisOptions
 from rig.analyzer_config import AnalyzerConfig, parse_analyzer
+from rig.errors import InputError
 from rig.instruments import drivers as _drivers  # noqa: F401 - registers every driver
 from rig.instruments.qemu.settings import QemuConfig, parse_qemu
 from rig.instruments.registry import CONSOLE, POWER, DriverSpec
@@ -96,6 +98,7 @@ class RigConfig:
     influx: InfluxSettings | None = None
     soak: SoakConfig | None = None
     qemu: QemuConfig | None = None  # the emulated board (config/qemu-arm64.toml)
+    analysis: AnalysisOptions = field(default_factory=AnalysisOptions)  # [analysis]
 
     def snapshot(self) -> dict[str, Any]:
         """The config as loaded, secrets redacted: what run.json keeps."""
@@ -187,6 +190,7 @@ def load_config(path: Path, board: Path | None = None, overrides: Sequence[str] 
     t.done()
 
     stages = parse_stages(root)
+    analysis = _analysis(root.table("analysis")) if root.has("analysis") else AnalysisOptions()
     influx = parse_settings(root.table("influx"), base) if root.has("influx") else None
     soak = _soak(root.table("soak")) if root.has("soak") else None
     qemu = parse_qemu(root.table("qemu"), base) if root.has("qemu") else None
@@ -237,7 +241,22 @@ def load_config(path: Path, board: Path | None = None, overrides: Sequence[str] 
         influx=influx if influx and influx.enabled else None,
         soak=soak,
         qemu=qemu,
+        analysis=analysis,
     )
+
+
+def _analysis(t: Table) -> AnalysisOptions:
+    """`[analysis]`: the console analysis' options (docs/analysis.md). Checked here so a
+    mistake names this file; run.json's config snapshot carries them to every analysis
+    of the run, later ones included."""
+    try:
+        opts = AnalysisOptions.from_mapping(t.data)
+    except InputError as e:
+        raise ConfigError(f"{t.path}: {e}") from None
+    for k in t.data:
+        t.raw(k)
+    t.done()
+    return opts
 
 
 def _fault_rates(t: Table) -> str:

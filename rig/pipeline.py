@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from rig import names
+from rig.analysis.parsers.options import AnalysisOptions
 from rig.analysis.report import build_report
 from rig.artifacts import powerlog, rundir
 from rig.artifacts.decode import channel_map, scan_markers
@@ -16,6 +17,7 @@ from rig.artifacts.srzip import read_info
 from rig.artifacts.uart import UartBytes, UartError, decode_uart
 from rig.artifacts.uartbin import UART_BIN, write_uart_bin
 from rig.config import stages_from_snapshot
+from rig.errors import InputError
 from rig.model import Chunk, MarkerScan
 from rig.sinks.html.write import write_html
 
@@ -83,6 +85,10 @@ def analyze_folder(
     console_baud = config.get("console", {}).get("baud")
     baud = int(console_baud or 115200)
     specs = stages_from_snapshot(config, folder / rundir.RUN)
+    try:  # checked here so that a bad snapshot names run.json
+        AnalysisOptions.from_mapping(config.get("analysis"), "config.analysis")
+    except InputError as e:
+        raise rundir.ArtifactError(f"{folder / rundir.RUN}: {e}") from None
     chunks = rundir.read_console(folder)
 
     artifacts = {"run": rundir.RUN}

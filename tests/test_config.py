@@ -166,3 +166,21 @@ def test_sigrok_channels_are_the_devices_own_names(tmp_path: Path) -> None:
     a = load_config(write(tmp_path, text)).analyzer
     assert a.device_channels == {"power": "0", "bootm": "1", "uart_tx": "15"}
     assert a.settings.options == {"voltage_threshold": "1.2-1.2"} and a.settings.trigger == "0=r"
+
+
+def test_analysis_options_are_a_config_table(tmp_path: Path) -> None:
+    """[analysis] is read at load, checked with file and key, and kept in the snapshot
+    that every analysis of the run reads."""
+    text = MINIMAL + '[analysis]\ntop_n = 3\n[[analysis.app_events]]\nname = "ui"\nregex = "x"\n'
+    cfg = load_config(write(tmp_path, text))
+    assert cfg.analysis.top_n == 3 and cfg.analysis.app_events[0].name == "ui"
+    assert cfg.snapshot()["analysis"]["top_n"] == 3
+    for bad, needle in [
+        ("top_n = 0", "key 'analysis.top_n': expected an integer >= 1"),
+        ("min_gain_ms = nan", "key 'analysis.min_gain_ms': expected a finite number"),
+        ("top = 3", "unknown key 'analysis.top'"),
+        ('app_events = [{name = "a", regex = "("}]', "key 'analysis.app_events': app event 'a'"),
+    ]:
+        with pytest.raises(ConfigError, match=re.escape(needle)) as e:
+            load_config(write(tmp_path, MINIMAL + f"[analysis]\n{bad}\n"))
+        assert str(tmp_path / "rig.toml") in str(e.value)

@@ -193,3 +193,18 @@ def test_panic_ends_the_cycle_without_waiting_out_the_timeout(tmp_path: Path) ->
     assert not result.ui_seen and "panic_seen_ns" in result.run
     assert took < 5, took
     assert analyze_folder(result.folder)["outcome"] == "panic"
+
+
+def test_analysis_table_of_the_config_is_honoured_by_rig_run(tmp_path: Path) -> None:
+    """`[analysis] top_n = 3` in the rig config: the run's report lists three rows, and
+    a later `rig analyze` of the folder (from run.json's snapshot) keeps them three."""
+    config = make_config(tmp_path, extra="\n[analysis]\ntop_n = 3\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "rig", "run", "--config", str(config), "--json"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert len(out["report"]["top"]) == 3
+    again = analyze_folder(Path(out["folder"]), write=False)
+    assert len(again["top"]) == 3

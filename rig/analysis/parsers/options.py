@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from rig.analysis.parsers.app import AppPattern, compile_patterns
+from rig.errors import InputError
 
 
 @dataclass(frozen=True)
@@ -18,16 +20,49 @@ class AnalysisOptions:
     app_events: tuple[AppPattern, ...] = ()
 
     @classmethod
-    def from_mapping(cls, m: Mapping[str, Any] | None) -> AnalysisOptions:
+    def from_mapping(cls, m: Mapping[str, Any] | None, where: str = "analysis") -> AnalysisOptions:
         """Keys: initcall_threshold_ms, top_n, min_gain_ms, silence_min_ms, app_events
         ([{name, regex}])."""
         m = m or {}
+        if not isinstance(m, Mapping):
+            raise InputError(f"key '{where}': expected a table, found {type(m).__name__}")
         d = cls()
+        unknown = sorted(set(m) - set(KEYS))
+        if unknown:
+            raise InputError(f"unknown key '{where}.{unknown[0]}' (known: {', '.join(KEYS)})")
+        ms = {k: _number(m, k, d, where) for k in KEYS if k.endswith("_ms")}
+        top_n = m.get("top_n", d.top_n)
+        if isinstance(top_n, bool) or not isinstance(top_n, int) or top_n < 1:
+            raise InputError(f"key '{where}.top_n': expected an integer >= 1, found {top_n!r}")
+        events = m.get("app_events", ())
+        if not isinstance(events, list | tuple) or not all(
+            isinstance(e, Mapping | AppPattern) for e in events
+        ):
+            raise InputError(f"key '{where}.app_events': expected an array of {{name, regex}}")
+        try:
+            patterns = tuple(compile_patterns(events))
+        except ValueError as e:
+            raise InputError(f"key '{where}.app_events': {e}") from None
         return cls(
-            initcall_threshold_s=float(m.get("initcall_threshold_ms", d.initcall_threshold_s * 1e3))
-            / 1e3,
-            top_n=int(m.get("top_n", d.top_n)),
-            min_gain_s=float(m.get("min_gain_ms", d.min_gain_s * 1e3)) / 1e3,
-            silence_min_s=float(m.get("silence_min_ms", d.silence_min_s * 1e3)) / 1e3,
-            app_events=tuple(compile_patterns(m.get("app_events", ()))),
+            initcall_threshold_s=ms["initcall_threshold_ms"] / 1e3,
+            top_n=top_n,
+            min_gain_s=ms["min_gain_ms"] / 1e3,
+            silence_min_s=ms["silence_min_ms"] / 1e3,
+            app_events=patterns,
         )
+
+
+#: The `[analysis]` keys (docs/analysis.md).
+KEYS = ("initcall_threshold_ms", "top_n", "min_gain_ms", "silence_min_ms", "app_events")
+_DEFAULT_MS = {
+    "initcall_threshold_ms": "initcall_threshold_s",
+    "min_gain_ms": "min_gain_s",
+    "silence_min_ms": "silence_min_s",
+}
+
+
+def _number(m: Mapping[str, Any], key: str, d: AnalysisOptions, where: str) -> float:
+    v = m.get(key, getattr(d, _DEFAULT_MS[key]) * 1e3)
+    if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v < 0:
+        raise InputError(f"key '{where}.{key}': expected a finite number >= 0, found {v!r}")
+    return float(v)
