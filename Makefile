@@ -103,7 +103,8 @@ robot-qemu: setup-test qemu-images
 
 test: lint pytest robot robot-qemu
 
-# A private InfluxDB on 127.0.0.1 (data under results/influxdb), for `[influx]` in a config.
+# A private InfluxDB on 127.0.0.1 (data under results/.influxdb), auth on: user bootrig,
+# password in results/.influxdb/admin-password (0600); see docs/influxdb.md for `[influx]`.
 influx-up: setup
 	$(RIG) influx serve --detach
 

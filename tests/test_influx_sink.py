@@ -245,7 +245,8 @@ def test_server_always_stopped(tmp_path: Path) -> None:
         os.kill(pid, 0)
 
 
-def test_serve_detach_and_stop(tmp_path: Path) -> None:
+def test_serve_detach_and_stop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("BOOTRIG_INFLUX_PASSWORD", raising=False)
     data = tmp_path / "srv"
     port = free_port()
     runner = CliRunner()
@@ -267,7 +268,14 @@ def test_serve_detach_and_stop(tmp_path: Path) -> None:
         assert out.exit_code == 0, out.output
         info = json.loads(out.output)
         assert info["url"] == f"http://127.0.0.1:{port}" and running_pid(data) == info["pid"]
-        with Client(InfluxSettings(url=info["url"])) as c:
+        # auth is on by default: the generated admin password is in the data dir
+        assert info["auth"] is True and info["password_file"] == str(
+            (data / "admin-password").resolve()
+        )
+        s = InfluxSettings(
+            url=info["url"], username="bootrig", password_file=data / "admin-password"
+        )
+        with Client(s) as c:
             assert "bootrig" in json.dumps(c.query("SHOW DATABASES"))
     finally:
         out = runner.invoke(influx, ["stop", "--data-dir", str(data), "--json"])

@@ -16,7 +16,8 @@ from rig.sinks.grafana.generate import BUDGETS, DASHBOARDS_DIR, build, load_dash
 from rig.sinks.grafana.macros import TimeRange
 from rig.sinks.grafana.run import QueryResult, run_panels, run_variables
 from rig.sinks.influx.client import Client
-from rig.sinks.influx.settings import InfluxSettings, load_influx_config
+from rig.sinks.influx.server import default_settings
+from rig.sinks.influx.settings import load_influx_config
 
 dashboards_option = click.option(
     "--dashboards",
@@ -88,7 +89,8 @@ def _table(results: list[QueryResult]) -> Table:
     type=click.Path(path_type=Path),
     default=Path("config/rig.toml"),
     show_default=True,
-    help="Rig configuration; its [influx] table names the server (default: rig influx serve).",
+    help="Rig configuration; its [influx] table names the server (default: rig influx serve, "
+    "with its generated password in results/.influxdb/admin-password).",
 )
 @click.option("--since", default="7d", show_default=True, help="Time range up to now.")
 @click.option(
@@ -110,7 +112,7 @@ def query_cmd(
             fail(f"--var {arg!r}: expected NAME=VALUE", as_json)
         chosen.setdefault(name, []).append(value)
     cfg = load_influx_config(config_path)  # a ConfigError: exit 2 (json_option)
-    settings = cfg.settings or InfluxSettings()
+    settings = cfg.settings or default_settings()  # `rig influx serve`'s
     now = int(time.time() * 1000)
     rng = TimeRange(now - _since_ms(since), now)
     results: list[QueryResult] = []

@@ -2,21 +2,26 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 from pathlib import Path
 from typing import Any
 
 import click
+from click.core import ParameterSource
 from rich.markup import escape
 from rich.table import Table
 
 from rig.commands.common import console, emit_json, fail, json_option
 from rig.errors import EXIT_INPUT, EXIT_OK, EXIT_RIG_FAILED, bounded
-from rig.sinks.influx.client import Client, InfluxError
+from rig.sinks.influx.client import AUTH, Client, InfluxError
 from rig.sinks.influx.server import (
+    DEFAULT_DATA_DIR,
+    DEFAULT_USER,
     PrivateServer,
     ServerError,
+    admin_password_file,
     ensure_admin,
     stop_detached,
 )
@@ -30,8 +35,6 @@ from rig.sinks.influx.sink import replay as replay_spool
 from rig.sinks.influx.sink import report_files
 from rig.sinks.influx.sink import status as server_status
 from rig.sinks.influx.spool import Spool, spool_dir
-
-DEFAULT_DATA_DIR = Path("results/.influxdb")
 
 config_option = click.option(
     "--config",
@@ -68,13 +71,21 @@ def influx() -> None:
     "--rpc-port", type=int, default=18088, show_default=True, help="RPC (backup) port on 127.0.0.1."
 )
 @click.option("--database", default="bootrig", show_default=True, help="Database to create.")
-@click.option("--auth", is_flag=True, help="Require credentials; creates the admin user.")
-@click.option("--username", default="bootrig", show_default=True, help="Admin user for --auth.")
+@click.option(
+    "--auth/--no-auth",
+    default=True,
+    show_default=True,
+    help="Require credentials (admin user created on the first start). --no-auth is "
+    "unsafe: any local process and any web page open on this host can read, write and "
+    "drop the data.",
+)
+@click.option("--username", default=DEFAULT_USER, show_default=True, help="Admin user.")
 @click.option(
     "--password-env",
     default="BOOTRIG_INFLUX_PASSWORD",
     show_default=True,
-    help="Environment variable holding the admin password (--auth).",
+    help="Environment variable holding the admin password; when it is not set, a "
+    "generated one is kept in DATA_DIR/admin-password (mode 0600).",
 )
 @click.option(
     "--password-file",
@@ -84,7 +95,9 @@ def influx() -> None:
 @click.option("--influxd", "influxd_path", help="influxd binary (default: from PATH).")
 @click.option("--detach", is_flag=True, help="Return once it answers; stop with `stop`.")
 @json_option
+@click.pass_context
 def serve(
+    ctx: click.Context,
     data_dir: Path,
     port: int,
     rpc_port: int,
@@ -97,35 +110,36 @@ def serve(
     detach: bool,
     as_json: bool,
 ) -> None:
-    """Run a private InfluxDB (Debian's influxd) bound to 127.0.0.1 only."""
-    settings = InfluxSettings(
-        url=f"http://127.0.0.1:{port}",
-        database=database,
-        username=username if auth else None,
-        password_env=None if password_file or not auth else password_env,
-        password_file=password_file if auth else None,
+    """Run a private InfluxDB (Debian's influxd) bound to 127.0.0.1 only, with auth."""
+    settings, generated = _serve_settings(
+        ctx, data_dir, port, database, auth, username, password_env, password_file
     )
-    secret = settings.password() if auth else None  # a CredentialError: exit 2
+    secret = settings.password()  # a CredentialError: exit 2
     srv = PrivateServer(data_dir, port, rpc_port, auth=auth, influxd=influxd_path)
     if not detach:
         # A SIGTERM (make, a test, a service manager) must stop influxd too, like Ctrl-C.
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:  # from here on every way out stops the server, unless it is detached
         srv.start()
-        if auth and secret:
-            ensure_admin(port, username, secret)
+        created = bool(auth and secret and ensure_admin(port, username, secret))
         with Client(settings) as client:
+            if created:
+                _only_our_admin(client, username)
             client.create_database()
             version = client.ping()
-        _print_serving(srv, version, database, auth, detach, as_json)
+        _print_serving(srv, version, database, settings, generated, detach, as_json)
         if detach:
             srv.proc = None  # leave it running; `stop` finds it by its PID file
             return
         assert srv.proc is not None
         code = srv.proc.wait()
         fail(f"influxd exited with {code}: {srv.log_tail()}", as_json, EXIT_RIG_FAILED)
-    except (ServerError, InfluxError) as e:
+    except InfluxError as e:
+        if e.kind == AUTH:  # a reused data dir whose admin has another password
+            e = InfluxError(f"{e}; {_which_password(settings)}", e.kind, e.status)
         fail(e, as_json)  # the sink failed: 3
+    except ServerError as e:
+        fail(e, as_json)
     except KeyboardInterrupt:
         pass
     finally:
@@ -134,9 +148,68 @@ def serve(
         srv.stop()
 
 
+def _serve_settings(
+    ctx: click.Context,
+    data_dir: Path,
+    port: int,
+    database: str,
+    auth: bool,
+    username: str,
+    password_env: str,
+    password_file: Path | None,
+) -> tuple[InfluxSettings, bool | None]:
+    """Where the admin password comes from: --password-file, the environment variable
+    (when set, or named explicitly), else the data dir's generated file. The second value
+    says whether that file was just created (None: no generated file)."""
+    url = f"http://127.0.0.1:{port}"
+    if not auth:
+        return InfluxSettings(url=url, database=database), None
+    explicit_env = ctx.get_parameter_source("password_env") is not ParameterSource.DEFAULT
+    if password_file is None and not explicit_env and not os.environ.get(password_env):
+        path, created = admin_password_file(data_dir)
+        password_file = path.resolve()
+        return InfluxSettings(
+            url=url, database=database, username=username, password_file=password_file
+        ), created
+    return InfluxSettings(
+        url=url,
+        database=database,
+        username=username,
+        password_env=None if password_file else password_env,
+        password_file=password_file,
+    ), None
+
+
+def _only_our_admin(client: Client, username: str) -> None:
+    """A fresh auth-enabled server accepts one unauthenticated CREATE USER: ours must have
+    been the only one, or someone else raced us to an admin account."""
+    series = client.query("SHOW USERS")[0].get("series") or [{}]
+    users = [row[0] for row in series[0].get("values") or []]
+    if users != [username]:
+        raise ServerError(
+            f"unexpected users on a fresh server ({', '.join(map(str, users))}): someone "
+            "else created a user while it started; remove the data dir and start again"
+        )
+
+
+def _which_password(s: InfluxSettings) -> str:
+    where = f"password_file {s.password_file}" if s.password_file else f"${s.password_env}"
+    return (
+        f"the data dir's users were created with another password than {where}: give "
+        "that one (--password-env or --password-file)"
+    )
+
+
 def _print_serving(
-    srv: PrivateServer, version: str, database: str, auth: bool, detach: bool, as_json: bool
+    srv: PrivateServer,
+    version: str,
+    database: str,
+    s: InfluxSettings,
+    generated: bool | None,
+    detach: bool,
+    as_json: bool,
 ) -> None:
+    auth = s.username is not None
     if as_json:
         emit_json(
             {
@@ -144,6 +217,10 @@ def _print_serving(
                 "version": version,
                 "database": database,
                 "auth": auth,
+                "username": s.username,
+                "password_file": str(s.password_file) if s.password_file else None,
+                "password_env": s.password_env,
+                "password_generated": generated,
                 "pid": srv.pid,
                 "data_dir": str(srv.data_dir),
                 "log": str(srv.log_path),
@@ -155,6 +232,28 @@ def _print_serving(
     console.print(
         f"InfluxDB {escape(version)} at [bold]{srv.url}[/] (database {escape(database)}, "
         f"pid {srv.pid})\n" + escape(f"data {srv.data_dir}, log {srv.log_path}; {how} stops it")
+    )
+    if not auth:
+        console.print(
+            "[bold red]auth off (--no-auth):[/] any local process and any web page open on "
+            "this host can read, write and drop this data"
+        )
+        return
+    if s.password_file:
+        new = {True: " (new)", False: " (reused)", None: ""}[generated]
+        where = f"password in {s.password_file}{new}"
+    else:
+        where = f"password from ${s.password_env}"
+    console.print(
+        escape(f"auth on: user {s.username}, {where}")
+        + escape(f'; in a rig config: [influx] username = "{s.username}", ')
+        + escape(
+            f'password_file = "{s.password_file}"'
+            if s.password_file
+            else f'password_env = "{s.password_env}"'
+        ),
+        highlight=False,
+        soft_wrap=True,
     )
 
 

@@ -10,9 +10,11 @@ from __future__ import annotations
 import contextlib
 import http.client
 import os
+import secrets
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import time
 from collections.abc import Iterator
@@ -20,12 +22,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlencode
 
-from rig.errors import SinkError
+from rig.errors import ConfigError, SinkError
+from rig.sinks.influx.settings import InfluxSettings
 
 HOST = "127.0.0.1"
 CONFIG = "influxd.conf"
 LOG = "influxd.log"
 PIDFILE = "influxd.pid"
+#: The generated admin password of `rig influx serve`, mode 0600, in the data dir.
+ADMIN_PASSWORD = "admin-password"
+#: `rig influx serve`'s default data dir and admin user.
+DEFAULT_DATA_DIR = Path("results/.influxdb")
+DEFAULT_USER = "bootrig"
 
 
 class ServerError(SinkError):
@@ -118,7 +126,8 @@ class PrivateServer:
         for p in (self.port, self.rpc_port):
             if not port_free(p):
                 raise ServerError(f"{HOST}:{p} is already in use (pick another port)")
-        self.data_dir.mkdir(parents=True, exist_ok=True)
+        # Its meta folder holds the users' password hashes: no one else's to read.
+        self.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         conf = self.data_dir / CONFIG
         conf.write_text(render_config(self.data_dir, self.port, self.rpc_port, self.auth))
         # INFLUXDB_* variables override the config file; none may move our binds.
@@ -213,10 +222,11 @@ def _ident(s: str) -> str:
     return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def ensure_admin(port: int, username: str, password: str, timeout_s: float = 5.0) -> None:
+def ensure_admin(port: int, username: str, password: str, timeout_s: float = 5.0) -> bool:
     """Create the first admin user of an auth-enabled server (1.x allows exactly this
     statement unauthenticated while no user exists). The statement goes in a POST body
-    and query logging is off in our config, so the password reaches no log."""
+    and query logging is off in our config, so the password reaches no log. True when
+    this call created the user."""
     q = f"CREATE USER {_ident(username)} WITH PASSWORD {_influxql_string(password)} "
     q += "WITH ALL PRIVILEGES"
     conn = http.client.HTTPConnection(HOST, port, timeout=timeout_s)
@@ -237,6 +247,7 @@ def ensure_admin(port: int, username: str, password: str, timeout_s: float = 5.0
         raise ServerError(f"creating the admin user failed: HTTP {resp.status}")
     if resp.status == 200 and b'"error"' in body and b"already exists" not in body:
         raise ServerError("creating the admin user failed: the server refused the statement")
+    return resp.status == 200 and b'"error"' not in body
 
 
 def running_pid(data_dir: Path) -> int | None:
@@ -270,3 +281,57 @@ def stop_detached(data_dir: Path, timeout_s: float = 10.0) -> int | None:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
     return pid
+
+
+def admin_password_file(data_dir: Path) -> tuple[Path, bool]:
+    """The generated admin password of a private server: `<data_dir>/admin-password`,
+    created with a random password when missing, else reused. Returns (path, created).
+
+    It is created with O_EXCL and mode 0600 in one call, so it is never readable by
+    anyone else, not even for a moment, and two starts cannot both create it; an existing
+    file must be ours, a regular file (not a link) and readable by us alone.
+    """
+    data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    path = data_dir / ADMIN_PASSWORD
+    flags = os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        st = _check_private(path)
+        if st.st_size:
+            return path, False
+        # Empty: a start died between creating and writing it; no user has it yet.
+        fd = os.open(path, flags)
+    try:
+        data = (secrets.token_urlsafe(32) + "\n").encode()
+        while data:
+            data = data[os.write(fd, data) :]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    return path, True
+
+
+def _check_private(path: Path) -> os.stat_result:
+    try:
+        st = path.lstat()
+    except OSError as e:
+        raise ConfigError(f"{path}: {e.strerror or e}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise ConfigError(f"{path}: the admin password file is not a regular file")
+    if st.st_uid != os.geteuid() or st.st_mode & 0o077:
+        raise ConfigError(
+            f"{path}: the admin password file must be yours and readable by you alone "
+            f"(mode {stat.S_IMODE(st.st_mode):04o}; chmod 600 it, or remove it and the "
+            "data dir's users)"
+        )
+    return st
+
+
+def default_settings(data_dir: Path = DEFAULT_DATA_DIR) -> InfluxSettings:
+    """How to reach `rig influx serve` run with its defaults, for a command whose config
+    has no `[influx]` table: its address, with its generated password when there is one."""
+    path = data_dir / ADMIN_PASSWORD
+    if path.is_file():
+        return InfluxSettings(username=DEFAULT_USER, password_file=path.resolve())
+    return InfluxSettings()
