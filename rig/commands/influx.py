@@ -23,6 +23,7 @@ from rig.sinks.influx.server import (
     ServerError,
     admin_password_file,
     ensure_admin,
+    find_influxd,
     stop_detached,
 )
 from rig.sinks.influx.settings import (
@@ -111,6 +112,7 @@ def serve(
     as_json: bool,
 ) -> None:
     """Run a private InfluxDB (Debian's influxd) bound to 127.0.0.1 only, with auth."""
+    find_influxd(influxd_path)  # a ServerError (3) before any file is written
     settings, generated = _serve_settings(
         ctx, data_dir, port, database, auth, username, password_env, password_file
     )
