@@ -9,12 +9,20 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
-from rig.commands.common import console, emit_json, fail, json_option, recover_leftovers
+from rig.commands.common import (
+    console,
+    emit_json,
+    err_console,
+    fail,
+    json_option,
+    recover_leftovers,
+)
 from rig.config import load_config
 from rig.soak.journal import JOURNAL, read_journal
+from rig.soak.resume import DEFAULT_CONFIG, locate, original_config
 from rig.soak.run import SoakResult, run_soak
 from rig.soak.runner import Limits
-from rig.soak.start import check_id, find_folder, parse_duration
+from rig.soak.start import check_id, parse_duration
 
 EPILOG = """\b
 Exit codes: 0 completed, failure rate within --max-failure-rate; 1 completed with
@@ -54,20 +62,12 @@ def print_summary(result: SoakResult) -> None:
     console.print(escape(f"journal {result.journal}\nsummary {result.html}"))
 
 
-def _soak_folder(ref: str, config_path: Path | None) -> Path:
-    """--resume takes a folder (or journal) path, or an id under the results folder."""
-    p = Path(ref)
-    if (p / JOURNAL).is_file() or (p.name == JOURNAL and p.is_file()):
-        return find_folder(p.parent, p.name)
-    return find_folder(load_config(config_path or Path("config/rig.toml")).results_dir, ref)
-
-
 @click.command(epilog=EPILOG)
 @click.option(
     "--config",
     "config_path",
     type=click.Path(path_type=Path),
-    help="Rig configuration (default config/rig.toml; on --resume, the soak's own).",
+    help="Rig configuration (default config/rig.toml; on --resume, the soak's own, if unchanged).",
 )
 @click.option(
     "--board",
@@ -104,11 +104,16 @@ def soak(
     if resume_ref:
         if soak_id:
             fail("--id names a new soak; --resume continues one: give only one", as_json)
-        resume = _soak_folder(resume_ref, config_path)
+        # Found by path, or by id under --config's results_dir or the default config's;
+        # run with the soak's own config unless --config says otherwise (rig.soak.resume).
+        resume = locate(resume_ref, config_path)
         head = read_journal(resume / JOURNAL)[0][0]
-        config_path = config_path or Path(head["config"])
+        cfg = original_config(resume, head, config_path, board)
         board = board or (Path(head["board_profile"]) if head.get("board_profile") else None)
-    cfg = load_config(config_path or Path("config/rig.toml"), board=board)
+        if not as_json:
+            err_console.print(escape(f"resuming {resume} with {cfg.path}"), highlight=False)
+    else:
+        cfg = load_config(config_path or DEFAULT_CONFIG, board=board)
     recover_leftovers(cfg.results_dir, as_json)
     limits = Limits(cycles, duration_s) if cycles or duration_s else None
     result = run_soak(

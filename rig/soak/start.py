@@ -6,6 +6,7 @@ A soak lives in `<results_dir>/<soak-id>/`: `journal.jsonl`, `summary.json`,
 
 from __future__ import annotations
 
+import hashlib
 import re
 import socket
 from dataclasses import dataclass
@@ -62,12 +63,27 @@ def find_folder(results_dir: Path, ref: str) -> Path:
     raise JournalError(f"no soak {ref!r}: no {JOURNAL} in {' or '.join(map(str, candidates))}")
 
 
+def file_sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def fingerprints(cfg: RigConfig) -> dict[str, str | None]:
+    """What the header keeps to tell, on --resume, whether the config is still the same
+    (rig.soak.resume): the config file's bytes and the simulated board profile's."""
+    profile = cfg.sim.profile if cfg.sim else None
+    return {
+        "config_sha256": file_sha256(cfg.path),
+        "board_profile_sha256": file_sha256(profile) if profile else None,
+    }
+
+
 def header(
     cfg: RigConfig, soak_id: str, limits: Limits, board: Path | None, max_failure_rate: float
 ) -> dict[str, Any]:
     return {
         "soak_id": soak_id,
         "config": str(cfg.path.resolve()),
+        **fingerprints(cfg),
         "board_profile": str(board.resolve()) if board else None,
         "rig": cfg.rig,
         "board": cfg.board,

@@ -1,0 +1,119 @@
+"""`rig soak --resume REF` without `--config`: find the soak, and the config it ran with.
+
+Where the soak is. REF is a soak folder or its journal (any path), or an id. An id names
+`<results_dir>/<id>`, and `results_dir` comes from a config: `--config` when given, else
+the default `config/rig.toml` (only its `[rig].results_dir` is read). A soak whose config
+put it elsewhere is found by its folder's path, or with that `--config`; the error says
+where it looked.
+
+Which config. The journal header names the config file (absolute path) and keeps a
+SHA-256 of its bytes and of the simulated board profile's. Without `--config` the soak
+continues with that file, and only if it is still the same: a file that is gone or has
+changed is refused with a message naming it, because a resumed soak must keep measuring
+the same thing to be one soak. `--config` (and `--board`) given explicitly win: the
+operator says which settings the rest of the soak runs with. A journal from before the
+hashes existed is checked against the config snapshot in its newest cycle's run.json.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from rig.config import RigConfig, load_config
+from rig.errors import InputError
+from rig.sinks.influx.settings import load_influx_config
+from rig.soak.journal import JOURNAL, JournalError, read_journal
+from rig.soak.start import find_folder, fingerprints
+
+DEFAULT_CONFIG = Path("config/rig.toml")
+
+
+def locate(ref: str, config_path: Path | None) -> Path:
+    """The soak folder of REF: a path to it (or its journal), else an id under the
+    results_dir of `config_path` or of the default config."""
+    p = Path(ref)
+    if (p / JOURNAL).is_file() or (p.name == JOURNAL and p.is_file()):
+        return find_folder(p.parent, p.name)
+    if config_path is None and not DEFAULT_CONFIG.is_file():
+        raise JournalError(
+            f"no soak {ref!r}: no {JOURNAL} in {p}, and {DEFAULT_CONFIG} (the default "
+            f"config, whose results_dir holds soak ids) does not exist here; {_HINT}"
+        )
+    config = config_path or DEFAULT_CONFIG
+    results_dir = load_influx_config(config).results_dir  # only [rig].results_dir
+    try:
+        return find_folder(results_dir, ref)
+    except JournalError as e:
+        raise JournalError(f"{e} (the results_dir of {config}); {_HINT}") from None
+
+
+_HINT = "for a soak kept elsewhere give its folder (--resume PATH) or the --config it ran with"
+
+
+def original_config(
+    folder: Path, head: dict[str, Any], config_path: Path | None, board: Path | None
+) -> RigConfig:
+    """The config the resumed soak runs with (see the module doc)."""
+    soak = head.get("soak_id", folder.name)
+    profile = board or (Path(head["board_profile"]) if head.get("board_profile") else None)
+    if profile is not None and not profile.is_file():
+        raise InputError(
+            f"soak {soak}: its board profile {profile} no longer exists; "
+            "resume it with --board PROFILE"
+        )
+    if config_path is not None:
+        return load_config(config_path, board=profile)
+    path = Path(head["config"])
+    if not path.is_file():
+        raise InputError(
+            f"soak {soak}: its config {path} no longer exists; resume it with "
+            "--config FILE (the settings it ran with are in each cycle's run.json)"
+        )
+    cfg = load_config(path, board=profile)
+    now = fingerprints(cfg)
+    if head.get("config_sha256"):
+        if now["config_sha256"] != head["config_sha256"]:
+            raise InputError(_changed(soak, path))
+        was = head.get("board_profile_sha256")
+        if board is None and was and now["board_profile_sha256"] != was:
+            assert cfg.sim is not None
+            raise InputError(
+                f"soak {soak}: its board profile {cfg.sim.profile} has changed since the "
+                f"soak started; restore it, or resume with --board {cfg.sim.profile} to "
+                "continue with it as it is now"
+            )
+    elif _snapshot_differs(folder, cfg, ignore_profile=profile is not None):
+        raise InputError(_changed(soak, path))
+    return cfg
+
+
+def _changed(soak: str, path: Path) -> str:
+    return (
+        f"soak {soak}: its config {path} has changed since the soak started; restore it, "
+        f"or resume with --config {path} to continue with it as it is now"
+    )
+
+
+def _snapshot_differs(folder: Path, cfg: RigConfig, ignore_profile: bool) -> bool:
+    """An old journal (no hashes): the newest cycle's run.json config snapshot against
+    the config as it loads now; no cycle with a run.json: nothing to compare."""
+    records, _ = read_journal(folder / JOURNAL)
+    for rec in reversed(records):
+        run_id = rec.get("run_id")
+        if rec.get("type") != "cycle" or not isinstance(run_id, str):
+            continue
+        try:
+            snap = json.loads((folder / run_id / "run.json").read_text())["config"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        return _normal(snap, ignore_profile) != _normal(cfg.snapshot(), ignore_profile)
+    return False
+
+
+def _normal(snapshot: Any, ignore_profile: bool) -> Any:
+    snap = json.loads(json.dumps(snapshot, default=str))
+    if ignore_profile and isinstance(snap, dict) and isinstance(snap.get("sim"), dict):
+        snap["sim"].pop("profile", None)  # --board: the path as typed, then resolved
+    return snap
