@@ -30,10 +30,14 @@ def fsync_dir(path: Path) -> None:
 
 
 @contextlib.contextmanager
-def atomic_open(path: Path, mode: str = "w", durable: bool = True) -> Iterator[IO[Any]]:
+def atomic_open(
+    path: Path, mode: str = "w", durable: bool = True, sync_dir: bool = False
+) -> Iterator[IO[Any]]:
     """`with atomic_open(p) as f: f.write(...)`: `p` has all of it or what it had before.
 
-    `durable`: fsync the file and its folder (evidence); off for derived pages."""
+    `durable`: fsync the file (evidence; off for derived pages). `sync_dir`: also fsync
+    the folder, so that the new name survives a power cut (the spool, whose files are
+    the only copy of what InfluxDB has not got yet); it costs a few ms a write."""
     path = Path(path)
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
@@ -56,12 +60,12 @@ def atomic_open(path: Path, mode: str = "w", durable: bool = True) -> Iterator[I
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    if durable:
+    if sync_dir:
         fsync_dir(path.parent)
 
 
-def write_bytes(path: Path, data: bytes, durable: bool = True) -> None:
-    with atomic_open(path, "wb", durable) as f:
+def write_bytes(path: Path, data: bytes, durable: bool = True, sync_dir: bool = False) -> None:
+    with atomic_open(path, "wb", durable, sync_dir) as f:
         f.write(data)
 
 

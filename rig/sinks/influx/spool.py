@@ -45,7 +45,7 @@ class Entry:
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
-    atomic.write_bytes(path, data)  # fsynced, and the folder too
+    atomic.write_bytes(path, data, sync_dir=True)  # fsynced, and the folder too
 
 
 class Spool:
