@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from rig import __version__, names
+from rig.analysis.evidence import PANIC_BYTES
 from rig.artifacts import rundir
 from rig.artifacts.leftovers import RunLock
 from rig.artifacts.srzip import convert_binary
@@ -30,9 +31,9 @@ from rig.instruments.console_serial import SerialConsole
 from rig.instruments.protocols import InstrumentError
 from rig.instruments.setup import Bench
 from rig.model import Chunk
+from rig.outcomes import Outcome
 
 UI_TAG = b"bootrig: marker ui_ready"
-PANIC_TEXT = b"Kernel panic - not syncing"
 #: After a panic the kernel still prints its reason and backtrace; keep reading this long.
 PANIC_TAIL_S = 0.3
 #: How often the wait for the boot looks at the abort event (it wakes at once on the tag).
@@ -65,11 +66,11 @@ class _TagWatch:
     def __call__(self, chunk: Chunk) -> None:
         buf = self._tail + chunk.data
         ui = UI_TAG in buf or self._ui_line(chunk.data)
-        if not self.seen.is_set() and (ui or PANIC_TEXT in buf):
+        if not self.seen.is_set() and (ui or PANIC_BYTES in buf):
             self.panic = not ui
             self.t_ns = time.monotonic_ns()
             self.seen.set()
-        self._tail = buf[-max(len(UI_TAG), len(PANIC_TEXT)) :]
+        self._tail = buf[-max(len(UI_TAG), len(PANIC_BYTES)) :]
 
     def _ui_line(self, data: bytes) -> bool:
         if not self._ui_lines:
@@ -154,7 +155,7 @@ def _stop_capture(
                 run["capture"]["deferred"] = True
                 return stopper.result()
         except (InstrumentError, OSError) as e:
-            run["rig_error"] = "analyzer_error"
+            run["rig_error"] = Outcome.ANALYZER_ERROR.value
             run["analyzer_error"] = str(e)
             return stopper.result()
         bits = lay.bits if lay.repack else None
@@ -177,7 +178,7 @@ def _disk_error(run: dict[str, Any], what: str) -> None:
     what it kept."""
     run.setdefault("disk_errors", []).append(what)
     if "rig_error" not in run:
-        run["rig_error"] = "rig_error"
+        run["rig_error"] = Outcome.RIG_ERROR.value
         run["rig_error_detail"] = f"disk: {what}"
 
 
@@ -273,11 +274,10 @@ def run_cycle(
             "are not in console.jsonl",
         )
     if bench.console.error:
+        # The port died (adapter unplugged, pty closed): with no UI tag seen before
+        # (timing.ui_ready_seen_ns null) the analysis files the boot as console_lost
+        # (rig.analysis.evidence); the capture still shows the boot.
         run["console_error"] = bench.console.error
-        if not ui_seen and "rig_error" not in run:
-            # The port died before the tag (adapter unplugged, pty closed): evidence that
-            # the console, not the board, failed; the capture still shows the boot.
-            run["rig_error"] = "console_lost"
     try:
         run["instruments"].update(bench.power.artifacts(folder))
     except OSError as e:

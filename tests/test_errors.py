@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from rig import errors
-from rig.analysis.outcome import INTERRUPTED, INVALID_ARTIFACTS, OK, RIG_ERROR
 from rig.commands.common import outcome_exit_code
 from rig.errors import (
     ArtifactError,
@@ -22,6 +21,7 @@ from rig.errors import (
     exit_code,
     kind,
 )
+from rig.outcomes import Outcome
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -97,17 +97,17 @@ def test_exit_code_by_kind(error: BaseException, code: int, name: str) -> None:
 @pytest.mark.parametrize(
     ("outcome", "measured_now", "code"),
     [
-        (OK, False, 0),
+        (Outcome.OK, False, 0),
         ("hang_in_kernel", False, 1),
         ("panic", True, 1),
         ("no_power_edge", False, 1),
         ("missing_marker", False, 1),
         ("console_lost", False, 1),
-        (RIG_ERROR, False, 3),
+        (Outcome.RIG_ERROR, False, 3),
         ("analyzer_error", True, 3),
-        (INVALID_ARTIFACTS, False, 2),  # a stored run's artifacts: bad input
-        (INVALID_ARTIFACTS, True, 3),  # artifacts the rig has just written: the rig's fault
-        (INTERRUPTED, False, 130),
+        (Outcome.INVALID_ARTIFACTS, False, 2),  # a stored run's artifacts: bad input
+        (Outcome.INVALID_ARTIFACTS, True, 3),  # artifacts the rig has just written: the rig's fault
+        (Outcome.INTERRUPTED, False, 130),
     ],
 )
 def test_outcome_exit_code(outcome: str, measured_now: bool, code: int) -> None:
@@ -115,7 +115,7 @@ def test_outcome_exit_code(outcome: str, measured_now: bool, code: int) -> None:
 
 
 def test_interrupted_run_keeps_the_signal_code() -> None:
-    assert outcome_exit_code(INTERRUPTED, measured_now=True, interrupted=143) == 143
+    assert outcome_exit_code(Outcome.INTERRUPTED, measured_now=True, interrupted=143) == 143
 
 
 def test_bounded_message() -> None:

@@ -15,12 +15,14 @@ from rig.analysis.events import (
     line_event,
     marker_events,
 )
+from rig.analysis.evidence import ConsoleRecord
 from rig.analysis.lines import split_lines
-from rig.analysis.outcome import RIG_ERROR, classify
+from rig.analysis.outcome import classify
 from rig.analysis.parsers.breakdown import analyse_console
 from rig.analysis.stages import build_stages, stage_notes
 from rig.artifacts.uart import UartBytes
 from rig.model import Chunk, MarkerScan
+from rig.outcomes import Outcome
 from rig.stagespec import StageSpec
 
 
@@ -71,10 +73,11 @@ def build_report(
     # The cycle files an analyzer's failure under `analyzer_error`, the soak any other.
     detail = run.get("rig_error_detail") or run.get("analyzer_error")
     if not rig_error and (why := validity.unfinished(run)):
-        rig_error, detail = RIG_ERROR, why
+        rig_error, detail = Outcome.RIG_ERROR, why
+    console_record = ConsoleRecord.of_run(run, "console" in artifacts)
     outcome = classify(
         scan, "capture" in artifacts, lines, stages, rig_error,
-        bool(run.get("aborted")), invalid[0] if invalid else None,
+        bool(run.get("aborted")), invalid[0] if invalid else None, console_record,
     )  # fmt: skip
 
     first, last = (stages[0].start, stages[-1].end) if stages else (None, None)
@@ -106,7 +109,7 @@ def build_report(
         "variant": run.get("variant"),
         "started_utc": run["started_utc"],
         "power_on_utc": run.get("power_on_utc"),
-        "outcome": outcome,
+        "outcome": str(outcome),
         "power_to_ui_s": total,
         "power_to_ui_uncertainty_s": total_u,
         "stages": [s.as_dict() for s in stages],
@@ -152,7 +155,7 @@ def build_report(
         "artifacts": artifacts,
         "analysis": {
             "rig_version": __version__,
-            "notes": console["notes"] + stage_notes(stages),
+            "notes": console["notes"] + stage_notes(stages) + _console_note(console_record),
             "invalid": invalid,  # contradictions in the artifacts (outcome invalid_artifacts)
             "rig_error": (detail or rig_error) if rig_error else None,  # what failed, if it did
         },
@@ -160,6 +163,11 @@ def build_report(
     if power:
         add_energy(report, run, power, tb.host)
     return report
+
+
+def _console_note(console: ConsoleRecord) -> list[str]:
+    note = console.note()
+    return [note] if note else []
 
 
 def _t0(scan: MarkerScan | None, power_sample: int | None) -> str:

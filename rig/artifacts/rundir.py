@@ -156,7 +156,7 @@ _RUN_KEYS: dict[str, _Types] = {
     "run_id": str, "board": str, "power_on_ns": int, "started_utc": (str, None),
     "rig": (str, None), "variant": (str, None), "power_on_utc": (str, None),
     "completed_utc": (str, None), "aborted": (bool, None), "rig_error": (str, None),
-    "rig_error_detail": (str, None), "analyzer_error": (str, None),
+    "rig_error_detail": (str, None), "analyzer_error": (str, None), "console_error": (str, None),
     "config": (dict, None), "capture": (dict, None), "instruments": (dict, None),
     "timing": (dict, None),
 }  # fmt: skip

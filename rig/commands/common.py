@@ -21,7 +21,6 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
-from rig.analysis.outcome import ANALYZER_ERROR, INTERRUPTED, INVALID_ARTIFACTS, OK, RIG_ERROR
 from rig.artifacts.leftovers import recover_results
 from rig.errors import (
     EXIT_BOARD_FAILED,
@@ -35,6 +34,7 @@ from rig.errors import (
     exit_code,
     kind,
 )
+from rig.outcomes import RIG_FAILED, Outcome
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -44,9 +44,6 @@ err_console = Console(stderr=True)
 
 #: Set to 1 to see the traceback of an internal error (a bug) instead of one line.
 DEBUG_ENV = "BOOTRIG_DEBUG"
-
-#: Outcomes that say the rig failed, not the board: the rig's verdict on its own cycle.
-RIG_FAILED_OUTCOMES = (RIG_ERROR, ANALYZER_ERROR)
 
 
 def json_option(f: F) -> F:
@@ -121,13 +118,13 @@ def outcome_exit_code(outcome: str, *, measured_now: bool, interrupted: int = EX
     itself was stopped by SIGTERM) for a run the operator or a signal stopped.
     `invalid_artifacts` is bad input (2) for a stored run, and the rig's failure (3) for
     the artifacts the rig has just written."""
-    if outcome == OK:
+    if outcome == Outcome.OK:
         return EXIT_OK
-    if outcome == INTERRUPTED:
+    if outcome == Outcome.INTERRUPTED:
         return interrupted
-    if outcome in RIG_FAILED_OUTCOMES:
+    if outcome in RIG_FAILED:
         return EXIT_RIG_FAILED
-    if outcome == INVALID_ARTIFACTS:
+    if outcome == Outcome.INVALID_ARTIFACTS:
         return EXIT_RIG_FAILED if measured_now else EXIT_INPUT
     return EXIT_BOARD_FAILED
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from rig.analysis.outcome import is_boards
+from rig.outcomes import is_boards
 
 
 def seconds(v: float) -> str:

@@ -10,7 +10,7 @@ from typing import Any
 from robot.api import logger
 from robot.api.deco import keyword
 
-from rig.analysis.outcome import is_boards
+from rig.outcomes import Outcome, is_boards
 from rig.robot import messages
 from rig.robot.boot import TOTAL, Boot, seconds
 from rig.soak.stats import describe, percentile
@@ -115,7 +115,7 @@ class SoakStatistics:
                 f"None of the last {len(window)} boots measured the board: outcomes "
                 f"{sorted({str(b.report.get('outcome')) for b in window})}"
             )
-        failed = [b for b in boots if b.report.get("outcome") != "ok"]
+        failed = [b for b in boots if b.report.get("outcome") != Outcome.OK]
         share = len(failed) / len(boots)
         if share > limit:
             listed = "; ".join(

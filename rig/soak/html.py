@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from rig.soak.stats import OK
+from rig.outcomes import Outcome
 
 _W, _H, _PAD = 560, 120, 24
 _BINS = 30
@@ -71,7 +71,7 @@ def histogram(name: str, values: list[float], d: dict[str, Any]) -> str:
 
 
 def render(summary: dict[str, Any], cycles: list[dict[str, Any]]) -> str:
-    ok = [r for r in cycles if r.get("outcome") == OK]
+    ok = [r for r in cycles if r.get("outcome") == Outcome.OK]
     head = ["stage"] + [f"{k} (ms)" if k != "n" else k for k in _STAT_KEYS]
     rows = [_stats_row(s["name"], s) for s in summary["stages"]]
     rows.append(_stats_row("power_to_ui", summary["power_to_ui"]))
@@ -87,7 +87,7 @@ def render(summary: dict[str, Any], cycles: list[dict[str, Any]]) -> str:
         )
     )
     outcomes = "".join(
-        f'<tr><td class="{"ok" if k == OK else "bad"}">{_e(k)}</td><td>{v}</td>'
+        f'<tr><td class="{"ok" if k == Outcome.OK else "bad"}">{_e(k)}</td><td>{v}</td>'
         f"<td>{100 * v / max(1, summary['cycles']['run']):.2f} %</td></tr>"
         for k, v in summary["outcomes"].items()
     )

@@ -23,7 +23,8 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from rig.soak.stats import OK, percentile
+from rig.outcomes import Outcome
+from rig.soak.stats import percentile
 
 
 class SoakDisplay:
@@ -68,7 +69,7 @@ class SoakDisplay:
             self.live.update(self._render(), refresh=True)
 
     def _table(self) -> Table:
-        ok = [r for r in self.records if r.get("outcome") == OK]
+        ok = [r for r in self.records if r.get("outcome") == Outcome.OK]
         t = Table(box=None, pad_edge=False, header_style="bold")
         t.add_column("stage")
         t.add_column("n", justify="right")
@@ -87,8 +88,8 @@ class SoakDisplay:
     def _outcomes(self) -> str:
         counts = Counter(r.get("outcome") for r in self.records)
         parts = [
-            f"[{'green' if k == OK else 'red'}]{k}[/] {v}"
-            for k, v in sorted(counts.items(), key=lambda kv: (kv[0] != OK, str(kv[0])))
+            f"[{'green' if k == Outcome.OK else 'red'}]{k}[/] {v}"
+            for k, v in sorted(counts.items(), key=lambda kv: (kv[0] != Outcome.OK, str(kv[0])))
         ]
         return "outcomes: " + (", ".join(parts) or "-")
 

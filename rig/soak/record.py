@@ -14,12 +14,12 @@ from typing import Any
 from rig.artifacts import rundir
 from rig.artifacts.leftovers import recover_folder
 from rig.artifacts.srzip import CaptureError
+from rig.outcomes import Outcome
 from rig.pipeline import analyze_folder
 from rig.sinks.influx.points import ReportError
 from rig.sinks.influx.settings import InfluxSettings
 from rig.sinks.influx.sink import deliver
 
-RIG_ERROR = "rig_error"
 #: run.json timing keys copied into the journal (seconds).
 _TIMING = ("wall_s", "off_hold_s", "boot_s", "overhead_s", "hold_work_s")
 
@@ -43,7 +43,7 @@ def mark_rig_error(folder: Path, detail: str) -> bool:
         run = rundir.read_json(path)
     except rundir.ArtifactError:
         return False
-    run["rig_error"] = RIG_ERROR
+    run["rig_error"] = Outcome.RIG_ERROR.value
     run["rig_error_detail"] = detail
     rundir.write_json(path, run)
     return True
@@ -94,7 +94,7 @@ def finish(
                     report = None
     elif detail is None:
         detail = "no run.json: the rig stopped before the board was powered"
-    rec["outcome"] = report["outcome"] if report else RIG_ERROR
+    rec["outcome"] = report["outcome"] if report else Outcome.RIG_ERROR.value
     rec["power_to_ui_s"] = report.get("power_to_ui_s") if report else None
     rec["stages"] = {s["name"]: s.get("duration_s") for s in (report or {}).get("stages", [])}
     rec["influx"] = _deliver(report, influx, spool_root) if report else "none"

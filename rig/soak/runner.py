@@ -22,9 +22,10 @@ from rig.artifacts import rundir
 from rig.artifacts.rundir import ArtifactError
 from rig.config import RigConfig, SoakConfig
 from rig.instruments.protocols import InstrumentError
+from rig.outcomes import Outcome
 from rig.sim.client import SimError
 from rig.soak.journal import Journal, JournalError
-from rig.soak.record import RIG_ERROR, finish, mark_rig_error
+from rig.soak.record import finish, mark_rig_error
 from rig.soak.session import Session
 from rig.soak.signals import StopFlag
 
@@ -62,7 +63,7 @@ class SoakState:
     def add(self, rec: dict[str, Any]) -> None:
         self.records.append(rec)
         self.next_cycle = max(self.next_cycle, int(rec["cycle"]) + 1)
-        if rec["outcome"] == RIG_ERROR:
+        if rec["outcome"] == Outcome.RIG_ERROR:
             self.consecutive_rig_errors += 1
         else:
             self.consecutive_rig_errors = 0

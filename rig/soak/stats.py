@@ -12,10 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from rig.analysis.outcome import is_boards
+from rig.outcomes import Outcome, is_boards
 
 PERCENTILES = (50, 95, 99)
-OK = "ok"
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -46,12 +45,12 @@ def failure_rates(outcomes: Iterable[str]) -> dict[str, Any]:
     counts = Counter(outcomes)
     board = {k: v for k, v in counts.items() if is_boards(k)}
     n = sum(board.values())
-    failures = {k: v for k, v in sorted(board.items()) if k != OK}
+    failures = {k: v for k, v in sorted(board.items()) if k != Outcome.OK}
     return {
         "cycles": sum(counts.values()),
         "measured": n,
         "not_measured": sum(counts.values()) - n,
-        "counts": dict(sorted(counts.items(), key=lambda kv: (kv[0] != OK, kv[0]))),
+        "counts": dict(sorted(counts.items(), key=lambda kv: (kv[0] != Outcome.OK, kv[0]))),
         "failures": sum(failures.values()),
         "failure_rate": sum(failures.values()) / n if n else 0.0,
         "rates": {k: v / n for k, v in failures.items()},

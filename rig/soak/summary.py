@@ -11,8 +11,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from rig.outcomes import Outcome
 from rig.soak.recover import orphans
-from rig.soak.stats import OK, describe, failure_rates
+from rig.soak.stats import describe, failure_rates
 
 SUMMARY_SCHEMA = "bootrig.soak-summary/1"
 SUMMARY_JSON = "summary.json"
@@ -53,7 +54,7 @@ def status(records: list[dict[str, Any]]) -> str:
 def summarize(folder: Path, records: list[dict[str, Any]]) -> dict[str, Any]:
     header = records[0]
     cycles = cycle_records(records)
-    ok = [r for r in cycles if r.get("outcome") == OK]
+    ok = [r for r in cycles if r.get("outcome") == Outcome.OK]
     stage_names = list(header.get("stages") or [])
     for r in cycles:  # stages the config did not name (an older journal) still count
         stage_names += [n for n in r.get("stages", {}) if n not in stage_names]
@@ -101,7 +102,7 @@ def summarize(folder: Path, records: list[dict[str, Any]]) -> dict[str, Any]:
         "failed_cycles": [
             {k: r.get(k) for k in ("cycle", "run_id", "outcome", "detail")}
             for r in cycles
-            if r.get("outcome") != OK
+            if r.get("outcome") != Outcome.OK
         ],
         "folder": str(folder),
     }

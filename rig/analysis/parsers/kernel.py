@@ -12,6 +12,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from rig.analysis.evidence import panic_reason
 from rig.analysis.lines import Line
 from rig.analysis.parsers.text import clean
 
@@ -29,7 +30,6 @@ _FREEING = re.compile(
     r"^Freeing (unused kernel (?:image \((\w+)\) )?memory|init memory): (\d+)([kKM])"
 )
 _RUN_INIT = re.compile(r"^Run (\S+) as init process")
-_PANIC = re.compile(r"Kernel panic - not syncing:?\s*(.*)$")
 # 2.6.31: "new high speed USB device using r8a66597_hcd and address 2";
 # current: "new high-speed USB device number 2 using ehci-platform".
 _USB_NEW = re.compile(
@@ -206,8 +206,8 @@ def parse_kernel(lines: Sequence[Line]) -> KernelLog:
             freeing = _freeing(i, m)
         elif run_init is None and (m := _RUN_INIT.match(t)):
             run_init = Marked(i, m.group(1))
-        elif panic is None and "Kernel panic" in t and (m := _PANIC.search(t)):
-            panic = Marked(i, m.group(1).strip())
+        elif panic is None and (reason := panic_reason(t)) is not None:
+            panic = Marked(i, reason)
     return KernelLog(
         version,
         cmdline,

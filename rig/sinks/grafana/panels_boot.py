@@ -6,6 +6,7 @@ from __future__ import annotations
 from grafanalib.core import GridPos, Table, TableSortByField, TimeSeries
 from grafanalib.influxdb import InfluxDBTarget
 
+from rig.outcomes import Outcome
 from rig.sinks.grafana.budgets import Budget
 from rig.sinks.grafana.common import DATASOURCE, SELECTION, ql_string
 
@@ -103,7 +104,7 @@ def stage_breakdown(grid: GridPos) -> TimeSeries:
         "Mean duration of each stage per interval, stacked: the bar height is "
         "the mean power-to-UI.",
         f'SELECT mean("duration_s") FROM "stage" WHERE {SELECTION} '
-        "AND \"outcome\" = 'ok' AND $timeFilter "
+        f'AND "outcome" = {ql_string(Outcome.OK)} AND $timeFilter '
         'GROUP BY time($__interval), "stage" fill(none)',
         "$tag_stage",
         grid,

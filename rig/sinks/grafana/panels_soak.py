@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from grafanalib.core import GridPos, PieChartv2, Table, TableSortByField, TimeSeries
 
+from rig.outcomes import Outcome
 from rig.sinks.grafana.common import DATASOURCE, SELECTION
 from rig.sinks.grafana.panels_boot import stacked_bars, target, unit_override
 
@@ -13,7 +14,7 @@ from rig.sinks.grafana.panels_boot import stacked_bars, target, unit_override
 BOOTS = 'count("stages_reached_count")'
 
 OK_GREEN = {
-    "matcher": {"id": "byName", "options": "ok"},
+    "matcher": {"id": "byName", "options": Outcome.OK.value},
     "properties": [{"id": "color", "value": {"mode": "fixed", "fixedColor": "green"}}],
 }
 

@@ -9,6 +9,7 @@ from typing import Any
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from rig.outcomes import Outcome
 from rig.sinks.html.style import base_layout, hover, ms, plus_minus, stage_colours
 
 #: From this many boots on, the page adds the distributions.
@@ -68,7 +69,9 @@ def stages_figure(reports: Sequence[dict[str, Any]]) -> go.Figure:
             },
         )
     )
-    failed = [(lab, r) for lab, r in zip(labels, reports, strict=True) if r.get("outcome") != "ok"]
+    failed = [
+        (lab, r) for lab, r in zip(labels, reports, strict=True) if r.get("outcome") != Outcome.OK
+    ]
     if failed:
         fig.add_trace(
             go.Scatter(

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from html import escape
 from typing import Any
 
+from rig.outcomes import Outcome
 from rig.sinks.html.style import ms, plus_minus, seconds
 
 
@@ -160,7 +161,7 @@ def boots(reports: Sequence[dict[str, Any]]) -> str:
             f"<code>{escape(r.get('run_id', '?'))}</code>",
             escape(str(r.get("board"))),
             escape(str(r.get("variant") or "—")),
-            f'<span class="outcome {"ok" if r.get("outcome") == "ok" else "bad"}">'
+            f'<span class="outcome {"ok" if r.get("outcome") == Outcome.OK else "bad"}">'
             f"{escape(str(r.get('outcome')))}</span>",
             seconds(r.get("power_to_ui_s"))
             + (

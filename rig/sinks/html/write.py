@@ -10,6 +10,7 @@ from typing import Any
 
 from rig.artifacts import atomic
 from rig.artifacts.rundir import REPORT, REPORT_HTML, read_json
+from rig.outcomes import Outcome
 from rig.sinks.html import tables
 from rig.sinks.html.compare import distribution_figure, stages_figure
 from rig.sinks.html.console import ConsoleLine, console_lines
@@ -21,7 +22,7 @@ HTML = REPORT_HTML
 
 
 def _outcome(outcome: object) -> str:
-    cls = "ok" if outcome == "ok" else "bad"
+    cls = "ok" if outcome == Outcome.OK else "bad"
     return f'<span class="outcome {cls}">{escape(str(outcome))}</span>'
 
 

@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from rig.errors import ArtifactError
+from rig.outcomes import BootOutcome
 from rig.sinks.influx.lineproto import FieldValue, Point, encode_all
 
 BOOT = "boot"
@@ -48,6 +49,11 @@ def _fields(**values: Any) -> dict[str, FieldValue]:
 
 def common_tags(report: dict[str, Any]) -> dict[str, str]:
     tags = {k: report.get(k) for k in ("rig", "board", "variant", "outcome")}
+    if tags["outcome"] is not None:  # a tag dashboards and queries match on: the contract's
+        try:
+            BootOutcome.parse(str(tags["outcome"]))
+        except ValueError as e:
+            raise ReportError(f"outcome: {e}") from None
     return {k: str(v) for k, v in tags.items() if v not in (None, "")}
 
 

@@ -1,0 +1,60 @@
+"""The evidence behind the outcomes that the console decides, each defined once.
+
+- A kernel panic: the line the kernel's `panic()` prints, `Kernel panic - not syncing:
+  <reason>`. The cycle stops waiting for the UI when it sees it (bytes, live), the
+  classifier files the boot as `panic`, the kernel parser keeps the reason.
+- A lost console (`console_lost`): a console was recorded and it ended before the UI's
+  tag: its port failed before the tag arrived (the cycle records the port's error as
+  run.json `console_error`, and `timing.ui_ready_seen_ns` stays null when it saw no
+  tag), or not one console byte arrived. Either way the console did not see the UI,
+  whatever a capture shows (its stages are still measured and reported).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+PANIC_TEXT = "Kernel panic - not syncing"
+PANIC_BYTES = PANIC_TEXT.encode()
+_PANIC_RE = re.compile(re.escape(PANIC_TEXT) + r":?\s*(.*)$")
+
+
+def is_panic(text: str) -> bool:
+    """Is this console line the kernel's panic line?"""
+    return PANIC_TEXT in text
+
+
+def panic_reason(text: str) -> str | None:
+    """The reason the kernel gave on its panic line (may be empty); None for any other
+    line."""
+    m = _PANIC_RE.search(text) if is_panic(text) else None
+    return m.group(1).strip() if m else None
+
+
+@dataclass(frozen=True)
+class ConsoleRecord:
+    """What the cycle recorded of its console, beyond the bytes themselves."""
+
+    recorded: bool = True  # the run has a console (console.jsonl)
+    port_error: str | None = None  # run.json `console_error`: the port failed mid-run
+    ui_tag_seen: bool = False  # the cycle saw the UI's tag (or its stand-in) arrive
+
+    @classmethod
+    def of_run(cls, run: Mapping[str, Any], recorded: bool) -> ConsoleRecord:
+        timing = run.get("timing") or {}
+        return cls(recorded, run.get("console_error"), timing.get("ui_ready_seen_ns") is not None)
+
+    def lost(self, lines: int) -> bool:
+        """The console ended before the UI's tag (`lines`: console lines read)."""
+        failed = self.port_error is not None and not self.ui_tag_seen
+        return failed or (self.recorded and lines == 0)
+
+    def note(self) -> str | None:
+        """The port's failure as a caveat for the report, when there was one."""
+        if self.port_error is None:
+            return None
+        when = "after" if self.ui_tag_seen else "before"
+        return f"console port failed {when} the UI's tag: {self.port_error}"
