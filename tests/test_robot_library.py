@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import os
 import re
 from pathlib import Path
@@ -12,6 +13,7 @@ from robot.api import ExecutionResult
 from robot.libdoc import libdoc
 from robot.run import run as robot_run
 
+from rig.outcomes import Outcome
 from tests.e2e import make_config
 
 pytestmark = pytest.mark.slow
@@ -110,6 +112,16 @@ def test_a_hung_boot_fails_its_checks_with_its_outcome(tmp_path: Path) -> None:
 Hang
     Measure Boot
     Boot Outcome Should Be    hang_in_kernel
+Hang By Class And Stage
+    Boot Outcome Should Be    hang_in    stage=kernel
+Any Hang
+    Boot Outcome Should Be    HANG_IN
+Hang Elsewhere
+    Boot Outcome Should Be    hang_in    stage=init
+Not A Panic
+    Boot Outcome Should Be    panic
+No Such Outcome
+    Boot Outcome Should Be    pnic
 Succeed
     Boot Should Succeed
 Budget
@@ -120,6 +132,20 @@ Unknown Stage
         config,
     )
     assert tests["Hang"][0] == "PASS", tests["Hang"]
+    for name in ("Hang By Class And Stage", "Any Hang"):
+        assert tests[name][0] == "PASS", tests[name]
+    assert re.fullmatch(
+        rf"Boot {RUN_ID}: outcome hang_in_kernel, expected hang_in_init\. Artifacts: /.+",
+        tests["Hang Elsewhere"][1],
+    )
+    assert re.fullmatch(
+        rf"Boot {RUN_ID}: outcome hang_in_kernel, expected panic\. Artifacts: /.+",
+        tests["Not A Panic"][1],
+    )
+    assert (
+        "unknown outcome 'pnic': expected one of ok, hang_in_<stage>, panic"
+        in (tests["No Such Outcome"][1])
+    )
     assert re.fullmatch(
         rf"Boot {RUN_ID} did not succeed: outcome hang_in_kernel\. Artifacts: /.+",
         tests["Succeed"][1],
@@ -146,3 +172,15 @@ def test_libdoc_builds_the_keyword_documentation(tmp_path: Path) -> None:
         "Load Budgets",
     ):
         assert kw in html
+
+
+def test_libdoc_lists_the_outcomes_boot_outcome_should_be_takes(tmp_path: Path) -> None:
+    out = tmp_path / "BootRig.json"
+    libdoc("rig.robot.BootRig", str(out), format="JSON", quiet=True)
+    spec = json.loads(out.read_text())
+    (kw,) = (k for k in spec["keywords"] if k["name"] == "Boot Outcome Should Be")
+    assert [a["name"] for a in kw["args"]] == ["outcome", "stage"]
+    assert [t["typedoc"] for t in kw["args"][0]["type"]["nested"]] == ["Outcome", "string"]
+    (typedoc,) = (t for t in spec["typedocs"] if t["name"] == "Outcome")
+    assert typedoc["type"] == "Enum"
+    assert [m["value"] for m in typedoc["members"]] == [str(o) for o in Outcome]

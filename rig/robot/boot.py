@@ -1,4 +1,5 @@
-"""One measured boot as the Robot library keeps it, and budget time values."""
+"""One measured boot as the Robot library keeps it, the outcome a test expects, and
+budget time values."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
+
+from rig.outcomes import HANG_PREFIX, BootOutcome, Outcome
 
 TOTAL = "power_to_ui"
 
@@ -34,6 +37,39 @@ class Boot:
         if s is None or s.get("energy_j") is None:
             return None
         return float(s["energy_j"]), float(s.get("energy_uncertainty_j") or 0.0)
+
+
+def expected_outcome(outcome: Outcome | str, stage: str | None) -> tuple[Outcome, str | None]:
+    """The class and stage `Boot Outcome Should Be` checks: ``hang_in`` with
+    ``stage=kernel`` or ``hang_in_kernel``; ``hang_in`` alone is a hang in any stage.
+    Robot hands a string over as it is (the union has `str`): a class is matched by
+    value or name, any case, as Robot matches enum members."""
+    key = outcome.strip().lower().replace(" ", "_")
+    if not isinstance(outcome, Outcome) and key in {o.value for o in Outcome}:
+        outcome = Outcome(key)
+    if not isinstance(outcome, Outcome):
+        parsed = BootOutcome.parse(outcome)  # ValueError: the message lists the outcomes
+        if stage and parsed.stage and stage != parsed.stage:
+            raise ValueError(f"{outcome} names stage {parsed.stage}, stage= says {stage}")
+        outcome, stage = parsed.kind, stage or parsed.stage
+    if stage and outcome is not Outcome.HANG_IN:
+        raise ValueError(f"stage={stage}: only hang_in names a stage, not {outcome}")
+    return outcome, stage or None
+
+
+def outcome_is(found: str, kind: Outcome, stage: str | None) -> bool:
+    """Is the report's outcome `found` of class `kind` (and in `stage`, when given)?"""
+    try:
+        got = BootOutcome.parse(found)
+    except ValueError:
+        return False  # not an outcome at all: no expectation matches it
+    return got.kind is kind and (stage is None or got.stage == stage)
+
+
+def describe_outcome(kind: Outcome, stage: str | None) -> str:
+    if kind is Outcome.HANG_IN:
+        return f"{HANG_PREFIX}{stage or '<any stage>'}"
+    return kind.value
 
 
 def seconds(budget: timedelta | float) -> float:

@@ -71,17 +71,23 @@ Boots that did not measure the stage are left out of the percentile and counted 
 
 = Outcomes =
 
-Each boot gets an outcome from the evidence in its artifacts:
+Each boot gets an outcome from the evidence in its artifacts; the values are those of
+`Outcome` (the report's ``outcome`` string, ``hang_in_<stage>`` for a hang), and
+`Boot Outcome Should Be` takes one:
 
 | =Outcome=          | =Evidence= |
 | ok                 | the boot reached its UI (boundaries without hooks are notes, not failures) |
 | hang_in_<stage>    | the UI was never reached: the stage after the last boundary seen |
-| panic              | kernel panic text on the console |
+| panic              | the kernel's panic line (``Kernel panic - not syncing``) on the console |
 | missing_marker     | a hook the boot shows it has did not fire, or quiet hides the UI's tag |
-| console_lost       | no console bytes at all, or the console port died before the UI tag |
+| console_lost       | the console ended before the UI tag: its port died, or no byte arrived |
 | no_power_edge      | the capture shows no debounced power-up (relay or supply) |
 | analyzer_error     | the logic analyzer capture could not be taken (console artifacts kept) |
 | rig_error          | the rig itself failed during the cycle |
+| interrupted        | Ctrl-C or SIGTERM stopped the run before the boot ended |
+| invalid_artifacts  | the artifacts contradict themselves |
+
+The last four say how the run fared, not the board: failure rates leave them out.
 
 = Failure messages =
 

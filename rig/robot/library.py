@@ -12,9 +12,10 @@ from robot.api.deco import keyword
 from rig import __version__
 from rig.artifacts.rundir import REPORT, read_json
 from rig.config import RigConfig, load_config
+from rig.outcomes import Outcome
 from rig.pipeline import analyze_folder
 from rig.robot import messages
-from rig.robot.boot import TOTAL, Boot, seconds
+from rig.robot.boot import TOTAL, Boot, describe_outcome, expected_outcome, outcome_is, seconds
 from rig.robot.budgets import Budgets, load_budgets
 from rig.robot.doc import LIBRARY_DOC
 from rig.robot.energy import EnergyBudgets
@@ -247,26 +248,38 @@ class BootRig(SoakStatistics, EnergyBudgets):
         """Fails unless the latest measured boot reached every stage boundary (outcome
         ``ok``). The failure names the boot, its outcome and the artifact folder.
 
-        Outcomes: ``ok``, ``hang_in_<stage>``, ``panic``, ``console_lost``,
-        ``missing_marker``, ``no_power_edge``; and, not the board's: ``interrupted``,
-        ``rig_error``, ``analyzer_error``, ``invalid_artifacts`` (the message says why).
+        The outcomes are those of `Outcome`; for ``interrupted``, ``rig_error``,
+        ``analyzer_error`` and ``invalid_artifacts``, not the board's failures, the
+        message says why.
         """
         boot = self._last()
         outcome = str(boot.report.get("outcome"))
-        if outcome != "ok":
+        if outcome != Outcome.OK:
             analysis = boot.report.get("analysis") or {}
             detail = analysis.get("rig_error") or next(iter(analysis.get("invalid") or []), None)
             raise AssertionError(messages.failed_boot(boot.run_id, outcome, detail, boot.folder))
 
     @keyword("Boot Outcome Should Be")
-    def boot_outcome_should_be(self, outcome: str) -> None:
+    def boot_outcome_should_be(self, outcome: Outcome | str, stage: str | None = None) -> None:
         """Fails unless the latest measured boot's outcome is ``outcome`` (e.g. a test
-        that injects a fault and checks the verdict)."""
+        that injects a fault and checks the verdict), one of the `Outcome` values.
+
+        A hang names its stage: ``hang_in`` with ``stage``, or the outcome as the report
+        writes it, ``hang_in_<stage>``; ``hang_in`` alone accepts a hang in any stage.
+
+        | Boot Outcome Should Be | panic   |              |
+        | Boot Outcome Should Be | hang_in | stage=kernel |
+        | Boot Outcome Should Be | hang_in_kernel |       |
+        """
+        kind, stage = expected_outcome(outcome, stage)
+        if stage:
+            self._known_stage(stage)
         boot = self._last()
         found = str(boot.report.get("outcome"))
-        if found != outcome:
+        if not outcome_is(found, kind, stage):
             raise AssertionError(
-                f"Boot {boot.run_id}: outcome {found}, expected {outcome}. Artifacts: {boot.folder}"
+                f"Boot {boot.run_id}: outcome {found}, expected {describe_outcome(kind, stage)}. "
+                f"Artifacts: {boot.folder}"
             )
 
     def _within(self, what: str, label: str, budget: timedelta | None) -> None:
