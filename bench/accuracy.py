@@ -11,7 +11,7 @@ truth.json:
 - uart: lines' first start bit from the UART tap (target p99 <= 1 bit time);
 - host: lines timed by serial arrival alone (no tap), 1 ms latency timer (target p99
   <= 1.5 ms); the 16 ms timer is reported too;
-- console: the same boots analysed as console-only runs (no capture, t = 0 at the
+- console: the same boots analyzed as console-only runs (no capture, t = 0 at the
   power-on command): `console_host_*` for lines known by their arrival, `console_printk`
   for printk-stamped lines through the arrival envelope.
 

@@ -241,7 +241,7 @@ def main() -> None:
     ap.add_argument("--config", type=Path, default=DEFAULT_CONFIG, help="the target recorded")
     ap.add_argument("--landmarks", help="comma-separated keys to measure (default: all)")
     ap.add_argument("--record", type=int, default=0, help="record N hooked boots first")
-    ap.add_argument("--out", type=Path, help="where --record puts them (then analysed too)")
+    ap.add_argument("--out", type=Path, help="where --record puts them (then analyzed too)")
     ap.add_argument("--prefix", default="calib", help="--record's boot folder prefix")
     out_opts = ap.add_mutually_exclusive_group()
     out_opts.add_argument(

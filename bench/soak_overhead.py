@@ -4,7 +4,7 @@ A soak of the fast simulated board (`rig soak`, its own process) with the simula
 analyzer at 24 MHz, and the same at 1 MHz for reference. Each cycle's run.json
 `timing.overhead_s` is the cycle's wall time minus its off-hold and its boot: what the
 rig adds. At 24 MHz every cycle leaves ~10 MB of raw samples; a soak converts them to
-`.sr` and analyses them during the next cycle's off-hold, so they should cost the
+`.sr` and analyzes them during the next cycle's off-hold, so they should cost the
 cycle nothing. `hold_work_s` is that work, which must fit in the hold.
 
 The simulated analyzer renders its samples when it is stopped (run.json

@@ -5,7 +5,7 @@ run.json is written before power-on and again at the end, so a crash in between 
 leaves a folder that says what was attempted.
 
 Callers that run many cycles (a soak, a Robot suite) may hand in work to do while the
-board is held unpowered (`during_hold`: analysing the previous cycle costs no extra
+board is held unpowered (`during_hold`: analyzing the previous cycle costs no extra
 time then) and an `abort` event (Ctrl-C) that ends the wait for the boot early.
 """
 

@@ -1,4 +1,4 @@
-"""Analyse an artifact folder: read the artifacts, decode the capture, build and write
+"""Analyze an artifact folder: read the artifacts, decode the capture, build and write
 the report. This is all `rig analyze DIR` does, and what `rig run` does after capture."""
 
 from __future__ import annotations

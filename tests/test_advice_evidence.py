@@ -16,7 +16,7 @@ import pytest
 
 from rig.analysis.events import build_timebase
 from rig.analysis.lines import split_lines
-from rig.analysis.parsers.breakdown import analyse_console
+from rig.analysis.parsers.breakdown import analyze_console
 from rig.model import Chunk
 from tests.test_parse_replay import FIXTURES, load
 
@@ -51,9 +51,9 @@ def burst(segments: Sequence[Segment]) -> list[Chunk]:
     return out
 
 
-def analyse(chunks: list[Chunk], **options: Any) -> dict[str, Any]:
+def analyze(chunks: list[Chunk], **options: Any) -> dict[str, Any]:
     lines = split_lines(chunks)
-    return analyse_console(lines, build_timebase(None, lines, 0, BAUD), BAUD, options, chunks)
+    return analyze_console(lines, build_timebase(None, lines, 0, BAUD), BAUD, options, chunks)
 
 
 def _rule(out: dict[str, Any], rule: str) -> list[dict[str, Any]]:
@@ -73,23 +73,23 @@ def _kernel(n: int) -> list[Segment]:
 
 def test_pacing_is_read_from_the_byte_timing() -> None:
     chatty = [(0.0, b"U-Boot 2023.01\r\n"), *_kernel(400)]
-    assert analyse(paced(chatty))["pacing"]["verdict"] == "paced"
-    unpaced = analyse(burst(chatty))
+    assert analyze(paced(chatty))["pacing"]["verdict"] == "paced"
+    unpaced = analyze(burst(chatty))
     assert unpaced["pacing"]["verdict"] == "unpaced"
     # 400 lines of ~50 bytes need ~1.7 s at 115200 baud; they arrived in milliseconds.
     assert unpaced["pacing"]["deficit_s"] > 1.5
-    assert analyse(paced([(0.0, b"hello\r\n"), (0.1, b"world\r\n")]))["pacing"]["verdict"] == (
+    assert analyze(paced([(0.0, b"hello\r\n"), (0.1, b"world\r\n")]))["pacing"]["verdict"] == (
         "unknown"
     )
 
 
 def test_unpaced_console_costs_nothing_and_says_so() -> None:
     segs = [(0.0, b"U-Boot 2023.01\r\nStarting kernel ...\r\n"), *_kernel(400)]
-    out = analyse(burst(segs))
+    out = analyze(burst(segs))
     assert _rule(out, "console_output") == [] and _rule(out, "uboot_console") == []
     assert any("not paced" in n and "no console cost" in n for n in out["notes"])
     # The same console, paced, costs the bytes' wire time, no more than they took.
-    (con,) = _rule(analyse(paced(segs)), "console_output")
+    (con,) = _rule(analyze(paced(segs)), "console_output")
     assert con["gain_s"] == pytest.approx(con["detail"]["wire_s"])
     assert con["gain_s"] <= con["evidence_s"]
 
@@ -102,7 +102,7 @@ def test_paced_console_cost_is_bounded_by_the_time_the_bytes_took() -> None:
     # The last 30 ms of bytes read at once, 30 ms early: less than latency can explain.
     k = next(i for i, c in enumerate(chunks) if c.t_ns >= chunks[-1].t_ns - 30e6)
     squeezed = [*chunks[:k], Chunk(chunks[k].t_ns, b"".join(c.data for c in chunks[k:]))]
-    (con,) = _rule(analyse(squeezed), "console_output")
+    (con,) = _rule(analyze(squeezed), "console_output")
     assert con["gain_s"] <= con["evidence_s"] < con["detail"]["wire_s"]
 
 
@@ -115,7 +115,7 @@ def test_a_verdict_on_the_line_ends_the_step() -> None:
         (0.300, b"OK\r\n"),
         (0.0, b"\r\nStarting kernel ...\r\n"),
     ]
-    out = analyse(paced(segs))
+    out = analyze(paced(segs))
     steps = {p["kind"]: p for p in out["phases"]}
     assert steps["verify"]["duration_s"] == pytest.approx(0.400, abs=2e-3)
     assert steps["uncompress"]["duration_s"] == pytest.approx(0.300, abs=2e-3)
@@ -133,7 +133,7 @@ def test_preset_calibration_is_not_ranked_by_the_silence_after_it() -> None:
         (0.0, b"299.00 BogoMIPS (lpj=1495040)\r\n"),
         (0.040, b"[    0.058000] bootrig: marker do_mount_root\r\n"),
     ]
-    out = analyse(paced(segs))
+    out = analyze(paced(segs))
     assert not [p for p in out["phases"] if p["kind"] == "calibrate_delay"]
     assert _rule(out, "calibrate_delay") == []
     first = out["top"][0]
@@ -149,7 +149,7 @@ def test_measured_calibration_is_timed_by_the_bytes_around_the_loop() -> None:
         (0.250, b"299.00 BogoMIPS (lpj=1495040)\r\n"),
         (0.020, b"[    0.365000] Mount-cache hash table entries: 512\r\n"),
     ]
-    out = analyse(paced(segs))
+    out = analyze(paced(segs))
     (cal,) = _rule(out, "calibrate_delay")
     assert cal["gain_s"] == pytest.approx(0.250, abs=2e-3) and cal["gain_kind"] == "measured"
     assert "`lpj=1495040`" in cal["advice"]
@@ -171,6 +171,6 @@ def _check_gains(report: dict[str, Any], console_span_s: float) -> None:
 @pytest.mark.parametrize("name", FIXTURES)
 def test_every_gain_rests_on_measured_time_fixtures(name: str) -> None:
     fx = load(name)
-    out = analyse_console(fx.lines, fx.analyzer_tb(), fx.baud, None, fx.chunks)
+    out = analyze_console(fx.lines, fx.analyzer_tb(), fx.baud, None, fx.chunks)
     assert out["advisories"]
     _check_gains(out, (fx.chunks[-1].t_ns - fx.chunks[0].t_ns) / 1e9)

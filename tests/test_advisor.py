@@ -6,7 +6,7 @@ import pytest
 
 from rig.analysis.events import Timebase, build_timebase
 from rig.analysis.lines import split_lines
-from rig.analysis.parsers.breakdown import analyse_console
+from rig.analysis.parsers.breakdown import analyze_console
 from rig.model import Chunk
 from tests.test_parse_replay import Fixture, load
 
@@ -14,7 +14,7 @@ CHAR_S = 10 / 115200
 
 
 def _advice(fx: Fixture, tb: Timebase | None = None, **options: Any) -> list[dict[str, Any]]:
-    advisories: list[dict[str, Any]] = analyse_console(
+    advisories: list[dict[str, Any]] = analyze_console(
         fx.lines, tb or fx.analyzer_tb(), fx.baud, options, fx.chunks
     )["advisories"]
     return advisories
@@ -117,7 +117,7 @@ def test_rootdelay_is_a_measured_sleep() -> None:
             )
         ]
     )
-    out = analyse_console(lines, build_timebase(None, lines, 0, 115200), 115200)
+    out = analyze_console(lines, build_timebase(None, lines, 0, 115200), 115200)
     (wait,) = _rule(out["advisories"], "root_wait")
     # The sleep is the 2 s the line announced; the 4 ms after it is not the sleep.
     assert wait["gain_s"] == pytest.approx(2.0) and wait["gain_kind"] == "measured"
@@ -163,7 +163,7 @@ def test_quiet_means_no_console_advisory() -> None:
         + b"[    0.100000] some message that still made it out\r\n" * 50
     )
     lines = split_lines([Chunk(0, text)])
-    out = analyse_console(lines, build_timebase(None, lines, 0, 115200), 115200)
+    out = analyze_console(lines, build_timebase(None, lines, 0, 115200), 115200)
     assert _rule(out["advisories"], "console_output") == []
 
 
@@ -174,6 +174,6 @@ def test_min_gain_filters_small_advisories() -> None:
 
 
 def test_no_console_no_advice() -> None:
-    out = analyse_console([], build_timebase(None, [], 0, 115200), 115200)
+    out = analyze_console([], build_timebase(None, [], 0, 115200), 115200)
     assert out["advisories"] == [] and out["top"] == [] and out["initcalls"] == []
     assert out["uboot"] is None and out["kernel"] is None and out["systemd"] is None

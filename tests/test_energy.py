@@ -53,7 +53,7 @@ def report_stages() -> list[dict[str, Any]]:
     ]
 
 
-def analyse(recs: list[dict], clock_u: float = 0.0) -> list[dict[str, Any]]:
+def analyze(recs: list[dict], clock_u: float = 0.0) -> list[dict[str, Any]]:
     clock = energy.ReadingClock(float(ZERO_NS), clock_u, "test")
     r = energy.place(recs, clock)
     out = []
@@ -65,7 +65,7 @@ def analyse(recs: list[dict], clock_u: float = 0.0) -> list[dict[str, Any]]:
 
 
 def test_dense_readings_give_each_stage_within_half_a_percent() -> None:
-    stages = analyse(records(300))
+    stages = analyze(records(300))
     first = stages[0]
     for st in stages:
         err = st["energy_j"] - st["truth"]
@@ -78,7 +78,7 @@ def test_dense_readings_give_each_stage_within_half_a_percent() -> None:
 
 
 def test_mean_current_is_the_charge_over_the_duration() -> None:
-    for st in analyse(records(300)):
+    for st in analyze(records(300)):
         dur = st["end_s"] - st["start_s"]
         t = np.linspace(st["start_s"], st["end_s"], 100_001)
         mean = float(np.trapezoid(true_amps(t), t)) / dur
@@ -86,7 +86,7 @@ def test_mean_current_is_the_charge_over_the_duration() -> None:
 
 
 def test_sparse_readings_state_a_larger_uncertainty_that_still_holds() -> None:
-    dense, sparse = analyse(records(300)), analyse(records(12))
+    dense, sparse = analyze(records(300)), analyze(records(12))
     for d, s in zip(dense, sparse, strict=True):
         assert s["energy_uncertainty_j"] > 2 * d["energy_uncertainty_j"], s["name"]
         assert abs(s["energy_j"] - s["truth"]) <= s["energy_uncertainty_j"], s
@@ -104,7 +104,7 @@ def test_sparse_readings_state_a_larger_uncertainty_that_still_holds() -> None:
 
 
 def test_clock_uncertainty_is_charged_where_the_draw_steps() -> None:
-    exact, shaky = analyse(records(300)), analyse(records(300), clock_u=2e-3)
+    exact, shaky = analyze(records(300)), analyze(records(300), clock_u=2e-3)
     for a, b in zip(exact, shaky, strict=True):
         assert b["energy_uncertainty_j"] > a["energy_uncertainty_j"]
     # rootfs_mount steps by (0.46 - 0.38) * 5 W in, (0.42 - 0.38) * 5 W out: 2 ms each.

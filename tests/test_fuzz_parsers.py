@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from rig.analysis.events import build_timebase
 from rig.analysis.lines import Line, split_lines
-from rig.analysis.parsers.breakdown import analyse_console
+from rig.analysis.parsers.breakdown import analyze_console
 from rig.analysis.parsers.console import parse_console
 from rig.model import Chunk
 from tests.test_parse_replay import load
@@ -145,7 +145,7 @@ def test_parsers_and_analysis_never_crash(case: tuple[bytes, list[Chunk]]) -> No
     for rec in parsed.initcalls:
         assert 0 <= rec.line < len(lines)
     tb = build_timebase(None, lines, 0, 115200)
-    out = analyse_console(lines, tb, 115200, {"app_events": [{"name": "x", "regex": "OK"}]})
+    out = analyze_console(lines, tb, 115200, {"app_events": [{"name": "x", "regex": "OK"}]})
     json.dumps(out, allow_nan=False)
     for a in out["advisories"]:
         assert a["gain_s"] >= 0
@@ -195,7 +195,7 @@ def test_a_megabyte_line_without_newline_loses_nothing_and_is_fast() -> None:
         chunks = [Chunk(i, data[i : i + 4096]) for i in range(0, len(data), 4096)]
         t0 = time.perf_counter()
         lines = split_lines(chunks)
-        out = analyse_console(lines, build_timebase(None, lines, 0, 115200), 115200)
+        out = analyze_console(lines, build_timebase(None, lines, 0, 115200), 115200)
         elapsed = time.perf_counter() - t0
         assert elapsed < 3.0, (huge[:30], elapsed)
         assert [ln.raw for ln in lines] == [b"U-Boot 2009.01", b"before", huge]
@@ -209,5 +209,5 @@ def test_garbage_between_lines_is_kept() -> None:
     )
     lines = split_lines([Chunk(0, data)])
     assert_lossless(data, [Chunk(0, data)], lines)
-    out = analyse_console(lines, build_timebase(None, lines, 0, 115200), 115200)
+    out = analyze_console(lines, build_timebase(None, lines, 0, 115200), 115200)
     assert out["uboot"]["banners"][0]["version"] == "2009.01"

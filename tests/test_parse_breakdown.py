@@ -1,4 +1,4 @@
-"""The entry point the report calls: analyse_console(lines, tb, baud, options)."""
+"""The entry point the report calls: analyze_console(lines, tb, baud, options)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 import pytest
 
 from rig.analysis.lines import split_lines
-from rig.analysis.parsers.breakdown import analyse_console
+from rig.analysis.parsers.breakdown import analyze_console
 from rig.analysis.parsers.options import AnalysisOptions
 from rig.model import Chunk
 from tests.test_parse_replay import FIXTURES, load
@@ -33,18 +33,18 @@ APP = {"app_events": [{"name": "first_frame", "regex": r"first frame after (?P<m
 def test_shape_json_and_determinism(name: str) -> None:
     fx = load(name)
     tb = fx.analyzer_tb()
-    out = analyse_console(fx.lines, tb, fx.baud, APP, chunks=fx.chunks)
+    out = analyze_console(fx.lines, tb, fx.baud, APP, chunks=fx.chunks)
     assert set(out) == KEYS
     text = json.dumps(out, allow_nan=False, sort_keys=True)
     assert (
-        json.dumps(analyse_console(fx.lines, tb, fx.baud, APP, chunks=fx.chunks), sort_keys=True)
+        json.dumps(analyze_console(fx.lines, tb, fx.baud, APP, chunks=fx.chunks), sort_keys=True)
         == text
     )
 
 
 def test_top_table_where_is_the_time_going() -> None:
     fx = load("ecovec-2009.01-2.6.31")
-    top = analyse_console(fx.lines, fx.analyzer_tb(), fx.baud, {"top_n": 14}, chunks=fx.chunks)[
+    top = analyze_console(fx.lines, fx.analyzer_tb(), fx.baud, {"top_n": 14}, chunks=fx.chunks)[
         "top"
     ]
     items = [r for r in top if r["kind"] != "unattributed"]
@@ -66,14 +66,14 @@ def test_top_table_where_is_the_time_going() -> None:
 
 def test_top_counts_a_module_once_and_lists_bootstage_rows() -> None:
     fx = load("imx8mm-2023.04-6.1-systemd")
-    top = analyse_console(fx.lines, fx.analyzer_tb(), fx.baud, {"top_n": 50}, chunks=fx.chunks)[
+    top = analyze_console(fx.lines, fx.analyzer_tb(), fx.baud, {"top_n": 50}, chunks=fx.chunks)[
         "top"
     ]
     assert ("module", "brcmfmac") in {(r["kind"], r["name"]) for r in top}
     assert not any(r["kind"] == "initcall" and r["name"] == "brcmfmac_module_init" for r in top)
     assert any(r["kind"] == "unit" and r["name"] == "Weston Wayland Compositor" for r in top)
     st = load("stm32mp1-2023.04-bootstage")
-    rows = analyse_console(st.lines, st.analyzer_tb(), st.baud, chunks=st.chunks)["top"]
+    rows = analyze_console(st.lines, st.analyzer_tb(), st.baud, chunks=st.chunks)["top"]
     assert (rows[0]["kind"], rows[0]["name"], rows[0]["source"]) == (
         "bootstage",
         "bootm_start",
@@ -84,7 +84,7 @@ def test_top_counts_a_module_once_and_lists_bootstage_rows() -> None:
 
 def test_sections_imx8() -> None:
     fx = load("imx8mm-2023.04-6.1-systemd")
-    out = analyse_console(fx.lines, fx.analyzer_tb(), fx.baud, APP, chunks=fx.chunks)
+    out = analyze_console(fx.lines, fx.analyzer_tb(), fx.baud, APP, chunks=fx.chunks)
     u = out["uboot"]
     assert [b["phase"] for b in u["banners"]] == ["SPL", "U-Boot"]
     assert u["autoboot"]["bootdelay"] == 2
@@ -109,7 +109,7 @@ def test_sections_imx8() -> None:
 
 def test_bootstage_section() -> None:
     fx = load("stm32mp1-2023.04-bootstage")
-    (bs,) = analyse_console(fx.lines, fx.analyzer_tb(), fx.baud, chunks=fx.chunks)["uboot"][
+    (bs,) = analyze_console(fx.lines, fx.analyzer_tb(), fx.baud, chunks=fx.chunks)["uboot"][
         "bootstage"
     ]
     assert bs["records"] == 12 and bs["rows"][-1] == {
@@ -122,7 +122,7 @@ def test_bootstage_section() -> None:
 
 def test_console_only_run() -> None:
     fx = load("ecovec-2009.01-2.6.31")
-    out = analyse_console(fx.lines, fx.host_tb(), fx.baud, chunks=fx.chunks)
+    out = analyze_console(fx.lines, fx.host_tb(), fx.baud, chunks=fx.chunks)
     assert out["notes"] == [] and out["initcalls"][0]["source"] == "printk"
     # U-Boot phases stay on the host clock; kernel spans use the printk clock.
     assert out["uboot"]["steps"][0]["source"] == "host"
@@ -132,7 +132,7 @@ def test_console_only_run() -> None:
 
 def test_without_a_printk_fit_times_are_printk_relative_and_say_so() -> None:
     fx = load("ecovec-2009.01-2.6.31")
-    out = analyse_console(fx.lines, fx.nofit_tb(), fx.baud, chunks=fx.chunks)
+    out = analyze_console(fx.lines, fx.nofit_tb(), fx.baud, chunks=fx.chunks)
     assert any("printk-relative" in n for n in out["notes"])
     assert out["initcalls"][0]["source"] == "printk_relative"
     cal = out["kernel"]["calibrate_delay"][0]
@@ -142,7 +142,7 @@ def test_without_a_printk_fit_times_are_printk_relative_and_say_so() -> None:
 def test_options_object_and_unknown_baud() -> None:
     fx = load("ecovec-2009.01-2.6.31")
     opts = AnalysisOptions(top_n=3)
-    out = analyse_console(fx.lines, fx.analyzer_tb(), 0, opts, chunks=fx.chunks)
+    out = analyze_console(fx.lines, fx.analyzer_tb(), 0, opts, chunks=fx.chunks)
     assert len(out["top"]) == 3
     assert "baud unknown" in " ".join(out["notes"])
     assert not any(a["rule"] in ("console_output", "uboot_console") for a in out["advisories"])
@@ -156,7 +156,7 @@ def test_panic_boot() -> None:
     )
     lines = split_lines([Chunk(0, data)])
     fx = load("ecovec-2009.01-2.6.31")
-    out = analyse_console(lines, fx.host_tb(), 115200)
+    out = analyze_console(lines, fx.host_tb(), 115200)
     k = out["kernel"]
     assert k["panic"]["reason"] == "VFS: Unable to mount root fs on unknown-block(0,0)"
     assert k["panic"]["line"] == 1 and k["version"] is None

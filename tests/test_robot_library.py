@@ -165,6 +165,8 @@ def test_libdoc_builds_the_keyword_documentation(tmp_path: Path) -> None:
     for kw in (
         "Power Cycle Target",
         "Measure Boot",
+        "Analyze Boot",
+        "Analyse Boot",  # the old spelling, deprecated, still there for old suites
         "Boot Should Succeed",
         "Stage Should Be Within Budget",
         "Power To UI Should Be Within Budget",

@@ -68,7 +68,7 @@ def test_cli_run_against_truth(tmp_path: Path) -> None:
         assert key in run
     assert run["timing"]["overhead_s"] > 0
 
-    # Replayable: a copy of the folder, analysed with no config, gives the same report.
+    # Replayable: a copy of the folder, analyzed with no config, gives the same report.
     copy = tmp_path / "copy"
     shutil.copytree(folder, copy)
     (copy / "report.json").unlink()
@@ -160,7 +160,7 @@ def test_console_only_breakdown_is_honest(tmp_path: Path) -> None:
 
 
 def test_bare_capture_needs_no_config(tmp_path: Path) -> None:
-    """Any .sr with the DESIGN channel names can be analysed alone: markers from the
+    """Any .sr with the DESIGN channel names can be analyzed alone: markers from the
     GPIO channels, the console from the tapped UART line."""
     folder, report = measure(make_config(tmp_path))
     bare = tmp_path / "bare"

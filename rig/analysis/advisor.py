@@ -1,4 +1,4 @@
-"""Run every advisory rule on one analysed boot; advisories sorted by gain, largest first.
+"""Run every advisory rule on one analyzed boot; advisories sorted by gain, largest first.
 
 Gains are measured on this boot but may overlap (a slow USB initcall is also in the USB
 advisory; console time is inside every stage): they rank, they do not add up.

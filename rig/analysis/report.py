@@ -1,4 +1,4 @@
-"""Assemble the BootReport (report.json, schema bootrig.report/1) from analysed parts."""
+"""Assemble the BootReport (report.json, schema bootrig.report/1) from analyzed parts."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from rig.analysis.events import (
 from rig.analysis.evidence import ConsoleRecord
 from rig.analysis.lines import split_lines
 from rig.analysis.outcome import classify
-from rig.analysis.parsers.breakdown import analyse_console
+from rig.analysis.parsers.breakdown import analyze_console
 from rig.analysis.stages import build_stages, stage_notes
 from rig.artifacts.uart import UartBytes
 from rig.model import Chunk, MarkerScan
@@ -57,7 +57,7 @@ def build_report(
     lines = split_lines(chunks)
     tb = build_timebase(scan, lines, int(run["power_on_ns"]), baud, uart, chunks)
     events = marker_events(lines, tb)
-    console = analyse_console(lines, tb, baud, analysis, chunks, uart)
+    console = analyze_console(lines, tb, baud, analysis, chunks, uart)
     stages = build_stages(specs, events, lines, tb)
     # What stood in for a missing hook (a landmark, a configured pattern) is an event too.
     seen = {id(e) for e in events}

@@ -1,6 +1,6 @@
 """`rig analyze DIR...`: recompute reports from artifact folders alone.
 
-The exit code is the analysed run's outcome's, as `rig run` would have given it
+The exit code is the analyzed run's outcome's, as `rig run` would have given it
 (`outcome_exit_code`); with several folders, the largest of theirs."""
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from rig.sinks.terminal import print_report
 def analyze(
     folders: tuple[Path, ...], no_write: bool, maps: tuple[str, ...], engine: str, as_json: bool
 ) -> None:
-    """Analyse artifact folders (results/<run-id>/) and write their report.json."""
+    """Analyze artifact folders (results/<run-id>/) and write their report.json."""
     rename: dict[str, str] = {}
     for m in maps:
         channel, sep, name = m.partition("=")

@@ -81,7 +81,7 @@ def run(
         # simulator) released; the run is filed as interrupted (exit 130 or 143).
         with stop.installed(), Instruments(cfg) as bench:
             result = run_cycle(cfg, bench, step, abort=stop.event)
-        step("analysing")
+        step("analyzing")
         try:
             report = analyze_folder(result.folder, engine=engine)
         except RigError as e:  # the rig wrote these artifacts: its failure, not input

@@ -30,9 +30,9 @@ port that died during a boot (USB adapter unplugged) is reopened before the next
 
 = Measuring boots =
 
-`Measure Boot` power-cycles the target once and analyses the boot; `Measure Boots`
+`Measure Boot` power-cycles the target once and analyzes the boot; `Measure Boots`
 does it N times; `Run Soak` runs a whole soak like ``rig soak`` (journal, summary,
-InfluxDB). `Power Cycle Target` and `Analyse Boot` are the two halves of
+InfluxDB). `Power Cycle Target` and `Analyze Boot` are the two halves of
 `Measure Boot`. Every measured boot is remembered for the rest of the suite: the
 checks on a single boot look at the latest one, the statistical checks at the last N.
 

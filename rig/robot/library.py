@@ -85,16 +85,16 @@ class BootRig(SoakStatistics, EnergyBudgets):
 
     @keyword("Power Cycle Target")
     def power_cycle_target(self) -> str:
-        """Power-cycles the target once and records the boot, without analysing it.
+        """Power-cycles the target once and records the boot, without analyzing it.
 
         Switches the supply off, holds it off (``[power] off_hold_s``), arms the logic
         analyzer, powers on and reads the console until the ``ui_ready`` tag or the boot
-        timeout. Returns the artifact folder (``results/<run-id>/``); `Analyse Boot`
+        timeout. Returns the artifact folder (``results/<run-id>/``); `Analyze Boot`
         turns it into a measured boot. Fails only when the rig itself fails (a relay or
         console that cannot be opened); a board that does not boot is a measurement.
 
         | ${folder}= | Power Cycle Target |
-        | ${report}= | Analyse Boot       | ${folder} |
+        | ${report}= | Analyze Boot       | ${folder} |
         """
         session = self._rig()
         try:
@@ -105,9 +105,9 @@ class BootRig(SoakStatistics, EnergyBudgets):
         logger.info(f"Artifacts: {result.folder}")
         return str(result.folder)
 
-    @keyword("Analyse Boot")
-    def analyse_boot(self, folder: str) -> dict[str, Any]:
-        """Analyses the artifact folder of a boot and adds it to the measured boots.
+    @keyword("Analyze Boot")
+    def analyze_boot(self, folder: str) -> dict[str, Any]:
+        """Analyzes the artifact folder of a boot and adds it to the measured boots.
 
         The report (``report.json``) is returned as a dictionary: ``outcome``,
         ``power_to_ui_s``, ``stages`` (each with ``name`` and ``duration_s``) and more,
@@ -124,15 +124,22 @@ class BootRig(SoakStatistics, EnergyBudgets):
         self._add(Boot(report, path.resolve()))
         return report
 
+    @keyword("Analyse Boot")
+    def analyse_boot_deprecated(self, folder: str) -> dict[str, Any]:
+        """*Deprecated:* the old spelling of `Analyze Boot`, kept so that suites written
+        for it still run; it logs a warning."""
+        logger.warn("'Analyse Boot' is deprecated: use 'Analyze Boot'")
+        return self.analyze_boot(folder)
+
     @keyword("Measure Boot")
     def measure_boot(self) -> dict[str, Any]:
-        """Power-cycles the target and analyses the boot: `Power Cycle Target` followed by
-        `Analyse Boot`. Returns the report.
+        """Power-cycles the target and analyzes the boot: `Power Cycle Target` followed by
+        `Analyze Boot`. Returns the report.
 
         | ${report}=           | Measure Boot |
         | Should Be Equal      | ${report}[outcome] | ok |
         """
-        return self.analyse_boot(self.power_cycle_target())
+        return self.analyze_boot(self.power_cycle_target())
 
     @keyword("Measure Boots")
     def measure_boots(self, count: int) -> list[dict[str, Any]]:

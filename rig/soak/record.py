@@ -1,4 +1,4 @@
-"""Turn a captured cycle into its journal record: analyse, deliver, summarise.
+"""Turn a captured cycle into its journal record: analyze, deliver, summarise.
 
 The outcome always comes from the artifacts (the report's evidence). Where the rig
 itself failed (an instrument raised, the rig was killed mid-cycle, the analysis

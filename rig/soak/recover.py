@@ -3,10 +3,10 @@
 A rig killed mid-soak can leave at most two such folders: the cycle that was captured
 but not yet journaled (its analysis runs during the next cycle's hold), and the cycle
 in flight. Decision (docs/soak.md): every one of them gets a journal line.
-- run.json has `completed_utc`: the capture finished; the cycle is analysed from its
+- run.json has `completed_utc`: the capture finished; the cycle is analyzed from its
   artifacts like any other (the report is the same one it would have had).
 - otherwise the capture was cut short by the crash: the cycle is a `rig_error`
-  ("interrupted: the rig stopped during this cycle"), noted in run.json, analysed so
+  ("interrupted: the rig stopped during this cycle"), noted in run.json, analyzed so
   that its report and InfluxDB point say so too.
 Nothing is deleted: partial artifacts stay for whoever wants to look.
 """

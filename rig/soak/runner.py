@@ -1,6 +1,6 @@
 """The soak loop: measured power cycles until a count or a duration, each one journaled.
 
-Cycle k is analysed, delivered and journaled while cycle k+1 holds the board off (the
+Cycle k is analyzed, delivered and journaled while cycle k+1 holds the board off (the
 hold is idle time anyway), so the journal line of cycle k is on disk before k+1 powers
 on. A cycle the rig failed is a `rig_error`; the instruments are then reopened, and
 after `max_consecutive_rig_errors` in a row the soak gives up (the rig, not the board,

@@ -3,5 +3,5 @@
 One module per source (U-Boot, BOOTSTAGE table, kernel printk, initcall_debug, systemd,
 user patterns). Parsers only read text; times are attached later from the line index
 through `rig.analysis.events.line_event` (see `timing`). The entry point that turns all
-of it into report sections is `rig.analysis.parsers.breakdown.analyse_console`.
+of it into report sections is `rig.analysis.parsers.breakdown.analyze_console`.
 """

@@ -50,7 +50,7 @@ def _notes(
     return notes
 
 
-def analyse_console(
+def analyze_console(
     lines: Sequence[Line],
     tb: Timebase,
     baud: int,
