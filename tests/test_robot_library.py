@@ -186,3 +186,18 @@ def test_libdoc_lists_the_outcomes_boot_outcome_should_be_takes(tmp_path: Path) 
     (typedoc,) = (t for t in spec["typedocs"] if t["name"] == "Outcome")
     assert typedoc["type"] == "Enum"
     assert [m["value"] for m in typedoc["members"]] == [str(o) for o in Outcome]
+
+
+def test_run_soak_without_a_length_takes_the_configs_as_rig_soak_does(tmp_path: Path) -> None:
+    """Robot's `Run Soak` and `rig soak` share one default: `[soak] cycles` here."""
+    config = make_config(tmp_path, extra="\n[soak]\ncycles = 2\n")
+    tests = run_suite(
+        tmp_path,
+        """\
+Default Length
+    ${summary}=    Run Soak
+    Should Be Equal As Integers    ${summary}[cycles][run]    2
+""",
+        config,
+    )
+    assert tests["Default Length"] == ("PASS", ""), tests

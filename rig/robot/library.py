@@ -154,16 +154,17 @@ class BootRig(SoakStatistics, EnergyBudgets):
     def run_soak(self, cycles: int | None = None, duration: str | None = None) -> dict[str, Any]:
         """Runs a soak of ``cycles`` power cycles (or for ``duration``, e.g. ``10m``) the
         way ``rig soak`` does (journal, summary, InfluxDB) and adds its boots to the
-        measured boots. Returns the soak summary (``outcomes``, ``failure_rate``,
+        measured boots. Given neither, the config's ``[soak]`` decides, else 100 cycles,
+        as for ``rig soak``. Returns the soak summary (``outcomes``, ``failure_rate``,
         ``stages`` statistics, ``folder``...).
 
         | ${summary}= | Run Soak | cycles=30 |
         | Failure Rate Should Be At Most | 0 % |
         """
         self.release_rig()  # one board, one owner: the soak starts its own instruments
-        limits = Limits(cycles, parse_duration(duration) if duration else None)
-        if limits.cycles is None and limits.duration_s is None:
-            limits = Limits(cycles=10)
+        limits: Limits | None = Limits(cycles, parse_duration(duration) if duration else None)
+        if cycles is None and duration is None:
+            limits = None  # as `rig soak`: the config's [soak], else DEFAULT_CYCLES
         result = run_soak(
             self.cfg, limits=limits, board=self.board, show=False, handle_signals=False
         )

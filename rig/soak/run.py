@@ -33,6 +33,9 @@ from rig.soak.summary import SUMMARY_HTML, SUMMARY_JSON, cycle_records, summariz
 
 # The rig's exit codes (rig.errors): aborted = gave up after rig errors in a row.
 EXIT_FAILURES, EXIT_USAGE, EXIT_ABORTED = EXIT_BOARD_FAILED, EXIT_INPUT, EXIT_RIG_FAILED
+#: Cycles of a soak given neither cycles nor a duration (nor `[soak]` in the config):
+#: `rig soak` and Robot's `Run Soak` alike.
+DEFAULT_CYCLES = 100
 
 
 @dataclass
@@ -117,7 +120,7 @@ def run_soak(
     else:
         limits = limits or Limits(soak_cfg.cycles, soak_cfg.duration_s)
         if limits.cycles is None and limits.duration_s is None:
-            limits = Limits(cycles=100)
+            limits = Limits(cycles=DEFAULT_CYCLES)
         rate = max_failure_rate if max_failure_rate is not None else soak_cfg.max_failure_rate
         sid = soak_id or new_soak_id()
         opened = begin(cfg.results_dir / sid, header(cfg, sid, limits, board, rate or 0.0))
