@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from rig.sinks.influx import influxql
+
 #: Must match config/grafana/provisioning/datasources/bootrig.yaml (a test checks it).
 DATASOURCE_UID = "bootrig-influxdb"
 DATASOURCE: dict[str, Any] = {"type": "influxdb", "uid": DATASOURCE_UID}
@@ -17,11 +19,5 @@ VARIABLES = ("rig", "board", "variant")
 SELECTION = " AND ".join(f'"{v}" =~ /^${v}$/' for v in VARIABLES)
 
 
-def ql_string(text: str) -> str:
-    """An InfluxQL single-quoted string literal."""
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
-
-
-def ql_ident(text: str) -> str:
-    """An InfluxQL double-quoted identifier."""
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+ql_string = influxql.string  # an InfluxQL single-quoted string literal
+ql_ident = influxql.ident  # an InfluxQL double-quoted identifier

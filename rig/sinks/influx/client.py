@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 from rig.errors import SinkError
+from rig.sinks.influx import influxql
 from rig.sinks.influx.settings import CredentialError, InfluxSettings
 
 # Kinds of failure. The first three are the server being away: retry later. REJECTED is
@@ -200,5 +201,4 @@ class Client:
         return list(results)
 
     def create_database(self) -> None:
-        name = self.settings.database.replace("\\", "\\\\").replace('"', '\\"')
-        self.query(f'CREATE DATABASE "{name}"')
+        self.query(f"CREATE DATABASE {influxql.ident(self.settings.database)}")

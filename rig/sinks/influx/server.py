@@ -23,6 +23,7 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 from rig.errors import ConfigError, SinkError
+from rig.sinks.influx import influxql
 from rig.sinks.influx.settings import InfluxSettings
 
 HOST = "127.0.0.1"
@@ -214,20 +215,12 @@ def private_server(
         srv.stop()
 
 
-def _influxql_string(s: str) -> str:
-    return "'" + s.replace("\\", "\\\\").replace("'", "\\'") + "'"
-
-
-def _ident(s: str) -> str:
-    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
 def ensure_admin(port: int, username: str, password: str, timeout_s: float = 5.0) -> bool:
     """Create the first admin user of an auth-enabled server (1.x allows exactly this
     statement unauthenticated while no user exists). The statement goes in a POST body
     and query logging is off in our config, so the password reaches no log. True when
     this call created the user."""
-    q = f"CREATE USER {_ident(username)} WITH PASSWORD {_influxql_string(password)} "
+    q = f"CREATE USER {influxql.ident(username)} WITH PASSWORD {influxql.string(password)} "
     q += "WITH ALL PRIVILEGES"
     conn = http.client.HTTPConnection(HOST, port, timeout=timeout_s)
     try:
