@@ -100,19 +100,21 @@ def write_json(path: Path, obj: Any) -> None:
 MAX_JSON_BYTES = 256 << 20
 
 
-def check_regular(path: Path, limit: int | None = None) -> bool:
-    """False when `path` does not exist; an ArtifactError when it is not a regular file
-    (reading /dev/zero or a FIFO would never end) or is larger than `limit`."""
+def check_regular(
+    path: Path, limit: int | None = None, error: type[ArtifactError] = ArtifactError
+) -> bool:
+    """False when `path` does not exist; `error` when it is not a regular file (reading
+    /dev/zero or a FIFO would never end) or is larger than `limit`."""
     try:
         st = os.stat(path)
     except FileNotFoundError:
         return False
     except OSError as e:
-        raise ArtifactError(f"{path}: cannot be read: {e.strerror or e}") from None
+        raise error(f"{path}: cannot be read: {e.strerror or e}") from None
     if not stat.S_ISREG(st.st_mode):
-        raise ArtifactError(f"{path}: not a regular file (a device, FIFO or folder)")
+        raise error(f"{path}: not a regular file (a device, FIFO or folder)")
     if limit is not None and st.st_size > limit:
-        raise ArtifactError(f"{path}: {st.st_size} bytes, more than {limit} for this file")
+        raise error(f"{path}: {st.st_size} bytes, more than {limit} for this file")
     return True
 
 

@@ -9,9 +9,7 @@ sigrok-cli).
 from __future__ import annotations
 
 import configparser
-import os
 import re
-import stat
 import zipfile
 import zlib
 from collections.abc import Iterable, Sequence
@@ -21,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from rig.artifacts.atomic import atomic_open
+from rig.artifacts.rundir import check_regular
 from rig.errors import ArtifactError
 
 #: libsigrok's srzip output splits logic data into files of this size; we do the same so
@@ -189,12 +188,8 @@ class CaptureInfo:
 
 def _open(path: Path) -> zipfile.ZipFile:
     # zipfile reads a device (/dev/zero, a FIFO) until memory runs out: files only.
-    try:
-        regular = stat.S_ISREG(os.stat(path).st_mode)
-    except FileNotFoundError:
-        raise CaptureError(f"{path}: no such capture file") from None
-    if not regular:
-        raise CaptureError(f"{path}: not a regular file (a device, FIFO or folder)")
+    if not check_regular(path, error=CaptureError):
+        raise CaptureError(f"{path}: no such capture file")
     try:
         return zipfile.ZipFile(path)
     except FileNotFoundError:
