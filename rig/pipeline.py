@@ -86,7 +86,7 @@ def analyze_folder(
     baud = int(console_baud or 115200)
     specs = stages_from_snapshot(config, folder / rundir.RUN)
     try:  # checked here so that a bad snapshot names run.json
-        AnalysisOptions.from_mapping(config.get("analysis"), "config.analysis")
+        options = AnalysisOptions.from_mapping(config.get("analysis"), "config.analysis")
     except InputError as e:
         raise rundir.ArtifactError(f"{folder / rundir.RUN}: {e}") from None
     chunks = rundir.read_console(folder)
@@ -120,7 +120,7 @@ def analyze_folder(
     if power is not None:
         artifacts["power"] = powerlog.POWER_JSONL
     report = build_report(
-        run, chunks, scan, specs, baud, artifacts, config.get("analysis"), uart, uart_error, power
+        run, chunks, scan, specs, baud, artifacts, options, uart, uart_error, power
     )
     if rename and isinstance(report.get("capture"), dict):
         report["capture"]["channel_map"] = dict(rename)  # how this capture was read

@@ -19,6 +19,7 @@ from rig.analysis.evidence import ConsoleRecord
 from rig.analysis.lines import split_lines
 from rig.analysis.outcome import classify
 from rig.analysis.parsers.breakdown import analyze_console
+from rig.analysis.parsers.options import AnalysisOptions
 from rig.analysis.stages import build_stages, stage_notes
 from rig.artifacts.uart import UartBytes
 from rig.model import Chunk, MarkerScan
@@ -46,7 +47,7 @@ def build_report(
     specs: tuple[StageSpec, ...],
     baud: int,
     artifacts: dict[str, str],
-    analysis: Mapping[str, Any] | None = None,
+    analysis: AnalysisOptions | Mapping[str, Any] | None = None,
     uart: UartBytes | None = None,
     uart_error: str | None = None,
     power: Sequence[Mapping[str, Any]] | None = None,
@@ -55,7 +56,8 @@ def build_report(
     same report, byte for byte. `power`: a supply's readings (power.jsonl), which give
     each stage its energy."""
     lines = split_lines(chunks)
-    tb = build_timebase(scan, lines, int(run["power_on_ns"]), baud, uart, chunks)
+    power_on_ns = int(run["power_on_ns"])
+    tb = build_timebase(scan, lines, power_on_ns, baud, uart, chunks)
     events = marker_events(lines, tb)
     console = analyze_console(lines, tb, baud, analysis, chunks, uart)
     stages = build_stages(specs, events, lines, tb)
@@ -65,7 +67,6 @@ def build_report(
         if id(ev) not in seen:
             seen.add(id(ev))
             events.append(ev)
-    power_on_ns = int(run["power_on_ns"])
     gpio = gpio_times(scan, tb.power_sample) if scan and tb.power_sample is not None else {}
     invalid = validity.run_problems(run, "capture" in artifacts)
     invalid += validity.problems(chunks, lines, power_on_ns, scan, gpio, uart, stages)
