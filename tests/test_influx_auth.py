@@ -32,12 +32,14 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PrivateServer]:
         yield srv
 
 
-def write_config(folder: Path, url: str, db: str, secret_line: str, scheme: str = "basic") -> Path:
+def write_config(
+    folder: Path, url: str, db: str, secret_line: str, scheme: str = "basic", user: str = "admin"
+) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "rig.toml"
     path.write_text(
         f'[rig]\nresults_dir = "results"\n\n[influx]\nurl = "{url}"\ndatabase = "{db}"\n'
-        f'username = "admin"\nauth = "{scheme}"\n{secret_line}\n'
+        f'username = "{user}"\nauth = "{scheme}"\n{secret_line}\n'
     )
     return path
 

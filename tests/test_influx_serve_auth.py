@@ -23,6 +23,7 @@ from rig.sinks.influx.client import Client
 from rig.sinks.influx.sample import sample_report, stored_run_ids
 from rig.sinks.influx.server import ADMIN_PASSWORD, admin_password_file, free_port, running_pid
 from rig.sinks.influx.settings import InfluxSettings
+from tests.test_influx_auth import write_config
 
 EVIL = "http://evil.example"
 outputs: list[str] = []  # every CLI output of this module: none may hold the password
@@ -109,13 +110,8 @@ def test_cross_origin_without_credentials_gets_401(served: dict[str, Any]) -> No
 
 
 def rig_config(folder: Path, served: dict[str, Any], password_file: str) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "rig.toml"
-    path.write_text(
-        f'[rig]\nresults_dir = "results"\n\n[influx]\nurl = "{served["url"]}"\n'
-        f'database = "bootrig"\nusername = "bootrig"\npassword_file = "{password_file}"\n'
-    )
-    return path
+    line = f'password_file = "{password_file}"'
+    return write_config(folder, served["url"], "bootrig", line, user="bootrig")
 
 
 def test_rig_writes_and_reads_with_the_password_file(
