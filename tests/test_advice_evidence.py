@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
+from rig.analysis.console import analyze_console
 from rig.analysis.events import build_timebase
 from rig.analysis.lines import split_lines
-from rig.analysis.parsers.breakdown import analyze_console
 from rig.model import Chunk
 from tests.test_parse_replay import FIXTURES, load
 

@@ -15,9 +15,9 @@ import time
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from rig.analysis.console import analyze_console
 from rig.analysis.events import build_timebase
 from rig.analysis.lines import Line, split_lines
-from rig.analysis.parsers.breakdown import analyze_console
 from rig.analysis.parsers.console import parse_console
 from rig.model import Chunk
 from tests.test_parse_replay import load

@@ -16,7 +16,7 @@ from typing import Any
 from rig.analysis.events import Timebase
 from rig.analysis.lines import Line
 from rig.analysis.parsers.initcall import AsyncWait, InitcallLine
-from rig.analysis.parsers.timing import When, kernel_at
+from rig.analysis.timing import When, kernel_at
 
 
 @dataclass(frozen=True)

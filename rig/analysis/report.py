@@ -7,6 +7,7 @@ from typing import Any
 
 from rig import __version__, names
 from rig.analysis import validity
+from rig.analysis.console import analyze_console
 from rig.analysis.energy import add_energy
 from rig.analysis.events import (
     build_timebase,
@@ -18,7 +19,6 @@ from rig.analysis.events import (
 from rig.analysis.evidence import ConsoleRecord
 from rig.analysis.lines import split_lines
 from rig.analysis.outcome import classify
-from rig.analysis.parsers.breakdown import analyze_console
 from rig.analysis.parsers.options import AnalysisOptions
 from rig.analysis.stages import build_stages, stage_notes
 from rig.artifacts.uart import UartBytes

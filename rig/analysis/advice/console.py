@@ -15,7 +15,7 @@ from __future__ import annotations
 from rig.analysis.advice.context import Advisory, Context, ms
 from rig.analysis.parsers.initcall import InitcallLine
 from rig.analysis.parsers.text import console_bytes
-from rig.analysis.parsers.wire import console_busy
+from rig.analysis.wire import console_busy
 
 _BASIS = "time over which the reads carrying these bytes arrived"
 

@@ -12,8 +12,8 @@ from rig.analysis.lines import Line
 from rig.analysis.pacing import Pacing
 from rig.analysis.parsers.console import ConsoleParse
 from rig.analysis.parsers.options import AnalysisOptions
-from rig.analysis.parsers.phase import Phase
-from rig.analysis.parsers.timing import evidence
+from rig.analysis.phases.phase import Phase
+from rig.analysis.timing import evidence
 from rig.model import Chunk
 
 

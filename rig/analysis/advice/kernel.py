@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rig.analysis.advice.context import Advisory, Context, from_phases, ms
 from rig.analysis.initcalls import Initcall
-from rig.analysis.parsers.top import initcall_s
+from rig.analysis.top import initcall_s
 
 
 def calibrate_delay(ctx: Context) -> list[Advisory]:

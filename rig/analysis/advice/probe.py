@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from rig.analysis.advice.context import Advisory, Context, from_phases, ms
-from rig.analysis.parsers.top import initcall_s
+from rig.analysis.top import initcall_s
 
 # Host controller and USB core initcalls (names and modules of the usual suspects).
 _USB = re.compile(r"usb|[eoux]hci|hcd|hdrc|r8a66597|musb|dwc[23]|hub_init", re.IGNORECASE)

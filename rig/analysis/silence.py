@@ -28,10 +28,10 @@ from rig.analysis.events import Timebase, line_event
 from rig.analysis.initcalls import Initcall
 from rig.analysis.lines import Line
 from rig.analysis.parsers.console import ConsoleParse
-from rig.analysis.parsers.phase import Phase
 from rig.analysis.parsers.text import clean
-from rig.analysis.parsers.timing import kernel_at
-from rig.analysis.parsers.wire import ByteClock
+from rig.analysis.phases.phase import Phase
+from rig.analysis.timing import kernel_at
+from rig.analysis.wire import ByteClock
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 A phase lasts only as long as its evidence shows: from the byte that announced the work
 to the byte that reported it done (`Verifying Checksum ... ` -> `OK`), or between two
 lines that both belong to it (`calling` -> `initcall ... returned`). The silence after
-a line that reported a result is not that line's work (`silence.py` lists it as
+a line that reported a result is not that line's work (`rig.analysis.silence` lists it as
 unattributed).
 """
 
@@ -15,8 +15,8 @@ from typing import Any
 
 from rig.analysis.events import Timebase
 from rig.analysis.lines import Line
-from rig.analysis.parsers.timing import span
-from rig.analysis.parsers.wire import ByteClock
+from rig.analysis.timing import span
+from rig.analysis.wire import ByteClock
 
 
 @dataclass(frozen=True)

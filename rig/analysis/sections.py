@@ -9,10 +9,10 @@ from rig.analysis.events import Timebase, line_event
 from rig.analysis.lines import Line
 from rig.analysis.parsers.app import AppEvent
 from rig.analysis.parsers.kernel import KernelLog
-from rig.analysis.parsers.phase import Phase
 from rig.analysis.parsers.systemd import SystemdLog
-from rig.analysis.parsers.timing import at
 from rig.analysis.parsers.uboot import STEP_KINDS, UBootLog
+from rig.analysis.phases.phase import Phase
+from rig.analysis.timing import at
 
 
 def _point(lines: Sequence[Line], i: int | None, tb: Timebase, **extra: Any) -> dict[str, Any]:

@@ -13,16 +13,16 @@ from rig.analysis.lines import MAX_PARSED, Line, stand_in_reads
 from rig.analysis.pacing import Pacing, assess_pacing, band_slack
 from rig.analysis.parsers.console import parse_console
 from rig.analysis.parsers.options import AnalysisOptions
-from rig.analysis.parsers.phases import build_phases
-from rig.analysis.parsers.sections import (
+from rig.analysis.phases.build import build_phases
+from rig.analysis.sections import (
     app_events,
     kernel_section,
     systemd_section,
     uboot_section,
 )
-from rig.analysis.parsers.silence import coverage, find_silences, unattributed
-from rig.analysis.parsers.top import top_table
-from rig.analysis.parsers.wire import ByteClock
+from rig.analysis.silence import coverage, find_silences, unattributed
+from rig.analysis.top import top_table
+from rig.analysis.wire import ByteClock
 from rig.artifacts.uart import UartBytes
 from rig.model import Chunk
 

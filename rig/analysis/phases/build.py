@@ -2,7 +2,7 @@
 the advisor measure.
 
 Bootloader: autoboot countdown, image checksum/hash, decompression, copies, reads,
-`usb start`, the BOOTSTAGE rows. Kernel (`kernel_phases`): calibrate_delay, waiting for
+`usb start`, the BOOTSTAGE rows. Kernel (`phases.kernel`): calibrate_delay, waiting for
 the root device, USB enumeration. Userspace: systemd units from "Starting" to "Started".
 
 U-Boot announces a step and reports it on the same line (`Verifying Checksum ... OK`):
@@ -20,12 +20,12 @@ from dataclasses import replace
 from rig.analysis.events import Timebase
 from rig.analysis.lines import Line
 from rig.analysis.parsers.console import ConsoleParse
-from rig.analysis.parsers.kernel_phases import kernel_phases
-from rig.analysis.parsers.phase import Phase, Timer
 from rig.analysis.parsers.systemd import SystemdLog
-from rig.analysis.parsers.timing import at
 from rig.analysis.parsers.uboot import Step, UBootLog
-from rig.analysis.parsers.wire import ByteClock
+from rig.analysis.phases.kernel import kernel_phases
+from rig.analysis.phases.phase import Phase, Timer
+from rig.analysis.timing import at
+from rig.analysis.wire import ByteClock
 
 # The prompt with its first count: the wait starts after it, the line feed ends it.
 _PROMPT = re.compile(rb"autoboot:\s*\d+ ?")

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rig.analysis.initcalls import Initcall
-from rig.analysis.parsers.phase import Phase
+from rig.analysis.phases.phase import Phase
 
 
 def initcall_s(c: Initcall) -> float | None:
