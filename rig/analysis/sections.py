@@ -10,7 +10,7 @@ from rig.analysis.lines import Line
 from rig.analysis.parsers.app import AppEvent
 from rig.analysis.parsers.kernel import KernelLog
 from rig.analysis.parsers.systemd import SystemdLog
-from rig.analysis.parsers.uboot import STEP_KINDS, UBootLog
+from rig.analysis.parsers.uboot import WORK_KINDS, UBootLog
 from rig.analysis.phases.phase import Phase
 from rig.analysis.timing import at
 
@@ -60,7 +60,7 @@ def uboot_section(
             }
             for im in u.images
         ],
-        "steps": _phases(phases, *STEP_KINDS),
+        "steps": _phases(phases, *WORK_KINDS),
         "bootstage": [
             {
                 "line": r.line,

@@ -10,7 +10,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rig.sim.steps import KernelStart, Marker, Rest, Step, Text, parse_step
+from rig.sim.steps import KernelStart, Marker, Rest, SimStep, Text, parse_step
 from rig.tomlcheck import ConfigError, Table, load_toml
 
 BOARD_SCHEMA = "bootrig.board/1"
@@ -31,7 +31,7 @@ class Stage:
     name: str
     duration_s: float
     sigma: float
-    steps: tuple[Step, ...]
+    steps: tuple[SimStep, ...]
     current_a: float = 0.3  # what the board draws from the supply in this stage
 
 
@@ -227,7 +227,7 @@ def _stages(root: Table, default_a: float) -> tuple[Stage, ...]:
         raw_steps = st.tables("steps")
         if not raw_steps:
             st.error("steps", "a non-empty array of step tables", [])
-        steps: list[Step] = []
+        steps: list[SimStep] = []
         for step_t in raw_steps:
             step = parse_step(step_t, kernel_started)
             if isinstance(step, KernelStart):

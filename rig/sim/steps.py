@@ -81,7 +81,8 @@ class Countdown:
     prompt: str
 
 
-Step = Text | Wait | Rest | KernelStart | Marker | Initcalls | Countdown
+# One parsed step of a profile stage, as the timeline runs it.
+SimStep = Text | Wait | Rest | KernelStart | Marker | Initcalls | Countdown
 
 
 def _texts(t: Table, key: str) -> tuple[str, ...]:
@@ -102,7 +103,7 @@ def _initcall(t: Table) -> Initcall:
     return ic
 
 
-def parse_step(t: Table, kernel_started: bool) -> Step:
+def parse_step(t: Table, kernel_started: bool) -> SimStep:
     kinds = [k for k in STEP_KINDS if t.has(k)]
     if len(kinds) != 1:
         raise ConfigError(
@@ -110,7 +111,7 @@ def parse_step(t: Table, kernel_started: bool) -> Step:
             f"{', '.join(STEP_KINDS)}, found {kinds or sorted(t.data)}"
         )
     kind = kinds[0]
-    step: Step
+    step: SimStep
     if kind in ("line", "printk"):
         if kind == "printk" and not kernel_started:
             t.error(kind, "printk only after the kernel_start step", t.data[kind])

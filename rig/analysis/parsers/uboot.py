@@ -41,7 +41,7 @@ _USB_START = re.compile(r"^\s*starting USB\.\.\.")
 _USB_MORE = re.compile(r"^(?:USB\d*:|Bus \S+:|\s*scanning |\s+\d+ USB Device)")
 # The kernel's own zImage decompressor, before the kernel proper prints anything.
 _ZIMAGE = re.compile(r"^Uncompressing Linux\.\.\.(.*)$")
-STEP_KINDS = ("verify", "uncompress", "load", "xip", "load_fdt", "load_ramdisk", "read", "usb")
+WORK_KINDS = ("verify", "uncompress", "load", "xip", "load_fdt", "load_ramdisk", "read", "usb")
 _STARTING = re.compile(r"^\s*Starting kernel \.\.\.")
 
 
@@ -85,7 +85,7 @@ class Image:
 
 
 @dataclass(frozen=True)
-class Step:
+class UBootWork:
     """Work U-Boot announces on a line; it ends where the console goes on (`end_line`)."""
 
     line: int
@@ -102,7 +102,7 @@ class UBootLog:
     banners: tuple[Banner, ...]
     autoboot: Autoboot | None
     images: tuple[Image, ...]
-    steps: tuple[Step, ...]
+    steps: tuple[UBootWork, ...]  # named for the report's `uboot.steps` key
     starting_kernel: int | None
     bootstage: tuple[BootstageReport, ...]
 
@@ -123,26 +123,26 @@ def _countdown(text: str, m: re.Match[str]) -> tuple[int, ...]:
     return tuple(counts)
 
 
-def _step(i: int, text: str, n: int) -> Step | None:
+def _work(i: int, text: str, n: int) -> UBootWork | None:
     nxt = i + 1 if i + 1 < n else None
     if m := _VERIFY.match(text):
-        return Step(i, "verify", text.strip(), nxt, _verdict(m.group(2)))
+        return UBootWork(i, "verify", text.strip(), nxt, _verdict(m.group(2)))
     if m := _UNCOMPRESS.match(text):
-        return Step(i, "uncompress", text.strip(), nxt, _verdict(m.group(2)))
+        return UBootWork(i, "uncompress", text.strip(), nxt, _verdict(m.group(2)))
     if m := _LOAD_TO.match(text):
         kind = "load_fdt" if m.group(1) == "Device Tree" else "load_ramdisk"
-        return Step(i, kind, text.strip(), nxt, _verdict(m.group(2)))
+        return UBootWork(i, kind, text.strip(), nxt, _verdict(m.group(2)))
     if m := _LOAD.match(text):
         kind = "xip" if m.group(1) == "XIP" else "load"
-        return Step(i, kind, text.strip(), nxt, _verdict(m.group(3)))
+        return UBootWork(i, kind, text.strip(), nxt, _verdict(m.group(3)))
     if m := _READ_MS.match(text):
         # Printed after the read, with U-Boot's own duration: the line is the end.
         us = int(m.group(2)) * 1000
-        return Step(i, "read", text.strip(), i, True, us, int(m.group(1)))
+        return UBootWork(i, "read", text.strip(), i, True, us, int(m.group(1)))
     if m := _ZIMAGE.match(text):
-        return Step(i, "uncompress", text.strip(), nxt, _verdict(m.group(1)))
+        return UBootWork(i, "uncompress", text.strip(), nxt, _verdict(m.group(1)))
     if _NAND_READ.match(text):
-        return Step(i, "read", text.strip(), nxt, None)
+        return UBootWork(i, "read", text.strip(), nxt, None)
     return None
 
 
@@ -166,7 +166,7 @@ def parse_uboot(lines: Sequence[Line]) -> UBootLog:
     banners: list[Banner] = []
     autoboot: Autoboot | None = None
     images: list[tuple[tuple[int, str, str, str], dict[str, str]]] = []
-    steps: list[Step] = []
+    steps: list[UBootWork] = []
     starting: int | None = None
     fields: dict[str, str] | None = None  # "Key: value" lines of the image being listed
     for i, t in enumerate(texts):
@@ -183,10 +183,10 @@ def parse_uboot(lines: Sequence[Line]) -> UBootLog:
         elif t.startswith("##") and (m := _IMAGE.match(t)):
             fields = {}
             images.append((_image(i, m), fields))
-        elif step := _step(i, t, len(texts)):
-            steps.append(step)
+        elif work := _work(i, t, len(texts)):
+            steps.append(work)
         elif _USB_START.match(t):
-            steps.append(Step(i, "usb", t.strip(), _usb_end(texts, i), None))
+            steps.append(UBootWork(i, "usb", t.strip(), _usb_end(texts, i), None))
         elif starting is None and _STARTING.match(t):
             starting = i
     return UBootLog(

@@ -21,7 +21,7 @@ from rig.analysis.events import Timebase
 from rig.analysis.lines import Line
 from rig.analysis.parsers.console import ConsoleParse
 from rig.analysis.parsers.systemd import SystemdLog
-from rig.analysis.parsers.uboot import Step, UBootLog
+from rig.analysis.parsers.uboot import UBootLog, UBootWork
 from rig.analysis.phases.kernel import kernel_phases
 from rig.analysis.phases.phase import Phase, Timer
 from rig.analysis.timing import at
@@ -68,7 +68,7 @@ def _countdown(t: Timer, line: int, name: str, detail: dict[str, object]) -> Pha
                    **detail)  # fmt: skip
 
 
-def _step(t: Timer, st: Step) -> Phase | None:
+def _work(t: Timer, st: UBootWork) -> Phase | None:
     stage = "kernel" if st.text.startswith("Uncompressing Linux") else "bootloader"
     if st.self_us is not None:
         # U-Boot timed it itself ("N bytes read in M ms") and printed it when done.
@@ -93,7 +93,7 @@ def _uboot(t: Timer, u: UBootLog) -> list[Phase]:
         detail: dict[str, object] = {"bootdelay": ab.bootdelay, "counts": list(ab.counts)}
         if (p := _countdown(t, ab.line, name, detail)) is not None:
             out.append(p)
-    out += [p for st in u.steps if (p := _step(t, st)) is not None]
+    out += [p for st in u.steps if (p := _work(t, st)) is not None]
     for report in u.bootstage:
         for row in report.rows:
             if row.elapsed_us and row.stage != "reset":
