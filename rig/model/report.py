@@ -1,0 +1,285 @@
+"""A boot's report: what report.json holds (schema bootrig.report/1, DESIGN.md
+"Contracts"; every key in docs/artifacts.md).
+
+Analysis builds a `Report`; report.json, the terminal, report.html, InfluxDB, Robot and
+the soak read one. Only rig/artifacts/reports.py reads or writes the file. Sections a
+sink reads are typed here; the parsers' detail (U-Boot, kernel, systemd, phases, clock
+fits, console pacing) is carried as the JSON its parser wrote, its shape documented in
+docs/analysis.md. Keys this rig does not know are kept (`extra`) and written back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from rig import names
+from rig.model.codec import JSON, JSONObject, ModelError, dump, key, load, opt, rest
+from rig.outcomes import BootOutcome
+
+#: The report schemas this rig reads; it writes the first.
+READS = (names.REPORT_SCHEMA,)
+
+
+@dataclass
+class Boundary:
+    """The event a stage starts or ends at."""
+
+    event: str
+    source: str
+    uncertainty_s: float | None
+    landmark: str | None = opt()
+    extra: JSONObject = rest()
+
+
+@dataclass
+class Stage:
+    """One stage on the reference clock; None where the boot never got there. The
+    energy fields appear when a supply read back (docs/instruments.md)."""
+
+    name: str
+    start_s: float | None = None
+    end_s: float | None = None
+    duration_s: float | None = None
+    source: str | None = None
+    uncertainty_s: float | None = None
+    start: Boundary | None = None
+    end: Boundary | None = None
+    note: str | None = None
+    energy_j: float | None = opt()
+    energy_uncertainty_j: float | None = opt()
+    mean_current_a: float | None = opt()
+    peak_current_a: float | None = opt()
+    energy_readings: int | None = opt()
+    extra: JSONObject = rest()
+
+    @property
+    def reached(self) -> bool:
+        return self.duration_s is not None
+
+
+@dataclass
+class Event:
+    """A marker edge or console anchor; `extra` holds what its source adds (`sample`,
+    `line`, `text`, `landmark`, ...)."""
+
+    name: str
+    t_s: float
+    source: str
+    uncertainty_s: float | None = None
+    extra: JSONObject = rest()
+
+
+@dataclass
+class TimeBase:
+    """Where t = 0 is: the analyzer's power edge, or the host's power-on command."""
+
+    reference: str  # "analyzer" | "host"
+    t0: str
+    clock: str | None = opt()
+    samplerate_hz: int | None = opt()
+    power_edge_sample: int | None = opt()
+    power_on_ns: int | None = opt()
+    extra: JSONObject = rest()
+
+
+@dataclass
+class ConsoleSummary:
+    lines: int
+    bytes: int
+    chunks: int
+    baud: int
+    uart_tap: JSONObject | None = None
+    pacing: JSONObject | None = None
+    extra: JSONObject = rest()
+
+
+@dataclass
+class CaptureSummary:
+    samples: int
+    samplerate_hz: int
+    channels: list[str]
+    power_ups: int
+    bounces_rejected: int
+    dense_channels: dict[str, int] = field(default_factory=dict)
+    engine: str = "sigrok"
+    channel_map: dict[str, str] | None = opt()  # `rig analyze --map`: how it was read
+    extra: JSONObject = rest()
+
+
+@dataclass
+class ConsoleTime:
+    """When console line `line` (0-based) was sent, on the reference clock."""
+
+    line: int
+    t_s: float
+    source: str
+    uncertainty_s: float | None
+
+
+@dataclass
+class Initcall:
+    """One initcall (`initcall_debug`): start on the reference clock, duration as the
+    kernel measured it; `returned` false when its return line never came."""
+
+    name: str
+    function: str | None = None  # __initstub__kmod_* names resolved
+    module: str | None = None
+    start_s: float | None = None
+    duration_s: float | None = None
+    printk_span_s: float | None = None
+    return_code: int | None = key("return")
+    source: str | None = None
+    uncertainty_s: float | None = None
+    async_cookie: int | None = None
+    pid: int | None = None
+    line: int | None = None
+    end_line: int | None = None
+    returned: bool = True
+    extra: JSONObject = rest()
+
+
+@dataclass
+class Evidence:
+    line: int | None = None
+    text: str | None = None
+    t_s: float | None = None
+    source: str | None = None
+    extra: JSONObject = rest()
+
+
+@dataclass
+class Advisory:
+    rule: str
+    title: str
+    gain_s: float | None = None
+    gain_kind: str | None = None
+    evidence: list[Evidence] = field(default_factory=list)
+    extra: JSONObject = rest()
+
+
+@dataclass
+class TopItem:
+    """One of the boot's largest costs, ranked."""
+
+    rank: int
+    kind: str
+    stage: str | None
+    name: str
+    duration_s: float
+    start_s: float | None = None
+    source: str | None = None
+    line: int | None = None
+    extra: JSONObject = rest()
+
+
+@dataclass
+class Silence:
+    """Console time no line accounts for."""
+
+    line: int | None
+    stage: str | None
+    name: str
+    start_s: float | None
+    duration_s: float
+    source: str | None = None
+    uncertainty_s: float | None = None
+    extra: JSONObject = rest()
+
+
+@dataclass
+class Unattributed:
+    total_s: float
+    by_stage: dict[str, float] = field(default_factory=dict)
+    min_s: float | None = None
+    silences: list[Silence] = field(default_factory=list)
+    extra: JSONObject = rest()
+
+
+@dataclass
+class PowerSummary:
+    """A bench supply's readings: the boot's energy (`error` when they give none)."""
+
+    readings: int
+    error: str | None = opt()
+    rate_hz: float | None = opt()
+    clock: JSONObject | None = opt()
+    reading_time_u_s: float | None = opt()
+    late_readings_dropped: int | None = opt()
+    stages_energy_j: float | None = opt()
+    stages_energy_uncertainty_j: float | None = opt()
+    notes: list[str] | None = opt()
+    trace: dict[str, list[float]] | None = opt()
+    edge_seen_s: list[float] | None = opt()
+    extra: JSONObject = rest()
+
+
+@dataclass
+class AnalysisInfo:
+    rig_version: str | None = None
+    notes: list[str] = field(default_factory=list)
+    invalid: list[str] = field(default_factory=list)  # contradictions: invalid_artifacts
+    rig_error: str | None = None  # what failed, when the rig did
+    extra: JSONObject = rest()
+
+
+@dataclass(kw_only=True)
+class Report:
+    """One boot, analyzed. `outcome` is the contract string (`ok`, `hang_in_kernel`,
+    ...); `boot_outcome` parses it."""
+
+    schema: str = names.REPORT_SCHEMA
+    run_id: str | None = None
+    rig: str | None = None
+    board: str | None = None
+    variant: str | None = None
+    started_utc: str | None = None
+    power_on_utc: str | None = None
+    outcome: str
+    power_to_ui_s: float | None = None
+    power_to_ui_uncertainty_s: float | None = None
+    stages: list[Stage] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
+    time_base: TimeBase | None = None
+    clocks: dict[str, JSONObject] = field(default_factory=dict)
+    console: ConsoleSummary | None = None
+    capture: CaptureSummary | None = None
+    console_times: list[ConsoleTime] = field(default_factory=list)
+    initcalls: list[Initcall] = field(default_factory=list)
+    modules: list[JSONObject] = field(default_factory=list)
+    top: list[TopItem] = field(default_factory=list)
+    advisories: list[Advisory] = field(default_factory=list)
+    uboot: JSON = None
+    kernel: JSON = None
+    systemd: JSON = None
+    app_events: list[JSONObject] = field(default_factory=list)
+    phases: list[JSONObject] = field(default_factory=list)
+    unattributed: Unattributed | None = None
+    artifacts: dict[str, str] = field(default_factory=dict)
+    analysis: AnalysisInfo = field(default_factory=AnalysisInfo)
+    power: PowerSummary | None = opt()
+    extra: JSONObject = rest()
+
+    @classmethod
+    def from_json(cls, obj: Any) -> Report:
+        """ModelError names the key that does not fit; an unknown schema is refused
+        (a later major version may mean other things by the same keys)."""
+        schema = obj.get("schema") if isinstance(obj, dict) else None
+        if schema not in READS:
+            raise ModelError(f"key 'schema': expected {READS[0]!r}, found {schema!r}")
+        report = load(cls, obj)
+        try:
+            BootOutcome.parse(report.outcome)
+        except ValueError as e:
+            raise ModelError(f"key 'outcome': {e}") from None
+        return report
+
+    def to_json(self) -> dict[str, Any]:
+        return dump(self)
+
+    @property
+    def boot_outcome(self) -> BootOutcome:
+        return BootOutcome.parse(self.outcome)
+
+    def stage(self, name: str) -> Stage | None:
+        return next((s for s in self.stages if s.name == name), None)

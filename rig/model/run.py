@@ -1,0 +1,104 @@
+"""A run: what run.json holds (schema bootrig.run/1, DESIGN.md "Contracts").
+
+The cycle fills one in as the boot happens and writes it; analysis, the soak and the
+sinks read it back with `Run.from_json`. Only rig/artifacts/rundir.py reads or writes
+the file itself. The keys are the contract's; the ones this rig does not know are kept
+(`extra`) and written back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from rig import names
+from rig.model.codec import JSONObject, ModelError, dump, load, num, opt, rest
+from rig.outcomes import Outcome
+
+
+@dataclass
+class RunCapture:
+    """The analyzer's capture as the cycle saw it: the raw layout before power-on, the
+    sample count after the stop (`deferred`: capture.bin still waits for conversion)."""
+
+    channels: list[str]
+    unitsize: int = num(1, minimum=1)
+    raw_bits: list[int] | None = None
+    samples: int | None = opt(minimum=0)
+    samplerate_hz: int = num(1, minimum=1)
+    clock: str | None = opt()
+    device_stop_s: float | None = opt(minimum=0)
+    deferred: bool | None = opt()
+    extra: JSONObject = rest()
+
+
+@dataclass
+class RunTiming:
+    """Where the cycle's wall time went (host clock): the soak's overhead figures."""
+
+    wall_s: float
+    off_hold_s: float
+    boot_s: float
+    overhead_s: float
+    hold_work_s: float
+    ui_ready_seen_ns: int | None = None
+    extra: JSONObject = rest()
+
+
+@dataclass(kw_only=True)
+class Run:
+    """One power cycle's record. `power_on_ns` is host CLOCK_MONOTONIC ns of the
+    power-on command: t = 0 of a console-only run."""
+
+    schema: str = names.RUN_SCHEMA
+    run_id: str
+    rig: str | None = None
+    board: str
+    variant: str | None = None
+    started_utc: str | None
+    host: str | None = opt()
+    rig_version: str | None = opt()
+    config_file: str | None = opt()
+    #: The rig config as it was (secrets redacted): `rig analyze` reads stages, console
+    #: and analysis options from it (rig.config.snapshot_options).
+    config: JSONObject | None = opt()
+    instruments: JSONObject | None = opt()
+    capture: RunCapture | None = opt()
+    analyzer_armed_ns: int | None = opt()
+    power_on_ns: int
+    power_on_utc: str | None = opt()
+    analyzer_stopped_ns: int | None = opt()
+    panic_seen_ns: int | None = opt()
+    aborted: bool | None = opt()
+    console_error: str | None = opt()
+    power_artifacts_error: str | None = opt()
+    disk_errors: list[str] | None = opt()
+    #: The rig's own verdict when it, not the board, failed: an Outcome value
+    #: (`rig_error`, `analyzer_error`, `interrupted`), with what failed.
+    rig_error: str | None = opt()
+    rig_error_detail: str | None = opt()
+    analyzer_error: str | None = opt()
+    timing: RunTiming | None = opt()
+    completed_utc: str | None = opt()
+    extra: JSONObject = rest()
+
+    @classmethod
+    def from_json(cls, obj: Any) -> Run:
+        """ModelError names the key that does not fit."""
+        schema = obj.get("schema") if isinstance(obj, dict) else None
+        if schema != names.RUN_SCHEMA:
+            raise ModelError(f"key 'schema': expected {names.RUN_SCHEMA!r}, found {schema!r}")
+        return load(cls, obj)
+
+    def to_json(self) -> dict[str, Any]:
+        return dump(self)
+
+    def disk_error(self, what: str) -> None:
+        """The disk failed the rig (full, a quota): the run is the rig's failure, and
+        says what it kept."""
+        if self.disk_errors is None:
+            self.disk_errors = []
+        self.disk_errors.append(what)
+        if self.rig_error is None:
+            self.rig_error = Outcome.RIG_ERROR.value
+            self.rig_error_detail = f"disk: {what}"
