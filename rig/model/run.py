@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rig import names
-from rig.model.codec import JSONObject, ModelError, dump, load, num, opt, rest
+from rig.model.codec import JSONObject, ModelError, dump, load, opt, rest
 from rig.outcomes import Outcome
 
 
@@ -21,11 +21,11 @@ class RunCapture:
     """The analyzer's capture as the cycle saw it: the raw layout before power-on, the
     sample count after the stop (`deferred`: capture.bin still waits for conversion)."""
 
-    channels: list[str]
-    unitsize: int = num(1, minimum=1)
-    raw_bits: list[int] | None = None
+    channels: list[str] | None = opt()
+    unitsize: int | None = opt(minimum=1)
+    raw_bits: list[int] | None = opt()  # null and absent: one byte as it is
     samples: int | None = opt(minimum=0)
-    samplerate_hz: int = num(1, minimum=1)
+    samplerate_hz: int | None = opt(minimum=1)
     clock: str | None = opt()
     device_stop_s: float | None = opt(minimum=0)
     deferred: bool | None = opt()
