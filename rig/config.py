@@ -13,13 +13,14 @@ from pathlib import Path
 from typing import Any
 
 from rig.analysis.parsers.options import AnalysisOptions
+from rig.analysis.stagespec import Boundary, StageSpec
 from rig.analyzer_config import AnalyzerConfig, parse_analyzer
 from rig.errors import InputError
 from rig.instruments import drivers as _drivers  # noqa: F401 - registers every driver
 from rig.instruments.qemu.settings import QemuConfig, parse_qemu
 from rig.instruments.registry import CONSOLE, POWER, DriverSpec
 from rig.sinks.influx.settings import InfluxSettings, parse_settings
-from rig.stagespec import DEFAULT_STAGES, Boundary, StageSpec, parse_stages, stages_from_snapshot
+from rig.stageconfig import DEFAULT_STAGES, parse_stages, stages_from_snapshot
 from rig.tomlcheck import ConfigError, Table, apply_overrides, load_toml
 
 __all__ = [

@@ -21,10 +21,10 @@ from rig.analysis.lines import split_lines
 from rig.analysis.outcome import classify
 from rig.analysis.parsers.options import AnalysisOptions
 from rig.analysis.stages import build_stages, stage_notes
+from rig.analysis.stagespec import StageSpec
 from rig.artifacts.uart import UartBytes
 from rig.model import Chunk, MarkerScan
 from rig.outcomes import Outcome
-from rig.stagespec import StageSpec
 
 
 def _tap(uart: UartBytes | None, error: str | None, matched: int) -> dict[str, Any] | None:

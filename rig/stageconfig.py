@@ -1,50 +1,18 @@
-"""Stages as a config lists them: ordered boundaries, each the power edge, a GPIO marker
-(with an optional console pattern standing in for it) or a console line pattern.
+"""Stages from a config's `[[stages]]` tables (or run.json's config snapshot of them).
 
-Plain data and its parsing from the `[[stages]]` tables: the analysis reads stage
-lists (from run.json's config snapshot) without importing the rig configuration.
+Parsing only: it builds `rig.analysis.stagespec`'s plain `Boundary`/`StageSpec`, which
+the analysis reads without importing the configuration or its TOML checks.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rig import names
+from rig.analysis.stagespec import Boundary, StageSpec
 from rig.tomlcheck import ConfigError, Table
-
-
-@dataclass(frozen=True)
-class Boundary:
-    """A point in the boot: the power edge, a GPIO marker, or a console line pattern."""
-
-    kind: str  # "power" | "marker" | "console"
-    value: str = ""  # marker name or regular expression
-    # A marker's console pattern, used when neither its GPIO nor its tag is seen (a
-    # `quiet` kernel hides the tags): `end = { marker = "ui_ready", console = "..." }`.
-    fallback: str = ""
-
-    def describe(self) -> str:
-        if self.kind == "power":
-            return "power edge"
-        alt = f" or console {self.fallback!r}" if self.fallback else ""
-        return f"{self.kind} {self.value!r}{alt}"
-
-    def as_dict(self) -> dict[str, str]:
-        d = {"kind": self.kind, "value": self.value}
-        if self.fallback:
-            d["fallback"] = self.fallback
-        return d
-
-
-@dataclass(frozen=True)
-class StageSpec:
-    name: str
-    start: Boundary
-    end: Boundary
-
 
 DEFAULT_STAGES = (
     StageSpec("bootloader", Boundary("power"), Boundary("marker", "bootm")),
