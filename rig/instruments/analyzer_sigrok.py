@@ -21,6 +21,7 @@ from rig.instruments.children import die_with_parent
 from rig.instruments.protocols import AnalyzerProtocol, CaptureResult, InstrumentError, RawLayout
 from rig.instruments.registry import ANALYZER, BenchContext
 from rig.instruments.sigrok_probe import SigrokDevice, probe
+from rig.steps import as_step
 from rig.tomlcheck import Table
 
 
@@ -124,6 +125,7 @@ class SigrokAnalyzer(AnalyzerProtocol):
             cmd += ["-t", self.trigger]
         return [*cmd, "-O", "binary", "-o", str(raw)]
 
+    @as_step("analyzer arm")
     def arm(self, raw: Path) -> int:
         self._raw = raw
         try:
@@ -157,6 +159,7 @@ class SigrokAnalyzer(AnalyzerProtocol):
             time.sleep(0.005)
         return self._armed_ns
 
+    @as_step("analyzer stop")
     def stop(self) -> CaptureResult:
         proc, raw = self._proc, self._raw
         if proc is None or raw is None:

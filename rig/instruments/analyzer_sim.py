@@ -17,6 +17,7 @@ from rig.instruments.protocols import (
     byte_layout,
 )
 from rig.instruments.registry import ANALYZER, BenchContext
+from rig.steps import as_step
 from rig.tomlcheck import Table
 
 Control = Callable[[dict[str, Any]], dict[str, Any]]
@@ -52,12 +53,14 @@ class SimAnalyzer(AnalyzerProtocol):
             raise InstrumentError(f"sim analyzer: {req['cmd']}: {resp.get('error')}")
         return resp
 
+    @as_step("analyzer arm")
     def arm(self, raw: Path) -> int:
         self._raw = raw
         resp = self._call({"cmd": "arm", "samplerate": self.samplerate, "wiring": self.wiring})
         self._armed_ns = int(resp["armed_ns"])
         return self._armed_ns
 
+    @as_step("analyzer stop")
     def stop(self) -> CaptureResult:
         """Also leaves the simulator's ground truth as `truth.json` beside the samples."""
         raw = self._raw

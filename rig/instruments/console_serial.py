@@ -21,6 +21,7 @@ import serial
 from rig.instruments.exclusive import open_serial
 from rig.instruments.registry import CONSOLE, BenchContext
 from rig.model import Chunk
+from rig.steps import as_step
 from rig.tomlcheck import Table
 
 #: How long one blocking read waits before checking whether to stop.
@@ -67,6 +68,7 @@ class SerialConsole:
         self._ser = self._open(port)
         self.port = port
 
+    @as_step("console open")
     def start(self, jsonl: Path, on_chunk: Callable[[Chunk], None] | None = None) -> None:
         self._ser.reset_input_buffer()  # what came before power-on is not this boot's
         self.chunks = []
@@ -112,6 +114,7 @@ class SerialConsole:
             self.write_error = f"{self._jsonl}: {e.strerror or e}"
             self.unwritten_from = len(self.chunks) - 1
 
+    @as_step("console close")
     def stop(self) -> list[Chunk]:
         self._stop.set()
         cancel = getattr(self._ser, "cancel_read", None)  # network URLs have none

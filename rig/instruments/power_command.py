@@ -16,6 +16,7 @@ from pathlib import Path
 
 from rig.instruments.protocols import InstrumentError, PowerProtocol
 from rig.instruments.registry import POWER, BenchContext
+from rig.steps import as_step
 from rig.tomlcheck import Table
 
 
@@ -71,9 +72,11 @@ class CommandPower(PowerProtocol):
             raise InstrumentError(f"power command {list(argv)} failed ({p.returncode}): {out}")
         return t
 
+    @as_step("power on")
     def on(self) -> int:
         return self._run(self._on)
 
+    @as_step("power off")
     def off(self) -> int:
         return self._run(self._off)
 

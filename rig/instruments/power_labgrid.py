@@ -29,6 +29,7 @@ from typing import IO, Any
 from rig.instruments.children import stop_child
 from rig.instruments.protocols import InstrumentError, PowerProtocol
 from rig.instruments.registry import POWER, BenchContext
+from rig.steps import as_step
 from rig.tomlcheck import Table
 
 BRIDGE = Path(__file__).with_name("labgrid_bridge.py")
@@ -178,9 +179,11 @@ class LabgridPower(PowerProtocol):
             raise InstrumentError(f"{self.what}: power reads {not on} after switching {word}")
         return int(got["t_ns"])
 
+    @as_step("power on")
     def on(self) -> int:
         return self._switch(True)
 
+    @as_step("power off")
     def off(self) -> int:
         return self._switch(False)
 

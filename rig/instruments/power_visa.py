@@ -22,6 +22,7 @@ from typing import Any
 from rig.artifacts import powerlog
 from rig.instruments.protocols import InstrumentError, PowerProtocol
 from rig.instruments.registry import POWER, BenchContext
+from rig.steps import as_step
 from rig.tomlcheck import Table
 
 #: `resource` values that mean the simulated board's supply (TCP, or its pty).
@@ -195,6 +196,7 @@ class VisaPower(PowerProtocol):
                 )
 
     # -- PowerProtocol -------------------------------------------------------------------
+    @as_step("power on")
     def on(self) -> int:
         self._halt()
         self._records, self._error = [], None
@@ -204,6 +206,7 @@ class VisaPower(PowerProtocol):
         self._thread.start()
         return t
 
+    @as_step("power off")
     def off(self) -> int:
         self._halt()
         t = self._write("OUTP OFF")

@@ -1,7 +1,9 @@
 """What the cycle needs from each instrument, as abstract protocols (labgrid-style).
 
 A new instrument (a PyVISA supply, a labgrid place, a sigrok hardware analyzer) drops in
-by implementing one of these; the cycle never learns which one it drives.
+by implementing one of these; the cycle never learns which one it drives. Drivers mark
+`on`/`off` and `arm`/`stop` `@as_step("power on")` etc. (rig.steps): progress displays
+and run.json's `timing.steps` see every driver alike.
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ import serial
 from rig.instruments.exclusive import open_serial
 from rig.instruments.protocols import InstrumentError, PowerProtocol
 from rig.instruments.registry import POWER, BenchContext
+from rig.steps import as_step
 from rig.tomlcheck import Table
 
 START = 0xA0
@@ -74,9 +75,11 @@ class Ch340Relay(PowerProtocol):
         """The module never answers: what run.json can say is where it was driven."""
         return {"model": "CH340 USB relay (A0 frames)", "port": self.port, "channel": self.channel}
 
+    @as_step("power on")
     def on(self) -> int:
         return self._send(True)
 
+    @as_step("power off")
     def off(self) -> int:
         return self._send(False)
 

@@ -16,6 +16,7 @@ import serial
 from rig.instruments.exclusive import open_serial
 from rig.instruments.protocols import InstrumentError, PowerProtocol
 from rig.instruments.registry import POWER, BenchContext
+from rig.steps import as_step
 from rig.tomlcheck import Table
 
 _DIGITS = "0123456789ABCDEFGHIJKLMNOPQRSTUV"  # relay numbers on up to 32-channel modules
@@ -84,9 +85,11 @@ class NumatoRelay(PowerProtocol):
             )
         return t
 
+    @as_step("power on")
     def on(self) -> int:
         return self._switch(True)
 
+    @as_step("power off")
     def off(self) -> int:
         return self._switch(False)
 

@@ -27,6 +27,7 @@ from rig.instruments.qemu.settings import CAPTURE_CHANNELS
 from rig.instruments.qemu.trace import TraceError, parse_trace
 from rig.instruments.registry import ANALYZER, CONSOLE, POWER, BenchContext
 from rig.model import Chunk
+from rig.steps import as_step
 from rig.tomlcheck import Table
 
 TRACE_FILE = "qemu-trace.log"
@@ -51,6 +52,7 @@ class QemuPower(PowerProtocol):
     def __init__(self, machine: QemuMachine) -> None:
         self.machine = machine
 
+    @as_step("power off")
     def off(self) -> int:
         t_ns = time.monotonic_ns()
         m = self.machine
@@ -58,6 +60,7 @@ class QemuPower(PowerProtocol):
             m.launch()  # a fresh process: every boot is a cold one
         return t_ns
 
+    @as_step("power on")
     def on(self) -> int:
         if self.machine.pid is None:
             self.machine.launch()
@@ -107,12 +110,14 @@ class QemuTraceAnalyzer(AnalyzerProtocol):
         self._armed_ns = 0
         self._armed_wall_us = 0
 
+    @as_step("analyzer arm")
     def arm(self, raw: Path) -> int:
         self._raw = raw
         self._armed_ns = time.monotonic_ns()
         self._armed_wall_us = time.time_ns() // 1000
         return self._armed_ns
 
+    @as_step("analyzer stop")
     def stop(self) -> CaptureResult:
         raw = self._raw
         if raw is None:
