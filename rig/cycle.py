@@ -7,10 +7,15 @@ leaves a folder that says what was attempted.
 Callers that run many cycles (a soak, a Robot suite) may hand in work to do while the
 board is held unpowered (`during_hold`: analyzing the previous cycle costs no extra
 time then) and an `abort` event (Ctrl-C) that ends the wait for the boot early.
+
+Progress is reported as steps (rig.steps): the cycle and its instruments emit them,
+displays subscribe, and the cycle's own subscriber writes them to run.json
+`timing.steps`.
 """
 
 from __future__ import annotations
 
+import contextvars
 import re
 import socket
 import threading
@@ -20,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rig import __version__, names
+from rig import __version__, names, steps
 from rig.analysis.evidence import PANIC_BYTES
 from rig.artifacts import rundir
 from rig.artifacts.leftovers import RunLock
@@ -38,8 +43,8 @@ UI_TAG = b"bootrig: marker ui_ready"
 PANIC_TAIL_S = 0.3
 #: How often the wait for the boot looks at the abort event (it wakes at once on the tag).
 _ABORT_POLL_S = 0.1
-
-Step = Callable[[str], None]
+#: The title of the step that is one whole cycle.
+CYCLE_STEP = "cycle"
 
 
 @dataclass
@@ -100,10 +105,11 @@ class _ConsoleStop(threading.Thread):
         self.console = console
         self.chunks: list[Chunk] = []
         self.error: BaseException | None = None
+        self._context = contextvars.copy_context()  # its step nests under "stop capture"
 
     def run(self) -> None:
         try:
-            self.chunks = self.console.stop()
+            self.chunks = self._context.run(self.console.stop)
         except BaseException as e:  # handed to the cycle's thread by result()
             self.error = e
 
@@ -160,9 +166,10 @@ def _stop_capture(
             return stopper.result()
         bits = lay.bits if lay.repack else None
         try:
-            n = convert_binary(
-                raw, folder / rundir.CAPTURE, lay.names, res.samplerate, lay.unitsize, bits
-            )
+            with steps.step("analyzer convert", samples=res.samples):
+                n = convert_binary(
+                    raw, folder / rundir.CAPTURE, lay.names, res.samplerate, lay.unitsize, bits
+                )
         except OSError as e:  # the disk, not the analyzer: the raw samples are whole
             _disk_error(run, f"capture.sr not written ({e}); the samples are kept in "
                         "capture.bin, converted by the next rig run or rig analyze")  # fmt: skip
@@ -185,12 +192,28 @@ def _disk_error(run: dict[str, Any], what: str) -> None:
 def run_cycle(
     cfg: RigConfig,
     bench: Bench,
-    step: Step = lambda _s: None,
     *,
     run_id: str | None = None,
     during_hold: Callable[[], None] | None = None,
     abort: threading.Event | None = None,
     defer_conversion: bool = False,
+) -> CycleResult:
+    """One cycle as one step; the steps inside it are recorded for run.json."""
+    with (
+        steps.step(CYCLE_STEP, source=bench) as cycle,
+        steps.subscribed(steps.Recorder(cycle)) as times,
+    ):
+        return _cycle(cfg, bench, times, run_id, during_hold, abort, defer_conversion)
+
+
+def _cycle(
+    cfg: RigConfig,
+    bench: Bench,
+    times: steps.Recorder,
+    run_id: str | None,
+    during_hold: Callable[[], None] | None,
+    abort: threading.Event | None,
+    defer_conversion: bool,
 ) -> CycleResult:
     if run_id is None:
         run_id, folder = rundir.new_run_folder(cfg.results_dir)
@@ -221,15 +244,16 @@ def run_cycle(
         if describe is not None:
             run["instruments"][f"{role}_device"] = describe()  # what answered, for the record
 
-    step("power off")
     bench.power.off()
     t_off = time.monotonic_ns()
-    if during_hold is not None:
-        during_hold()  # the board is unpowered anyway: the hold absorbs this work
-    t_work = time.monotonic_ns()
-    left_s = cfg.power.off_hold_s - (t_work - t_off) / 1e9
-    if left_s > 0:
-        time.sleep(left_s)
+    with steps.step("off-hold", hold_s=cfg.power.off_hold_s):
+        if during_hold is not None:
+            with steps.step("hold work"):
+                during_hold()  # the board is unpowered anyway: the hold absorbs this work
+        t_work = time.monotonic_ns()
+        left_s = cfg.power.off_hold_s - (t_work - t_off) / 1e9
+        if left_s > 0:
+            time.sleep(left_s)
     t_hold_end = time.monotonic_ns()
 
     raw = folder / rundir.CAPTURE_RAW
@@ -239,7 +263,6 @@ def run_cycle(
             **bench.analyzer.layout.as_dict(),
             "samplerate_hz": bench.analyzer.samplerate,
         }
-        step("arm analyzer")
         run["analyzer_armed_ns"] = bench.analyzer.arm(raw)
     watch = _TagWatch(_ui_lines(cfg))
     bench.console.start(folder / rundir.CONSOLE_JSONL, watch)
@@ -247,11 +270,10 @@ def run_cycle(
     run["power_on_ns"] = time.monotonic_ns()  # replaced by the relay's own stamp below
     rundir.write_json(folder / rundir.RUN, run)
 
-    step("power on")
     run["power_on_ns"] = bench.power.on()
     run["power_on_utc"] = rundir.utc_now()  # wall-clock twin of power_on_ns, for sinks
-    step("booting")
-    ended = _wait_for_ui(watch, cfg.boot_timeout_s, abort)
+    with steps.step("wait for UI ready", timeout_s=cfg.boot_timeout_s):
+        ended = _wait_for_ui(watch, cfg.boot_timeout_s, abort)
     ui_seen = ended and not watch.panic
     t_boot_end = watch.t_ns if ended else time.monotonic_ns()
     if ui_seen:
@@ -262,8 +284,8 @@ def run_cycle(
     elif abort is not None and abort.is_set():
         run["aborted"] = True  # stopped by the operator: not a measurement of the boot
 
-    step("stop capture")
-    chunks = _stop_capture(cfg, bench, run, folder, raw, defer_conversion)
+    with steps.step("stop capture"):
+        chunks = _stop_capture(cfg, bench, run, folder, raw, defer_conversion)
     if write_error := getattr(bench.console, "write_error", None):
         kept = getattr(bench.console, "unwritten_from", None) or 0
         lost = chunks[kept:]
@@ -302,6 +324,8 @@ def run_cycle(
         "overhead_s": wall - hold - boot,
         "hold_work_s": (t_work - t_off) / 1e9,
         "ui_ready_seen_ns": watch.t_ns if ui_seen else None,
+        # Steps finished so far (the cycle's own is wall_s), from the power-on command.
+        "steps": times.as_list(run["power_on_ns"]),
     }
     run["completed_utc"] = rundir.utc_now()
     try:

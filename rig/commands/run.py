@@ -8,6 +8,7 @@ import click
 from rich.markup import escape
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+from rig import steps
 from rig.artifacts.rundir import probe_results_dir
 from rig.commands.common import (
     console,
@@ -73,15 +74,16 @@ def run(
     ) as progress:
         task = progress.add_task("starting instruments", total=None)
 
-        def step(text: str) -> None:
-            progress.update(task, description=text)
+        def show(event: steps.StepEvent) -> None:
+            if event.kind == "start":  # the step just begun, as the spinner's text
+                progress.update(task, description=event.title)
 
         # Ctrl-C or SIGTERM ends the wait for the boot: the capture is stopped and
         # kept, the target powered off and the instruments (sigrok-cli, QEMU, the
         # simulator) released; the run is filed as interrupted (exit 130 or 143).
-        with stop.installed(), Instruments(cfg) as bench:
-            result = run_cycle(cfg, bench, step, abort=stop.event)
-        step("analyzing")
+        with steps.subscribed(show), stop.installed(), Instruments(cfg) as bench:
+            result = run_cycle(cfg, bench, abort=stop.event)
+        progress.update(task, description="analyzing")
         try:
             report = analyze_folder(result.folder, engine=engine)
         except RigError as e:  # the rig wrote these artifacts: its failure, not input
@@ -97,7 +99,7 @@ def run(
             )
         influx: Delivery | str | None = None
         if cfg.influx:
-            step("writing to InfluxDB")
+            progress.update(task, description="writing to InfluxDB")
             try:
                 influx = deliver(report, cfg.influx, cfg.results_dir)
             except (ReportError, OSError) as e:

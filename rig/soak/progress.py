@@ -2,7 +2,8 @@
 
 It is redrawn only when a cycle is journaled, which happens while the board is held
 off: a redraw never competes with the console reader for the interpreter while a boot
-is being timed.
+is being timed. What the cycle in flight is doing comes from its steps (`notify`, a
+rig.steps subscriber).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from rich.table import Table
 
 from rig.outcomes import Outcome
 from rig.soak.stats import percentile
+from rig.steps import StepEvent
 
 
 class SoakDisplay:
@@ -58,8 +60,14 @@ class SoakDisplay:
     def _completed(self) -> int:
         return len(self.records) if self.by_cycles else 0
 
-    def step(self, text: str) -> None:
-        self.progress.update(self.task, description=text)  # drawn with the next refresh
+    def notify(self, event: StepEvent) -> None:
+        """Name the step just started, with its soak cycle's number (the `cycle` arg of
+        the step around it); drawn with the next refresh."""
+        if event.kind != "start" or "cycle" in event.args:
+            return
+        n = event.step.arg("cycle")
+        text = event.title if n is None else f"cycle {n}: {event.title}"
+        self.progress.update(self.task, description=text)
 
     def add(self, rec: dict[str, Any]) -> None:
         self.records.append(rec)

@@ -16,6 +16,7 @@ from typing import Any
 
 from rich.console import Console
 
+from rig import steps
 from rig.artifacts import rundir
 from rig.config import RigConfig, SoakConfig
 from rig.errors import EXIT_BOARD_FAILED, EXIT_INPUT, EXIT_OK, EXIT_RIG_FAILED
@@ -142,13 +143,13 @@ def run_soak(
         stop,
         spool_root=cfg.results_dir,
         on_record=display.add,
-        step=display.step,
     )
     try:
         with contextlib.ExitStack() as stack:
             if handle_signals:
                 stack.enter_context(stop.installed())
             stack.enter_context(display)
+            stack.enter_context(steps.subscribed(display.notify))
             if resume is not None:
                 _resume(opened, runner)
             try:

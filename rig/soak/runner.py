@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rig import steps
 from rig.artifacts import rundir
 from rig.artifacts.rundir import ArtifactError
 from rig.config import RigConfig, SoakConfig
@@ -33,6 +34,8 @@ from rig.soak.signals import StopFlag
 RIG_FAILURES = (InstrumentError, SimError, OSError, ArtifactError)
 
 COMPLETED, INTERRUPTED, ABORTED = "completed", "interrupted", "aborted"
+#: The step around one soak cycle; its `cycle` arg is the cycle's number.
+SOAK_CYCLE_STEP = "soak cycle"
 
 
 @dataclass(frozen=True)
@@ -89,7 +92,6 @@ class SoakRunner:
         stop: StopFlag,
         spool_root: Path,
         on_record: Callable[[dict[str, Any]], None] = lambda _r: None,
-        step: Callable[[str], None] = lambda _s: None,
         session: Session | None = None,
     ) -> None:
         self.cfg = cfg  # results_dir is the soak folder: cycle folders live in it
@@ -99,7 +101,6 @@ class SoakRunner:
         self.limits = limits
         self.stop = stop
         self.on_record = on_record
-        self.step = step
         self.spool_root = spool_root  # the results folder: the spool `rig run` uses too
         self._pending: tuple[int, Path, int] | None = None
         self._session = session  # given: the caller owns it (and closes it)
@@ -172,14 +173,12 @@ class SoakRunner:
             self.state.next_cycle += 1
             run_id = rundir.new_run_id()
             t_ns = time.monotonic_ns()
-
-            def step(text: str, cycle: int = cycle) -> None:
-                self.step(f"cycle {cycle}: {text}")
-
             try:
-                result = session.cycle(
-                    step, run_id=run_id, during_hold=self._flush, abort=self.stop.event
-                )
+                # Displays take the cycle number from this step's args (rig.steps).
+                with steps.step(SOAK_CYCLE_STEP, source=self, cycle=cycle):
+                    result = session.cycle(
+                        run_id=run_id, during_hold=self._flush, abort=self.stop.event
+                    )
             except RIG_FAILURES as e:
                 self._flush()
                 self._rig_error(cycle, run_id, t_ns, e)

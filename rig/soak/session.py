@@ -16,7 +16,7 @@ from types import TracebackType
 
 from rig.artifacts.rundir import probe_results_dir
 from rig.config import RigConfig
-from rig.cycle import CycleResult, Step, run_cycle
+from rig.cycle import CycleResult, run_cycle
 from rig.instruments.console_serial import SerialConsole
 from rig.instruments.protocols import InstrumentError
 from rig.instruments.setup import Bench, Instruments
@@ -66,7 +66,6 @@ class Session:
 
     def cycle(
         self,
-        step: Step = lambda _s: None,
         *,
         run_id: str | None = None,
         during_hold: Callable[[], None] | None = None,
@@ -78,7 +77,6 @@ class Session:
         return run_cycle(
             self.cfg,
             bench,
-            step,
             run_id=run_id,
             during_hold=during_hold,
             abort=abort,
