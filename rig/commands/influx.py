@@ -16,6 +16,7 @@ from rich.table import Table
 from rig.commands.common import console, emit_json, fail, json_option
 from rig.errors import EXIT_INPUT, EXIT_OK, EXIT_RIG_FAILED, bounded
 from rig.sinks.influx.client import AUTH, Client, InfluxError
+from rig.sinks.influx.replay import replay as replay_spool
 from rig.sinks.influx.server import (
     DEFAULT_DATA_DIR,
     DEFAULT_USER,
@@ -32,7 +33,6 @@ from rig.sinks.influx.settings import (
     load_influx_config,
 )
 from rig.sinks.influx.sink import push as push_reports
-from rig.sinks.influx.sink import replay as replay_spool
 from rig.sinks.influx.sink import report_files
 from rig.sinks.influx.sink import status as server_status
 from rig.sinks.influx.spool import Spool, spool_dir

@@ -24,8 +24,7 @@ from rig.cycle import kept_files, run_cycle
 from rig.errors import EXIT_RIG_FAILED, ArtifactError, RigError, exit_code
 from rig.instruments.setup import Instruments
 from rig.pipeline import analyze_folder
-from rig.sinks.influx.points import ReportError
-from rig.sinks.influx.sink import Delivery, deliver
+from rig.sinks.influx.deliver import Delivery, deliver_or_note
 from rig.sinks.terminal import print_report
 from rig.soak.signals import StopFlag
 
@@ -97,28 +96,23 @@ def run(
                 as_json,
                 EXIT_RIG_FAILED,
             )
-        influx: Delivery | str | None = None
+        influx: Delivery | None = None
         if cfg.influx:
             progress.update(task, description="writing to InfluxDB")
-            try:
-                influx = deliver(report, cfg.influx, cfg.results_dir)
-            except (ReportError, OSError) as e:
-                influx = f"influx: not written or spooled: {e}"
+            influx = deliver_or_note(report, cfg.influx, cfg.results_dir)
     if as_json:
-        influx_out = influx.as_dict() if isinstance(influx, Delivery) else influx
         emit_json(
             {
                 "folder": str(result.folder),
                 "report": report,
-                "influx": influx_out,
+                "influx": influx.as_dict() if influx else None,
                 "recovered": recovered,
             }
         )
     else:
         print_report(report, console, str(result.folder))
         if influx:
-            text = influx.describe() if isinstance(influx, Delivery) else influx
-            console.print(escape(text), highlight=False)
+            console.print(escape(influx.describe()), highlight=False)
     if stop.is_set():
         raise SystemExit(stop.exit_code)
     raise SystemExit(outcome_exit_code(report["outcome"], measured_now=True))

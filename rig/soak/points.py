@@ -10,11 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from rig.sinks.influx.client import Client, InfluxError
+from rig.sinks.influx.deliver import Delivery, attempt, write_or_spool
 from rig.sinks.influx.lineproto import FieldValue, Point, encode_all
 from rig.sinks.influx.points import PRECISION_NS, utc_to_ns
 from rig.sinks.influx.settings import InfluxSettings
-from rig.sinks.influx.spool import Spool, spool_dir
 
 SOAK = "soak"
 
@@ -40,16 +39,16 @@ def soak_lines(summary: dict[str, Any], precision: str = "ns") -> list[str]:
     return encode_all([Point(SOAK, tags, fields, t)])
 
 
-def write_soak_point(summary: dict[str, Any], settings: InfluxSettings, results_dir: Path) -> str:
-    """ "written", or "spooled" (with the reason) when the server did not take it."""
-    lines = soak_lines(summary, settings.precision)
-    try:
-        with Client(settings) as client:
-            client.write(lines)
-        return "written"
-    except InfluxError as e:
-        meta = {"precision": settings.precision, "reason": str(e), "kind": e.kind}
-        Spool(spool_dir(results_dir)).put(
-            utc_to_ns(summary["started_utc"]), summary["soak_id"], lines, meta
-        )
-        return f"spooled: {e}"
+def deliver_soak_point(
+    summary: dict[str, Any], settings: InfluxSettings | None, results_dir: Path
+) -> Delivery:
+    """Written, spooled (the server did not take it) or failed (why), as for a boot."""
+
+    def send(s: InfluxSettings) -> Delivery:
+        lines = soak_lines(summary, s.precision)
+        t_ns, soak_id = utc_to_ns(summary["started_utc"]), summary["soak_id"]
+        # No drain: the session's end drained the spool just before, and a drain after
+        # this write could send an older spooled copy of this point over it.
+        return write_or_spool(lines, t_ns, soak_id, s, results_dir, drain=False)
+
+    return attempt(summary.get("soak_id"), settings, send)

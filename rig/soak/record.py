@@ -16,9 +16,8 @@ from rig.artifacts.leftovers import recover_folder
 from rig.artifacts.srzip import CaptureError
 from rig.outcomes import Outcome
 from rig.pipeline import analyze_folder
-from rig.sinks.influx.points import ReportError
+from rig.sinks.influx.deliver import deliver_or_note
 from rig.sinks.influx.settings import InfluxSettings
-from rig.sinks.influx.sink import deliver
 
 #: run.json timing keys copied into the journal (seconds).
 _TIMING = ("wall_s", "off_hold_s", "boot_s", "overhead_s", "hold_work_s")
@@ -47,15 +46,6 @@ def mark_rig_error(folder: Path, detail: str) -> bool:
     run["rig_error_detail"] = detail
     rundir.write_json(path, run)
     return True
-
-
-def _deliver(report: dict[str, Any], influx: InfluxSettings | None, spool_root: Path) -> str:
-    if influx is None:
-        return "off"
-    try:
-        return deliver(report, influx, spool_root).status  # "written" or "spooled"
-    except (ReportError, OSError) as e:
-        return f"failed: {e}"
 
 
 def finish(
@@ -97,7 +87,7 @@ def finish(
     rec["outcome"] = report["outcome"] if report else Outcome.RIG_ERROR.value
     rec["power_to_ui_s"] = report.get("power_to_ui_s") if report else None
     rec["stages"] = {s["name"]: s.get("duration_s") for s in (report or {}).get("stages", [])}
-    rec["influx"] = _deliver(report, influx, spool_root) if report else "none"
+    rec["influx"] = deliver_or_note(report, influx, spool_root).note if report else "none"
     try:
         timing = rundir.read_json(folder / rundir.RUN).get("timing") or {}
     except rundir.ArtifactError:

@@ -21,11 +21,11 @@ from rig.artifacts import rundir
 from rig.config import RigConfig, SoakConfig
 from rig.errors import EXIT_BOARD_FAILED, EXIT_INPUT, EXIT_OK, EXIT_RIG_FAILED
 from rig.sinks.influx.client import Client, InfluxError
-from rig.sinks.influx.sink import replay
+from rig.sinks.influx.replay import replay
 from rig.sinks.influx.spool import Spool, spool_dir
 from rig.soak import html, recover
 from rig.soak.journal import JOURNAL, JournalError, read_journal
-from rig.soak.points import write_soak_point
+from rig.soak.points import deliver_soak_point
 from rig.soak.progress import SoakDisplay
 from rig.soak.runner import ABORTED, COMPLETED, INTERRUPTED, Limits, SoakRunner
 from rig.soak.signals import StopFlag
@@ -77,10 +77,8 @@ def _finish(opened: Opened, cfg: RigConfig, reason: str, elapsed_s: float) -> di
     summary = summarize(opened.folder, records)
     _drain_spool(cfg)
     if cfg.influx is not None:
-        try:
-            summary["influx_soak_point"] = write_soak_point(summary, cfg.influx, cfg.results_dir)
-        except (OSError, ValueError) as e:
-            summary["influx_soak_point"] = f"failed: {e}"
+        point = deliver_soak_point(summary, cfg.influx, cfg.results_dir)
+        summary["influx_soak_point"] = point.note
     rundir.write_json(opened.folder / SUMMARY_JSON, summary)
     (opened.folder / SUMMARY_HTML).write_text(
         html.render(summary, cycle_records(records)), encoding="utf-8"
