@@ -22,6 +22,10 @@ from rig.tomlcheck import ConfigError, Table
 _SIM_CHANNEL = re.compile(r"^D([0-7])$")
 
 
+#: The power rail must stay high this long to count as a power-up (rig.snapshot too).
+DEFAULT_DEBOUNCE_US = 1000.0
+
+
 @dataclass(frozen=True)
 class AnalyzerConfig:
     driver: str  # a registered analyzer driver: "sim", "sigrok", "qemu", "none"
@@ -71,7 +75,7 @@ def parse_analyzer(a: Table, base: Path) -> AnalyzerConfig:
         driver=driver,
         samplerate=a.int("samplerate", 1_000_000, min=1, max=100_000_000_000),
         channels=channels,
-        debounce_us=a.float("debounce_us", 1000.0, min=0.0, max=1e6),
+        debounce_us=a.float("debounce_us", DEFAULT_DEBOUNCE_US, min=0.0, max=1e6),
         device_channels=device_channels,
         settings=spec.settings,
     )

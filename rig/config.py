@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rig.analysis.parsers.options import AnalysisOptions
+from rig.analysis.options import AnalysisOptions
 from rig.analysis.stagespec import Boundary, StageSpec
 from rig.analyzer_config import AnalyzerConfig, parse_analyzer
 from rig.errors import InputError
@@ -20,6 +20,7 @@ from rig.instruments import drivers as _drivers  # noqa: F401 - registers every 
 from rig.instruments.qemu.settings import QemuConfig, parse_qemu
 from rig.instruments.registry import CONSOLE, POWER, DriverSpec
 from rig.sinks.influx.settings import InfluxSettings, parse_settings
+from rig.snapshot import DEFAULT_BAUD
 from rig.stageconfig import DEFAULT_STAGES, parse_stages, stages_from_snapshot
 from rig.tomlcheck import ConfigError, Table, apply_overrides, load_toml
 
@@ -145,7 +146,7 @@ def load_config(path: Path, board: Path | None = None, overrides: Sequence[str] 
     port = c.str("port")
     cspec = CONSOLE.parse(c, base, "qemu" if port == "qemu" else "serial")
     console = ConsoleConfig(
-        port, c.int("baud", 115200, min=1, max=100_000_000), cspec.name, cspec.settings
+        port, c.int("baud", DEFAULT_BAUD, min=1, max=100_000_000), cspec.name, cspec.settings
     )
     c.done()
 

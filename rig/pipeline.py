@@ -1,14 +1,14 @@
-"""Analyze an artifact folder: read the artifacts, decode the capture, build and write
-the report. This is all `rig analyze DIR` does, and what `rig run` does after capture."""
+"""Analyze an artifact folder: read the artifacts, decode the capture, build the report.
+This is what `rig analyze DIR` does, and what `rig run` does after capture; the caller
+chooses where the report goes (rig.sinks.files: report.json and report.html; InfluxDB;
+the terminal)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from rig import names
-from rig.analysis.parsers.options import AnalysisOptions
 from rig.analysis.report import build_report
 from rig.artifacts import powerlog, rundir
 from rig.artifacts.decode import channel_map, scan_markers
@@ -16,10 +16,8 @@ from rig.artifacts.fastscan import scan_capture
 from rig.artifacts.srzip import read_info
 from rig.artifacts.uart import UartBytes, UartError, decode_uart
 from rig.artifacts.uartbin import UART_BIN, write_uart_bin
-from rig.config import stages_from_snapshot
-from rig.errors import InputError
-from rig.model import Chunk, MarkerScan
-from rig.sinks.html.write import write_html
+from rig.model import Chunk, MarkerScan, Report, Run
+from rig.snapshot import analysis_inputs
 
 
 def tapped_console(uart: UartBytes, power_on_ns: int, scan: MarkerScan) -> list[Chunk]:
@@ -31,11 +29,11 @@ def tapped_console(uart: UartBytes, power_on_ns: int, scan: MarkerScan) -> list[
     ]
 
 
-def _run_or_bare(folder: Path) -> dict[str, Any]:
+def _run_or_bare(folder: Path) -> Run:
     if (folder / rundir.RUN).exists() or not (folder / rundir.CAPTURE).exists():
         return rundir.read_run(folder)
     # A bare capture with the DESIGN channel names needs no run.json and no config.
-    return {"run_id": folder.name, "board": "unknown", "power_on_ns": 0, "started_utc": None}
+    return Run.bare(folder.name)
 
 
 ENGINES = ("fast", "sigrok")
@@ -73,22 +71,15 @@ def analyze_folder(
     write: bool = True,
     engine: str = "fast",
     rename: Mapping[str, str] | None = None,
-) -> dict[str, Any]:
-    """`rename` reads capture channels as contract names (`rig analyze --map TX=uart_tx`)."""
+) -> Report:
+    """The folder's report. `write`: keep the tapped console's bytes (uart.bin) beside the
+    capture. `rename` reads capture channels as contract names (`rig analyze --map
+    TX=uart_tx`)."""
     folder = Path(folder)
     if not folder.is_dir():
         raise rundir.ArtifactError(f"{folder}: not an artifact folder")
     run = _run_or_bare(folder)
-    config = run.get("config") or {}
-    analyzer = config.get("analyzer", {})
-    # A bare capture has no config: its console rate is detected from the tap.
-    console_baud = config.get("console", {}).get("baud")
-    baud = int(console_baud or 115200)
-    specs = stages_from_snapshot(config, folder / rundir.RUN)
-    try:  # checked here so that a bad snapshot names run.json
-        options = AnalysisOptions.from_mapping(config.get("analysis"), "config.analysis")
-    except InputError as e:
-        raise rundir.ArtifactError(f"{folder / rundir.RUN}: {e}") from None
+    inputs = analysis_inputs(run.config, folder / rundir.RUN)
     chunks = rundir.read_console(folder)
 
     artifacts = {"run": rundir.RUN}
@@ -100,8 +91,7 @@ def analyze_folder(
     capture = folder / rundir.CAPTURE
     if capture.exists():
         artifacts["capture"] = rundir.CAPTURE
-        debounce = float(analyzer.get("debounce_us", 1000.0))
-        scan, uart, uart_error = _scan(capture, engine, debounce, console_baud, rename)
+        scan, uart, uart_error = _scan(capture, engine, inputs.debounce_us, inputs.baud, rename)
         if uart is not None and write:
             write_uart_bin(folder / UART_BIN, uart)
         if uart is not None:
@@ -109,22 +99,18 @@ def analyze_folder(
     if (folder / rundir.TRUTH).exists():
         artifacts["truth"] = rundir.TRUTH
     artifacts["report"] = rundir.REPORT
-    if write:
-        artifacts["html"] = rundir.REPORT_HTML
     if not chunks and uart is not None and scan is not None:
         # No host console (a bare capture): the tapped UART is the console, each byte
         # "arriving" at its start bit on the analyzer clock.
-        chunks = tapped_console(uart, run["power_on_ns"], scan)
+        chunks = tapped_console(uart, run.power_on_ns, scan)
 
     power = powerlog.read(folder)  # a bench supply's readings, when it had one
     if power is not None:
         artifacts["power"] = powerlog.POWER_JSONL
     report = build_report(
-        run, chunks, scan, specs, baud, artifacts, options, uart, uart_error, power
-    )
-    if rename and isinstance(report.get("capture"), dict):
-        report["capture"]["channel_map"] = dict(rename)  # how this capture was read
-    if write:
-        rundir.write_json(folder / rundir.REPORT, report)
-        write_html(folder)
+        run, chunks, scan, inputs.stages, inputs.console_baud, artifacts, inputs.options,
+        uart, uart_error, power,
+    )  # fmt: skip
+    if rename and report.capture is not None:
+        report.capture.channel_map = dict(rename)  # how this capture was read
     return report

@@ -35,6 +35,7 @@ CLASSES = [
     ("rig.sinks.influx.settings", "CredentialError", ConfigError, ValueError),
     ("rig.sinks.influx.server", "ServerError", SinkError, RuntimeError),
     ("rig.sinks.influx.points", "ReportError", ArtifactError, ValueError),
+    ("rig.model.codec", "ModelError", ArtifactError, ValueError),
     ("rig.tomlcheck", "ConfigError", ConfigError, ValueError),
     ("rig.config", "ConfigError", ConfigError, ValueError),
     ("rig.sim.client", "SimError", InstrumentError, RuntimeError),

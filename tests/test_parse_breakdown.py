@@ -8,7 +8,7 @@ import pytest
 
 from rig.analysis.console import analyze_console
 from rig.analysis.lines import split_lines
-from rig.analysis.parsers.options import AnalysisOptions
+from rig.analysis.options import AnalysisOptions
 from rig.model import Chunk
 from tests.test_parse_replay import FIXTURES, load
 

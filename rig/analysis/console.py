@@ -10,9 +10,9 @@ from rig.analysis.advisor import advise
 from rig.analysis.events import Timebase
 from rig.analysis.initcalls import Initcall, async_waits, module_breakdown, pair_initcalls
 from rig.analysis.lines import MAX_PARSED, Line, stand_in_reads
+from rig.analysis.options import AnalysisOptions
 from rig.analysis.pacing import Pacing, assess_pacing, band_slack
 from rig.analysis.parsers.console import parse_console
-from rig.analysis.parsers.options import AnalysisOptions
 from rig.analysis.phases.build import build_phases
 from rig.analysis.sections import (
     app_events,

@@ -43,6 +43,8 @@ from typing import Any
 
 import numpy as np
 
+from rig.model.report import Boundary, PowerSummary, Report, Stage
+
 #: A reading below this share of the median current is "no current" (the rail is down).
 OFF_SHARE = 0.05
 #: ... and never above this many amperes of supply noise.
@@ -296,63 +298,65 @@ def _jump(r: Readings, b: float, shift: float) -> float:
     return max(near) - min(near) if near else 0.0
 
 
-def _bound_u(stage: Mapping[str, Any]) -> tuple[float, float]:
-    def u(key: str) -> float:
-        b = stage.get(key)
-        return float(b.get("uncertainty_s") or 0.0) if isinstance(b, Mapping) else 0.0
+def _bound_u(stage: Stage) -> tuple[float, float]:
+    def u(b: Boundary | None) -> float:
+        return float(b.uncertainty_s or 0.0) if b is not None else 0.0
 
-    return u("start"), u("end")
+    return u(stage.start), u(stage.end)
 
 
 def add_energy(
-    report: dict[str, Any],
-    run: Mapping[str, Any],
+    report: Report,
+    power_on_ns: int,
     records: Sequence[Mapping[str, Any]],
     host: Any = None,
 ) -> None:
-    """Add `energy_j`, `energy_uncertainty_j`, `mean_current_a`, `peak_current_a` and
-    `energy_readings` to each stage of `report` with both ends, and a `power` section.
-    `host`: the timebase's host clock map, when the caller has it (build_report does)."""
+    """Give each stage of `report` with both ends its energy, mean and peak current and
+    reading count, and the report a `power` section. `host`: the timebase's host clock
+    map, when the caller has it (build_report does)."""
     if not records:
         return
-    reference = (report.get("time_base") or {}).get("reference", "host")
-    power_on_ns = int(run.get("power_on_ns") or 0)
+    reference = report.time_base.reference if report.time_base else "host"
     notes: list[str] = []
     try:
         clock = pick_clock(reference, power_on_ns, records, host)
     except ValueError as e:
-        report["power"] = {"readings": len(records), "error": str(e)}
+        report.power = PowerSummary(readings=len(records), error=str(e))
         return
     r = place(records, clock)
     total = total_u = 0.0
-    for st in report.get("stages") or []:
-        if st.get("start_s") is None or st.get("end_s") is None:
+    for st in report.stages:
+        if st.start_s is None or st.end_s is None:
             continue
-        se = stage_energy(r, st["start_s"], st["end_s"], clock.uncertainty_s, _bound_u(st))
+        se = stage_energy(r, st.start_s, st.end_s, clock.uncertainty_s, _bound_u(st))
         if se is None:
-            notes.append(f"stage {st.get('name')}: no reading around it, no energy")
+            notes.append(f"stage {st.name}: no reading around it, no energy")
             continue
-        st.update(se.as_dict())
+        st.energy_j = se.energy_j
+        st.energy_uncertainty_j = se.energy_uncertainty_j
+        st.mean_current_a = se.mean_current_a
+        st.peak_current_a = se.peak_current_a
+        st.energy_readings = se.readings
         total += se.energy_j
         total_u += se.energy_uncertainty_j
-    section: dict[str, Any] = {
-        "readings": len(records),
-        "rate_hz": _rate(r.t_s),
-        "clock": clock.as_dict(),
-        "reading_time_u_s": r.place_u_s,
-        "late_readings_dropped": r.dropped,
-        "stages_energy_j": total,
-        "stages_energy_uncertainty_j": total_u,
-        "notes": notes,
-        "trace": trace(r),
-    }
+    section = PowerSummary(
+        readings=len(records),
+        rate_hz=_rate(r.t_s),
+        clock=clock.as_dict(),
+        reading_time_u_s=r.place_u_s,
+        late_readings_dropped=r.dropped,
+        stages_energy_j=total,
+        stages_energy_uncertainty_j=total_u,
+        notes=notes,
+        trace=trace(r),
+    )
     if reference != "host":
         # What the readings say of the power edge, on the reference clock: it should
         # hold 0 (a check of the clock map, not used by it unless nothing else exists).
         with contextlib.suppress(ValueError):  # no reading with current: no check
             lo, hi = edge_bracket(records, power_on_ns)
-            section["edge_seen_s"] = [(lo - clock.zero_ns) / 1e9, (hi - clock.zero_ns) / 1e9]
-    report["power"] = section
+            section.edge_seen_s = [(lo - clock.zero_ns) / 1e9, (hi - clock.zero_ns) / 1e9]
+    report.power = section
 
 
 #: The report's current trace (for the HTML timeline) keeps at most this many points.

@@ -27,6 +27,7 @@ from rig.analysis.pacing import Pacing, assess_pacing, band_slack, char_time_s
 from rig.analysis.uartlines import match_lines
 from rig.artifacts.uart import UartBytes
 from rig.model import Chunk, MarkerScan
+from rig.model import report as model
 
 #: Console-only runs: t = 0 is the power-on command, and the time from the command to
 #: the rail rising (USB, relay coil, contacts) is not observed. Mechanical relays in
@@ -54,6 +55,9 @@ class Event:
             "uncertainty_s": self.uncertainty_s,
             **self.detail,
         }
+
+    def to_model(self) -> model.Event:
+        return model.Event(self.name, self.t_s, self.source, self.uncertainty_s, dict(self.detail))
 
 
 def interval_uncertainty(a: Event, b: Event) -> float:

@@ -13,9 +13,9 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+
+from rig.model import Run
 
 PANIC_TEXT = "Kernel panic - not syncing"
 PANIC_BYTES = PANIC_TEXT.encode()
@@ -43,9 +43,9 @@ class ConsoleRecord:
     ui_tag_seen: bool = False  # the cycle saw the UI's tag (or its stand-in) arrive
 
     @classmethod
-    def of_run(cls, run: Mapping[str, Any], recorded: bool) -> ConsoleRecord:
-        timing = run.get("timing") or {}
-        return cls(recorded, run.get("console_error"), timing.get("ui_ready_seen_ns") is not None)
+    def of_run(cls, run: Run, recorded: bool) -> ConsoleRecord:
+        seen = run.timing is not None and run.timing.ui_ready_seen_ns is not None
+        return cls(recorded, run.console_error, seen)
 
     def lost(self, lines: int) -> bool:
         """The console ended before the UI's tag (`lines`: console lines read)."""

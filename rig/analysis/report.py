@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rig import __version__, names
+from rig import __version__
 from rig.analysis import validity
 from rig.analysis.console import analyze_console
 from rig.analysis.energy import add_energy
@@ -18,12 +18,25 @@ from rig.analysis.events import (
 )
 from rig.analysis.evidence import ConsoleRecord
 from rig.analysis.lines import split_lines
+from rig.analysis.options import AnalysisOptions
 from rig.analysis.outcome import classify
-from rig.analysis.parsers.options import AnalysisOptions
 from rig.analysis.stages import build_stages, stage_notes
 from rig.analysis.stagespec import StageSpec
 from rig.artifacts.uart import UartBytes
-from rig.model import Chunk, MarkerScan
+from rig.model import Chunk, MarkerScan, Run
+from rig.model.codec import load
+from rig.model.report import (
+    Advisory,
+    AnalysisInfo,
+    CaptureSummary,
+    ConsoleSummary,
+    ConsoleTime,
+    Initcall,
+    Report,
+    TimeBase,
+    TopItem,
+    Unattributed,
+)
 from rig.outcomes import Outcome
 
 
@@ -41,7 +54,7 @@ def _tap(uart: UartBytes | None, error: str | None, matched: int) -> dict[str, A
 
 
 def build_report(
-    run: dict[str, Any],
+    run: Run,
     chunks: Sequence[Chunk],
     scan: MarkerScan | None,
     specs: tuple[StageSpec, ...],
@@ -51,12 +64,12 @@ def build_report(
     uart: UartBytes | None = None,
     uart_error: str | None = None,
     power: Sequence[Mapping[str, Any]] | None = None,
-) -> dict[str, Any]:
+) -> Report:
     """Everything in the report follows from the arguments: the same artifacts give the
     same report, byte for byte. `power`: a supply's readings (power.jsonl), which give
     each stage its energy."""
     lines = split_lines(chunks)
-    power_on_ns = int(run["power_on_ns"])
+    power_on_ns = run.power_on_ns
     tb = build_timebase(scan, lines, power_on_ns, baud, uart, chunks)
     events = marker_events(lines, tb)
     console = analyze_console(lines, tb, baud, analysis, chunks, uart)
@@ -70,15 +83,15 @@ def build_report(
     gpio = gpio_times(scan, tb.power_sample) if scan and tb.power_sample is not None else {}
     invalid = validity.run_problems(run, "capture" in artifacts)
     invalid += validity.problems(chunks, lines, power_on_ns, scan, gpio, uart, stages)
-    rig_error = run.get("rig_error")
+    rig_error = run.rig_error
     # The cycle files an analyzer's failure under `analyzer_error`, the soak any other.
-    detail = run.get("rig_error_detail") or run.get("analyzer_error")
+    detail = run.rig_error_detail or run.analyzer_error
     if not rig_error and (why := validity.unfinished(run)):
         rig_error, detail = Outcome.RIG_ERROR, why
     console_record = ConsoleRecord.of_run(run, "console" in artifacts)
     outcome = classify(
         scan, "capture" in artifacts, lines, stages, rig_error,
-        bool(run.get("aborted")), invalid[0] if invalid else None, console_record,
+        bool(run.aborted), invalid[0] if invalid else None, console_record,
     )  # fmt: skip
 
     first, last = (stages[0].start, stages[-1].end) if stages else (None, None)
@@ -86,84 +99,85 @@ def build_report(
     total_u = interval_uncertainty(first, last) if first and last else None
 
     if tb.reference == "analyzer":
-        time_base = {
-            "reference": "analyzer",
-            "t0": _t0(scan, tb.power_sample),
-            "clock": (run.get("capture") or {}).get("clock") or "analyzer sample clock",
-            "samplerate_hz": tb.samplerate or (scan.samplerate if scan else None),
-            "power_edge_sample": tb.power_sample,
-        }
+        time_base = TimeBase(
+            reference="analyzer",
+            t0=_t0(scan, tb.power_sample),
+            clock=(run.capture.clock if run.capture else None) or "analyzer sample clock",
+            samplerate_hz=tb.samplerate or (scan.samplerate if scan else None),
+            power_edge_sample=tb.power_sample,
+        )
     else:
-        time_base = {
-            "reference": "host",
-            "t0": "power-on command (host CLOCK_MONOTONIC), no analyzer capture",
-            "power_on_ns": run["power_on_ns"],
-        }
+        time_base = TimeBase(
+            reference="host",
+            t0="power-on command (host CLOCK_MONOTONIC), no analyzer capture",
+            power_on_ns=run.power_on_ns,
+        )
     clocks: dict[str, Any] = {"host": tb.host.as_dict()}
     if tb.printk:
         clocks["printk"] = tb.printk.as_dict()
-    report = {
-        "schema": names.REPORT_SCHEMA,
-        "run_id": run["run_id"],
-        "rig": run.get("rig"),
-        "board": run["board"],
-        "variant": run.get("variant"),
-        "started_utc": run["started_utc"],
-        "power_on_utc": run.get("power_on_utc"),
-        "outcome": str(outcome),
-        "power_to_ui_s": total,
-        "power_to_ui_uncertainty_s": total_u,
-        "stages": [s.as_dict() for s in stages],
-        "events": [e.as_dict() for e in sorted(events, key=lambda e: (e.t_s, e.name))],
-        "time_base": time_base,
-        "clocks": clocks,
-        "console": {
-            "lines": len(lines),
-            "bytes": sum(len(c.data) for c in chunks),
-            "chunks": len(chunks),
-            "baud": baud,
-            "uart_tap": _tap(uart, uart_error, len(tb.uart)),
-            "pacing": console["pacing"],
-        },
-        "capture": (
-            {
-                "samples": scan.samples,
-                "samplerate_hz": scan.samplerate,
-                "channels": list(scan.channels),
-                "power_ups": len(scan.power_up),
-                "bounces_rejected": scan.bounces,
-                "dense_channels": dict(scan.dense),  # not decoded: floating or mis-mapped
-                "engine": scan.engine,
-            }
-            if scan
-            else None
+    report = Report(
+        run_id=run.run_id,
+        rig=run.rig,
+        board=run.board,
+        variant=run.variant,
+        started_utc=run.started_utc,
+        power_on_utc=run.power_on_utc,
+        outcome=str(outcome),
+        power_to_ui_s=total,
+        power_to_ui_uncertainty_s=total_u,
+        stages=[s.to_model() for s in stages],
+        events=[e.to_model() for e in sorted(events, key=lambda e: (e.t_s, e.name))],
+        time_base=time_base,
+        clocks=clocks,
+        console=ConsoleSummary(
+            lines=len(lines),
+            bytes=sum(len(c.data) for c in chunks),
+            chunks=len(chunks),
+            baud=baud,
+            uart_tap=_tap(uart, uart_error, len(tb.uart)),
+            pacing=console["pacing"],
         ),
-        "console_times": [
-            {"line": ln.index, "t_s": e.t_s, "source": e.source, "uncertainty_s": e.uncertainty_s}
+        capture=_capture(scan),
+        console_times=[
+            ConsoleTime(ln.index, e.t_s, e.source, e.uncertainty_s)
             for ln in lines
             for e in [line_event("", ln, tb)]
         ],
-        "initcalls": console["initcalls"],
-        "modules": console["modules"],
-        "top": console["top"],
-        "advisories": console["advisories"],
-        "uboot": console["uboot"],
-        "kernel": console["kernel"],
-        "systemd": console["systemd"],
-        "app_events": console["app_events"],
-        "phases": console["phases"],
-        "unattributed": console["unattributed"],
-        "artifacts": artifacts,
-        "analysis": {
-            "rig_version": __version__,
-            "notes": console["notes"] + stage_notes(stages) + _console_note(console_record),
-            "invalid": invalid,  # contradictions in the artifacts (outcome invalid_artifacts)
-            "rig_error": (detail or rig_error) if rig_error else None,  # what failed, if it did
-        },
-    }
+        initcalls=load(list[Initcall], console["initcalls"], "initcalls"),
+        modules=console["modules"],
+        top=load(list[TopItem], console["top"], "top"),
+        advisories=load(list[Advisory], console["advisories"], "advisories"),
+        uboot=console["uboot"],
+        kernel=console["kernel"],
+        systemd=console["systemd"],
+        app_events=console["app_events"],
+        phases=console["phases"],
+        unattributed=load(Unattributed, console["unattributed"], "unattributed"),
+        artifacts=artifacts,
+        analysis=AnalysisInfo(
+            rig_version=__version__,
+            notes=console["notes"] + stage_notes(stages) + _console_note(console_record),
+            invalid=invalid,  # contradictions in the artifacts (outcome invalid_artifacts)
+            rig_error=(detail or rig_error) if rig_error else None,  # what failed, if it did
+        ),
+    )
     if power:
-        add_energy(report, run, power, tb.host)
+        add_energy(report, power_on_ns, power, tb.host)
     return report
+
+
+def _capture(scan: MarkerScan | None) -> CaptureSummary | None:
+    if scan is None:
+        return None
+    return CaptureSummary(
+        samples=scan.samples,
+        samplerate_hz=scan.samplerate,
+        channels=list(scan.channels),
+        power_ups=len(scan.power_up),
+        bounces_rejected=scan.bounces,
+        dense_channels=dict(scan.dense),  # not decoded: floating or mis-mapped
+        engine=scan.engine,
+    )
 
 
 def _console_note(console: ConsoleRecord) -> list[str]:

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
 
 from rig.analysis.events import Event, Timebase, interval_uncertainty, line_event
 from rig.analysis.landmarks import LANDMARKS, landmark_events, load_calibration
 from rig.analysis.lines import Line
 from rig.analysis.stagespec import Boundary, StageSpec
 from rig.analysis.visibility import LAYERS, Visibility, visibility
+from rig.model import report as model
 
 INITRAMFS = "no root mount (initramfs)"
 
@@ -50,32 +50,28 @@ class Stage:
         shorts = [r.short for r in (self.start_res, self.end_res) if r and r.short]
         return "; ".join(dict.fromkeys(shorts)) or None
 
-    def as_dict(self) -> dict[str, Any]:
+    def to_model(self) -> model.Stage:
         s, e = self.start, self.end
         u = None
         if s and e:
             u = 0.0 if s is e else interval_uncertainty(s, e)  # one event: empty by definition
-        d: dict[str, Any] = {
-            "name": self.name,
-            "start_s": s.t_s if s else None,
-            "end_s": e.t_s if e else None,
-            "duration_s": (e.t_s - s.t_s) if s and e else None,
-            "source": "+".join(dict.fromkeys(x.source for x in (s, e) if x)) or None,
-            "uncertainty_s": u,
-            "start": _boundary(s),
-            "end": _boundary(e),
-            "note": self.note,
-        }
-        return d
+        return model.Stage(
+            name=self.name,
+            start_s=s.t_s if s else None,
+            end_s=e.t_s if e else None,
+            duration_s=(e.t_s - s.t_s) if s and e else None,
+            source="+".join(dict.fromkeys(x.source for x in (s, e) if x)) or None,
+            uncertainty_s=u,
+            start=_boundary(s),
+            end=_boundary(e),
+            note=self.note,
+        )
 
 
-def _boundary(ev: Event | None) -> dict[str, Any] | None:
+def _boundary(ev: Event | None) -> model.Boundary | None:
     if ev is None:
         return None
-    d = {"event": ev.name, "source": ev.source, "uncertainty_s": ev.uncertainty_s}
-    if "landmark" in ev.detail:
-        d["landmark"] = ev.detail["landmark"]
-    return d
+    return model.Boundary(ev.name, ev.source, ev.uncertainty_s, ev.detail.get("landmark"))
 
 
 def _hook_event(marker: str, events: list[Event]) -> Event | None:

@@ -10,13 +10,12 @@ numbers are still computed and shown, never passed off as a boot's.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from rig.analysis.lines import Line
 from rig.analysis.stages import Stage
 from rig.artifacts.uart import UartBytes
-from rig.model import Chunk, MarkerScan
+from rig.model import Chunk, MarkerScan, Run
 
 #: Bad frames a sound capture at the right rate shows at most (line noise at power-on,
 #: a frame cut at the capture's end): beyond this fraction the rate is wrong.
@@ -29,10 +28,10 @@ MIN_UART_BYTES = 64
 CLOCK_SLACK_S = 0.002
 
 
-def unfinished(run: Mapping[str, Any]) -> str | None:
+def unfinished(run: Run) -> str | None:
     """Why a run that `rig run` started did not end as a cycle does: no `completed_utc`
     (written last) and no operator's stop. A capture without run.json is not a run."""
-    if "schema" not in run or run.get("completed_utc") or run.get("aborted"):
+    if run.is_bare or run.completed_utc or run.aborted:
         return None
     return (
         "run.json has no completed_utc: the rig stopped before the cycle ended (killed, "
@@ -40,11 +39,11 @@ def unfinished(run: Mapping[str, Any]) -> str | None:
     )
 
 
-def run_problems(run: Mapping[str, Any], has_capture: bool) -> list[str]:
-    cap = run.get("capture")
-    if isinstance(cap, Mapping) and cap.get("samples") and not has_capture:
+def run_problems(run: Run, has_capture: bool) -> list[str]:
+    cap = run.capture
+    if cap is not None and cap.samples and not has_capture:
         return [
-            f"run.json records a capture of {cap['samples']} samples but capture.sr is "
+            f"run.json records a capture of {cap.samples} samples but capture.sr is "
             "missing: the boundaries it timed cannot be checked"
         ]
     return []

@@ -74,20 +74,20 @@ def recover_folder(folder: Path, deferred: bool = False) -> Leftover | None:
         raw.unlink()
         return Leftover(folder, "removed", f"{size} bytes, capture.sr already written")
     try:
-        run = rundir.read_json(folder / rundir.RUN)
+        run = rundir.read_run(folder)
     except rundir.ArtifactError as e:
         raw.unlink()
         return Leftover(folder, "removed", f"{size} bytes, run.json unreadable: {e}")
-    layout = run.get("capture") if isinstance(run.get("capture"), dict) else {}
-    channels, rate = layout.get("channels"), layout.get("samplerate_hz")
-    unitsize, bits = layout.get("unitsize", 1), layout.get("raw_bits")
+    cap = run.capture
+    channels = cap.channels if cap else None
+    rate = cap.samplerate_hz if cap else None
+    unitsize = (cap.unitsize if cap else None) or 1
+    bits = cap.raw_bits if cap else None
     if (
-        not isinstance(channels, list)
+        cap is None
+        or channels is None
         or not 1 <= len(channels) <= 8
-        or not all(isinstance(c, str) for c in channels)
-        or not isinstance(rate, int)
-        or rate <= 0
-        or not isinstance(unitsize, int)
+        or rate is None
         or not 1 <= unitsize <= 8
         or not (bits is None or _bits_ok(bits, channels, unitsize))
         or (bits is None and unitsize != 1)
@@ -96,8 +96,10 @@ def recover_folder(folder: Path, deferred: bool = False) -> Leftover | None:
         return Leftover(folder, "removed", f"{size} bytes, run.json states no capture layout")
     samples = convert_binary(raw, folder / rundir.CAPTURE, channels, rate, unitsize, bits)
     raw.unlink()
-    run["capture"] = {**layout, "samples": samples, **({} if deferred else {"recovered": True})}
-    rundir.write_json(folder / rundir.RUN, run)
+    cap.samples = samples
+    if not deferred:
+        cap.recovered = True
+    rundir.write_run(folder, run)
     return Leftover(folder, "converted", f"{samples} samples into capture.sr")
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import math
 import os
 import secrets
 import stat
@@ -18,10 +17,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from rig import names
 from rig.artifacts.atomic import atomic_open
 from rig.errors import ArtifactError, ConfigError, RigError
-from rig.model import Chunk
+from rig.model import Chunk, Report, Run
+from rig.model.codec import ModelError
 
 RUN = "run.json"
 CONSOLE_JSONL = "console.jsonl"
@@ -131,87 +130,31 @@ def read_json(path: Path) -> dict[str, Any]:
     return obj
 
 
-def read_run(folder: Path) -> dict[str, Any]:
+def read_run(folder: Path) -> Run:
+    """run.json as a Run; an error names the file and the key that does not fit."""
     path = folder / RUN
-    run = read_json(path)
-    if run.get("schema") != names.RUN_SCHEMA:
-        raise ArtifactError(
-            f"{path}: key 'schema': expected {names.RUN_SCHEMA!r}, found {run.get('schema')!r}"
-        )
-    for key in ("run_id", "board", "power_on_ns", "started_utc"):
-        if key not in run:
-            raise ArtifactError(f"{path}: missing key {key!r}")
-    _check(path, run, _RUN_KEYS, "")
-    for table, keys in (("capture", _CAPTURE_KEYS), ("config", _CONFIG_KEYS)):
-        if isinstance(run.get(table), dict):
-            _check(path, run[table], keys, f"{table}.")
-    config = run.get("config") or {}
-    for table, keys in (("console", _CONSOLE_KEYS), ("analyzer", _ANALYZER_KEYS)):
-        if isinstance(config.get(table), dict):
-            _check(path, config[table], keys, f"config.{table}.")
-    return run
+    obj = read_json(path)
+    try:
+        run = Run.from_json(obj)
+    except ModelError as e:
+        raise ArtifactError(f"{path}: {e}") from None
+    return run  # its config snapshot is read by rig.snapshot, with the config's rules
 
 
-_Types = type | tuple[type | None, ...]
-# What analysis reads of run.json, and the types it can use (None: the key may be null).
-_RUN_KEYS: dict[str, _Types] = {
-    "run_id": str, "board": str, "power_on_ns": int, "started_utc": (str, None),
-    "rig": (str, None), "variant": (str, None), "power_on_utc": (str, None),
-    "completed_utc": (str, None), "aborted": (bool, None), "rig_error": (str, None),
-    "rig_error_detail": (str, None), "analyzer_error": (str, None), "console_error": (str, None),
-    "config": (dict, None), "capture": (dict, None), "instruments": (dict, None),
-    "timing": (dict, None),
-}  # fmt: skip
-_CAPTURE_KEYS: dict[str, _Types] = {
-    "samples": int, "samplerate_hz": int, "clock": (str, None), "channels": list,
-    "unitsize": int, "raw_bits": (list, None), "deferred": bool,
-    "device_stop_s": (int, float),
-}  # fmt: skip
-_CONFIG_KEYS: dict[str, _Types] = {
-    "console": dict, "analyzer": dict, "stages": list, "analysis": (dict, None),
-}  # fmt: skip
-_CONSOLE_KEYS: dict[str, _Types] = {"baud": (int, None)}
-_ANALYZER_KEYS: dict[str, _Types] = {"debounce_us": (int, float), "samplerate": int}
-_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true or false",
-          dict: "an object", list: "an array", None: "null"}  # fmt: skip
+def write_run(folder: Path, run: Run) -> None:
+    write_json(folder / RUN, run.to_json())
 
 
-def _check(path: Path, obj: dict[str, Any], keys: dict[str, _Types], where: str) -> None:
-    """Each known key, when present, has a type the reader can use (bool is no int)."""
-    for key, types in keys.items():
-        if key not in obj:
-            continue
-        v = obj[key]
-        allowed = types if isinstance(types, tuple) else (types,)
-        ok = any(
-            (v is None)
-            if t is None
-            else isinstance(v, t) and not (isinstance(v, bool) and t is not bool)
-            for t in allowed
-        )
-        low = _LEAST.get(where + key)
-        if (
-            not ok
-            or (isinstance(v, float) and not math.isfinite(v))
-            or (low is not None and isinstance(v, int | float) and v < low)
-        ):
-            expected = " or ".join(_NAMES[t] for t in allowed)
-            expected += f" >= {low}" if low is not None else ""
-            raise ArtifactError(
-                f"{path}: key '{where}{key}': expected {expected}, found {json.dumps(v)[:80]}"
-            )
+def read_report(path: Path) -> Report:
+    """A report.json (`path`: the file) as a Report, naming the key that does not fit."""
+    try:
+        return Report.from_json(read_json(path))
+    except ModelError as e:
+        raise ArtifactError(f"{path}: {e}") from None
 
 
-#: Numbers that cannot be negative (or zero) and still mean something.
-_LEAST = {
-    "config.analyzer.debounce_us": 0,
-    "config.analyzer.samplerate": 1,
-    "config.console.baud": 1,
-    "capture.samples": 0,
-    "capture.samplerate_hz": 1,
-    "capture.unitsize": 1,
-    "capture.device_stop_s": 0,
-}
+def write_report(path: Path, report: Report) -> None:
+    write_json(path, report.to_json())
 
 
 def read_console(folder: Path) -> list[Chunk]:

@@ -81,7 +81,10 @@ def dump(obj: Any) -> Any:
 
 
 def load(cls: type[T], obj: Any, where: str = "") -> T:
-    """`obj` read as `cls`; ModelError names the first key that does not fit."""
+    """`obj` read as `cls` (a model class, or a type such as `list[Stage]`); ModelError
+    names the first key that does not fit."""
+    if not is_dataclass(cls):
+        return _value(cls, obj, where)  # type: ignore[no-any-return]
     if not isinstance(obj, dict):
         raise _mismatch(where, "an object", obj)
     hints = _hints(cls)
@@ -125,10 +128,11 @@ def _value(tp: Any, v: Any, key: str, minimum: float | None = None) -> Any:
         for a in choices:
             try:
                 return _value(a, v, key, minimum)
-            except ModelError:
-                if len(choices) == 1:
-                    raise
-        expected = " or ".join(_describe(a) for a in args)
+            except ModelError as e:
+                here = f"{_where(key)}: expected "
+                if len(choices) == 1 and not str(e).startswith(here):
+                    raise  # a key inside the value: its own message is the right one
+        expected = " or ".join(_describe(a, minimum) for a in args)
         raise _mismatch(key, expected, v)
     if origin in (list, tuple):
         if not isinstance(v, list):
@@ -167,7 +171,9 @@ def _scalar(tp: Any, v: Any, key: str, minimum: float | None) -> Any:
     return v
 
 
-def _describe(tp: Any) -> str:
+def _describe(tp: Any, minimum: float | None = None) -> str:
+    if tp in (int, float) and minimum is not None:
+        return f"{_NAMES[tp]} >= {minimum:g}"
     if tp is type(None):
         return "null"
     if typing.get_origin(tp) in (list, tuple):
@@ -177,6 +183,9 @@ def _describe(tp: Any) -> str:
     return _NAMES.get(tp, getattr(tp, "__name__", str(tp)))
 
 
+def _where(key: str) -> str:
+    return f"key {key!r}" if key else "the top level"
+
+
 def _mismatch(key: str, expected: str, found: Any) -> ModelError:
-    where = f"key {key!r}" if key else "the top level"
-    return ModelError(f"{where}: expected {expected}, found {json.dumps(found)[:80]}")
+    return ModelError(f"{_where(key)}: expected {expected}, found {json.dumps(found)[:80]}")

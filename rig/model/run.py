@@ -29,6 +29,19 @@ class RunCapture:
     clock: str | None = opt()
     device_stop_s: float | None = opt(minimum=0)
     deferred: bool | None = opt()
+    recovered: bool | None = opt()  # converted from a killed run's leftover raw file
+    extra: JSONObject = rest()
+
+
+@dataclass
+class RunStep:
+    """A step of the cycle (rig/steps.py): `start_s` from the power-on command, so the
+    off-hold is negative; `depth` 0 is a direct step of the cycle."""
+
+    title: str
+    start_s: float
+    duration_s: float | None
+    depth: int
     extra: JSONObject = rest()
 
 
@@ -42,6 +55,7 @@ class RunTiming:
     overhead_s: float
     hold_work_s: float
     ui_ready_seen_ns: int | None = None
+    steps: list[RunStep] | None = opt()
     extra: JSONObject = rest()
 
 
@@ -92,6 +106,16 @@ class Run:
 
     def to_json(self) -> dict[str, Any]:
         return dump(self)
+
+    @classmethod
+    def bare(cls, run_id: str) -> Run:
+        """The stand-in for a capture analyzed with no run.json: no config, t = 0 at
+        the power edge; `is_bare` tells it from a run the rig started."""
+        return cls(schema="", run_id=run_id, board="unknown", power_on_ns=0, started_utc=None)
+
+    @property
+    def is_bare(self) -> bool:
+        return self.schema == ""
 
     def disk_error(self, what: str) -> None:
         """The disk failed the rig (full, a quota): the run is the rig's failure, and
