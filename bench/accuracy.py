@@ -60,12 +60,12 @@ def boot_errors(folder: Path, latency_ms: float) -> Errors:
     chunks = rundir.read_console(folder)
     lines = split_lines(chunks)
     scan = scan_capture(folder / rundir.CAPTURE, baud=BAUD)
-    t0 = run["power_on_ns"]
+    t0 = run.power_on_ns
     with_tap = build_timebase(scan.markers, lines, t0, BAUD, scan.uart, chunks)
     no_tap = build_timebase(scan.markers, lines, t0, BAUD, None, chunks)
     console = build_timebase(None, lines, t0, BAUD, None, chunks)
     # Console-only times count from the power-on command, the truth from the rail.
-    shift = (truth["power_edge_ns"] - run["power_on_ns"]) / 1e9
+    shift = (truth["power_edge_ns"] - run.power_on_ns) / 1e9
     by_offset = {t["bytes"]: t for t in truth["lines"]}
     u_gpio = 1 / scan.markers.samplerate
     out: Errors = {

@@ -70,7 +70,7 @@ def fill_spool(spool: Spool, n: int) -> dict[str, float]:
         report = sample_report(i, spacing_s=60.0)
         lines = report_lines(report)
         t0 = time.perf_counter()
-        spool.put(utc_to_ns(report["started_utc"]), report["run_id"], lines, {"precision": "ns"})
+        spool.put(utc_to_ns(report.started_utc), report.run_id, lines, {"precision": "ns"})
         put_ms.append((time.perf_counter() - t0) * 1e3)
         points += len(lines)
     return {"points": points, "put_median_ms": statistics.median(put_ms)}

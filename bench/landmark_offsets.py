@@ -124,7 +124,7 @@ def traced(
         return {}
     from rig.pipeline import analyze_folder
 
-    report = analyze_folder(boot, write=False)
+    report = analyze_folder(boot, write=False).to_json()
     edges = json.loads((boot / "reference.json").read_text())["edges_s"]
     lines = split_lines(rundir.read_console(boot))
     times = {c["line"]: (c["t_s"], c["uncertainty_s"]) for c in report["console_times"]}

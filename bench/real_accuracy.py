@@ -42,6 +42,7 @@ from rig.cycle import run_cycle  # noqa: E402
 from rig.instruments.qemu.reference import reference_edges  # noqa: E402
 from rig.instruments.setup import Instruments  # noqa: E402
 from rig.pipeline import analyze_folder  # noqa: E402
+from rig.sinks.files import save_report  # noqa: E402
 from rig.soak.stats import percentile  # noqa: E402
 
 HOOKED = REPO / "config" / "qemu-arm64.toml"
@@ -87,7 +88,9 @@ def run_mode(cfg: RigConfig, mode: str, boots: int, rows: list[Row], keep: Path 
     with Instruments(cfg) as bench:
         for k in range(boots):
             res = run_cycle(cfg, bench)
-            report = analyze_folder(res.folder)
+            analyzed = analyze_folder(res.folder)
+            save_report(res.folder, analyzed)  # kept with the artifacts below
+            report = analyzed.to_json()
             truth = reference_edges(res.folder)
             mine = boundaries(report, truth)
             rows += [{**r, "mode": mode, "boot": f"{mode}-{k}"} for r in mine]

@@ -28,6 +28,7 @@ from rig.config import load_config  # noqa: E402
 from rig.cycle import run_cycle  # noqa: E402
 from rig.instruments.setup import Instruments  # noqa: E402
 from rig.pipeline import analyze_folder  # noqa: E402
+from rig.sinks.files import save_report  # noqa: E402
 from rig.soak.stats import percentile  # noqa: E402
 from tests.e2e import make_config  # noqa: E402
 
@@ -46,7 +47,9 @@ def main() -> None:
         with Instruments(cfg) as bench:
             for _ in range(args.boots):
                 res = run_cycle(cfg, bench)
-                report = analyze_folder(res.folder)
+                analyzed = analyze_folder(res.folder)
+                save_report(res.folder, analyzed)
+                report = analyzed.to_json()
                 truth = json.loads((res.folder / "truth.json").read_text())["boots"][-1]
                 true = {s["name"]: s for s in truth["stages"]}
                 for s in report["stages"]:
@@ -55,7 +58,7 @@ def main() -> None:
                         errors.setdefault(s[side]["source"], []).append(err)
                         src = s[side]["source"]
                         over_bound[src] = over_bound.get(src, 0) + (err > s[side]["uncertainty_s"])
-                overheads.append(res.run["timing"]["overhead_s"])
+                overheads.append(res.run.timing.overhead_s if res.run.timing else float("nan"))
     targets = {"gpio": 1 / fs, "printk": 100e-6}
     figures = {}
     for src, errs in sorted(errors.items()):

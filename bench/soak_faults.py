@@ -40,6 +40,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from rig.artifacts import rundir  # noqa: E402
 from rig.sinks.influx.client import Client  # noqa: E402
 from rig.sinks.influx.points import report_lines  # noqa: E402
 from rig.sinks.influx.sample import stored_run_ids  # noqa: E402
@@ -158,7 +159,7 @@ def influx_figures(url: str, folder: Path, cycles: list[dict[str, Any]]) -> dict
     for r in cycles:
         report = folder / r["run_id"] / "report.json"
         if report.is_file():  # not there: killed before power-on, nothing to write
-            expected_points += len(report_lines(json.loads(report.read_text())))
+            expected_points += len(report_lines(rundir.read_report(report)))
             with_report.add(r["run_id"])
     with Client(InfluxSettings(url=url, database=DATABASE)) as c:
         present = 0

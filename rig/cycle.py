@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rig import __version__, names, steps
+from rig import __version__, steps
 from rig.analysis.evidence import PANIC_BYTES
 from rig.artifacts import rundir
 from rig.artifacts.leftovers import RunLock
@@ -33,9 +33,11 @@ from rig.artifacts.srzip import convert_binary
 from rig.config import RigConfig
 from rig.errors import RigError
 from rig.instruments.console_serial import SerialConsole
-from rig.instruments.protocols import InstrumentError
+from rig.instruments.protocols import InstrumentError, RawLayout
 from rig.instruments.setup import Bench
-from rig.model import Chunk
+from rig.model import Chunk, Run
+from rig.model.codec import load
+from rig.model.run import RunCapture, RunStep, RunTiming
 from rig.outcomes import Outcome
 
 UI_TAG = b"bootrig: marker ui_ready"
@@ -50,7 +52,7 @@ CYCLE_STEP = "cycle"
 @dataclass
 class CycleResult:
     folder: Path
-    run: dict[str, Any]
+    run: Run
     ui_seen: bool
 
 
@@ -136,7 +138,7 @@ def _wait_for_ui(watch: _TagWatch, timeout_s: float, abort: threading.Event | No
 def _stop_capture(
     cfg: RigConfig,
     bench: Bench,
-    run: dict[str, Any],
+    run: Run,
     folder: Path,
     raw: Path,
     defer: bool = False,
@@ -148,21 +150,17 @@ def _stop_capture(
     if bench.analyzer:
         try:
             res = bench.analyzer.stop()
-            run["analyzer_stopped_ns"] = res.stopped_ns
+            run.analyzer_stopped_ns = res.stopped_ns
             lay = bench.analyzer.layout
-            run["capture"] = {
-                **lay.as_dict(),
-                "samples": res.samples,
-                "samplerate_hz": res.samplerate,
-                "clock": res.clock,
-                "device_stop_s": res.device_stop_s,
-            }
+            run.capture = cap = _layout(lay)
+            cap.samples, cap.samplerate_hz = res.samples, res.samplerate
+            cap.clock, cap.device_stop_s = res.clock, res.device_stop_s
             if defer:  # run.json states the layout: recover_folder converts it later
-                run["capture"]["deferred"] = True
+                cap.deferred = True
                 return stopper.result()
         except (InstrumentError, OSError) as e:
-            run["rig_error"] = Outcome.ANALYZER_ERROR.value
-            run["analyzer_error"] = str(e)
+            run.rig_error = Outcome.ANALYZER_ERROR.value
+            run.analyzer_error = str(e)
             return stopper.result()
         bits = lay.bits if lay.repack else None
         try:
@@ -171,22 +169,21 @@ def _stop_capture(
                     raw, folder / rundir.CAPTURE, lay.names, res.samplerate, lay.unitsize, bits
                 )
         except OSError as e:  # the disk, not the analyzer: the raw samples are whole
-            _disk_error(run, f"capture.sr not written ({e}); the samples are kept in "
-                        "capture.bin, converted by the next rig run or rig analyze")  # fmt: skip
-            run["capture"]["deferred"] = True
+            run.disk_error(f"capture.sr not written ({e}); the samples are kept in "
+                           "capture.bin, converted by the next rig run or rig analyze")  # fmt: skip
+            cap.deferred = True
             return stopper.result()
-        run["capture"]["samples"] = n
+        cap.samples = n
         raw.unlink()
     return stopper.result()
 
 
-def _disk_error(run: dict[str, Any], what: str) -> None:
-    """The disk failed the rig (full, a quota): the run is the rig's failure, and says
-    what it kept."""
-    run.setdefault("disk_errors", []).append(what)
-    if "rig_error" not in run:
-        run["rig_error"] = Outcome.RIG_ERROR.value
-        run["rig_error_detail"] = f"disk: {what}"
+def _layout(lay: RawLayout) -> RunCapture:
+    return RunCapture(
+        channels=list(lay.names),
+        unitsize=lay.unitsize,
+        raw_bits=list(lay.bits) if lay.repack else None,
+    )
 
 
 def run_cycle(
@@ -222,27 +219,28 @@ def _cycle(
         folder.mkdir(parents=True)
     lock = RunLock(folder)  # tells a later rig that a raw capture here is not a leftover
     t_start = time.monotonic_ns()
-    run: dict[str, Any] = {
-        "schema": names.RUN_SCHEMA,
-        "run_id": run_id,
-        "rig": cfg.rig,
-        "board": cfg.board,
-        "variant": cfg.variant,
-        "started_utc": rundir.utc_now(),
-        "host": socket.gethostname(),
-        "rig_version": __version__,
-        "config_file": cfg.path.name,
-        "config": cfg.snapshot(),
-        "instruments": {
-            "power": type(bench.power).__name__,
-            "console": bench.console.port,
-            "analyzer": type(bench.analyzer).__name__ if bench.analyzer else None,
-        },
+    instruments: dict[str, Any] = {
+        "power": type(bench.power).__name__,
+        "console": bench.console.port,
+        "analyzer": type(bench.analyzer).__name__ if bench.analyzer else None,
     }
+    run = Run(
+        run_id=run_id,
+        rig=cfg.rig,
+        board=cfg.board,
+        variant=cfg.variant,
+        started_utc=rundir.utc_now(),
+        host=socket.gethostname(),
+        rig_version=__version__,
+        config_file=cfg.path.name,
+        config=cfg.snapshot(),
+        instruments=instruments,
+        power_on_ns=t_start,  # until the power-on command
+    )
     for role, inst in (("power", bench.power), ("analyzer", bench.analyzer)):
         describe = getattr(inst, "describe", None)
         if describe is not None:
-            run["instruments"][f"{role}_device"] = describe()  # what answered, for the record
+            instruments[f"{role}_device"] = describe()  # what answered, for the record
 
     bench.power.off()
     t_off = time.monotonic_ns()
@@ -259,19 +257,17 @@ def _cycle(
     raw = folder / rundir.CAPTURE_RAW
     if bench.analyzer:
         # The layout before power-on: a raw capture a killed run leaves can be converted.
-        run["capture"] = {
-            **bench.analyzer.layout.as_dict(),
-            "samplerate_hz": bench.analyzer.samplerate,
-        }
-        run["analyzer_armed_ns"] = bench.analyzer.arm(raw)
+        run.capture = _layout(bench.analyzer.layout)
+        run.capture.samplerate_hz = bench.analyzer.samplerate
+        run.analyzer_armed_ns = bench.analyzer.arm(raw)
     watch = _TagWatch(_ui_lines(cfg))
     bench.console.start(folder / rundir.CONSOLE_JSONL, watch)
-    run["instruments"]["console"] = bench.console.port  # an emulated board's pty is new
-    run["power_on_ns"] = time.monotonic_ns()  # replaced by the relay's own stamp below
-    rundir.write_json(folder / rundir.RUN, run)
+    instruments["console"] = bench.console.port  # an emulated board's pty is new
+    run.power_on_ns = time.monotonic_ns()  # replaced by the relay's own stamp below
+    rundir.write_run(folder, run)
 
-    run["power_on_ns"] = bench.power.on()
-    run["power_on_utc"] = rundir.utc_now()  # wall-clock twin of power_on_ns, for sinks
+    run.power_on_ns = bench.power.on()
+    run.power_on_utc = rundir.utc_now()  # wall-clock twin of power_on_ns, for sinks
     with steps.step("wait for UI ready", timeout_s=cfg.boot_timeout_s):
         ended = _wait_for_ui(watch, cfg.boot_timeout_s, abort)
     ui_seen = ended and not watch.panic
@@ -279,10 +275,10 @@ def _cycle(
     if ui_seen:
         time.sleep(cfg.post_ui_s)  # the tail of the console after the tag
     elif ended:
-        run["panic_seen_ns"] = watch.t_ns
+        run.panic_seen_ns = watch.t_ns
         time.sleep(PANIC_TAIL_S)
     elif abort is not None and abort.is_set():
-        run["aborted"] = True  # stopped by the operator: not a measurement of the boot
+        run.aborted = True  # stopped by the operator: not a measurement of the boot
 
     with steps.step("stop capture"):
         chunks = _stop_capture(cfg, bench, run, folder, raw, defer_conversion)
@@ -290,8 +286,7 @@ def _cycle(
         kept = getattr(bench.console, "unwritten_from", None) or 0
         lost = chunks[kept:]
         n_bytes = sum(len(c.data) for c in lost)
-        _disk_error(
-            run,
+        run.disk_error(
             f"{write_error}: the console's last {len(lost)} reads ({n_bytes} bytes) "
             "are not in console.jsonl",
         )
@@ -299,37 +294,37 @@ def _cycle(
         # The port died (adapter unplugged, pty closed): with no UI tag seen before
         # (timing.ui_ready_seen_ns null) the analysis files the boot as console_lost
         # (rig.analysis.evidence); the capture still shows the boot.
-        run["console_error"] = bench.console.error
+        run.console_error = bench.console.error
     try:
-        run["instruments"].update(bench.power.artifacts(folder))
+        instruments.update(bench.power.artifacts(folder))
     except OSError as e:
-        run["power_artifacts_error"] = f"{folder}: {e.strerror or e}"
+        run.power_artifacts_error = f"{folder}: {e.strerror or e}"
     if cfg.power.power_off_after:
         bench.power.off()
     try:
         rundir.write_console_log(folder, chunks)
     except OSError as e:  # a readable copy of console.jsonl: the run goes on without it
-        _disk_error(run, f"console.log not written ({e})")
+        run.disk_error(f"console.log not written ({e})")
 
     t_end = time.monotonic_ns()
     wall = (t_end - t_start) / 1e9
     # The hold is the configured time after the off command; work done during it that
     # outlasted it is the rig's overhead, not the board's hold.
     hold = (t_off - t_start) / 1e9 + min(cfg.power.off_hold_s, (t_hold_end - t_off) / 1e9)
-    boot = (t_boot_end - run["power_on_ns"]) / 1e9
-    run["timing"] = {
-        "wall_s": wall,
-        "off_hold_s": hold,
-        "boot_s": boot,
-        "overhead_s": wall - hold - boot,
-        "hold_work_s": (t_work - t_off) / 1e9,
-        "ui_ready_seen_ns": watch.t_ns if ui_seen else None,
+    boot = (t_boot_end - run.power_on_ns) / 1e9
+    run.timing = RunTiming(
+        wall_s=wall,
+        off_hold_s=hold,
+        boot_s=boot,
+        overhead_s=wall - hold - boot,
+        hold_work_s=(t_work - t_off) / 1e9,
+        ui_ready_seen_ns=watch.t_ns if ui_seen else None,
         # Steps finished so far (the cycle's own is wall_s), from the power-on command.
-        "steps": times.as_list(run["power_on_ns"]),
-    }
-    run["completed_utc"] = rundir.utc_now()
+        steps=load(list[RunStep], times.as_list(run.power_on_ns), "timing.steps"),
+    )
+    run.completed_utc = rundir.utc_now()
     try:
-        rundir.write_json(folder / rundir.RUN, run)
+        rundir.write_run(folder, run)
     except OSError as e:
         # The run.json written before power-on stays: without completed_utc, `rig
         # analyze` files the run as the rig's failure, never as a boot.

@@ -15,6 +15,7 @@ from rich.console import Console
 from rig.config import load_config
 from rig.cycle import run_cycle
 from rig.instruments.setup import Instruments
+from rig.model import Report
 from rig.pipeline import analyze_folder
 from rig.sinks.html.write import boot_page
 from rig.sinks.terminal import top_table
@@ -39,7 +40,7 @@ def _check_gains(report: dict[str, Any], console_span_s: float) -> None:
 
 @pytest.mark.parametrize("boot", REAL_BOOTS, ids=lambda p: p.name)
 def test_unpaced_real_console_claims_no_console_cost(boot: Path) -> None:
-    report = analyze_folder(boot, write=False)
+    report = analyze_folder(boot, write=False).to_json()
     t = _arrivals(boot)
     span = (t[-1] - t[0]) / 1e9
     pacing = report["console"]["pacing"]
@@ -66,7 +67,7 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]
     cfg = load_config(make_config(tmp, board="ecovec-optimised.toml"))
     with Instruments(cfg) as bench:
         result = run_cycle(cfg, bench)
-    return result.folder, analyze_folder(result.folder, write=False)
+    return result.folder, analyze_folder(result.folder, write=False).to_json()
 
 
 @pytest.mark.slow
@@ -106,7 +107,7 @@ def test_preset_calibration_is_not_ranked_by_the_silence_after_it(
     assert row["duration_s"] == pytest.approx(silence, abs=1e-4)
     # The terminal shows the row for what it is.
     term = Console(file=io.StringIO(), width=200)
-    term.print(top_table(report))
+    term.print(top_table(Report.from_json(report)))
     shown = term.file.getvalue()  # type: ignore[attr-defined]
     assert any("unattributed" in ln and "Calibrating" in ln for ln in shown.splitlines())
 

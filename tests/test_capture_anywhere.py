@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from rig.artifacts.srzip import write_sr
+from rig.model import Report
 from rig.sinks.influx.points import ReportError, report_points
 
 DUMPS = Path(__file__).resolve().parents[2] / "shared" / "data" / "sigrok-dumps" / "uart"
@@ -52,7 +53,7 @@ def test_real_capture_with_its_own_channel_names(tmp_path: Path, engine: str) ->
     assert "first sample of the capture" in text
     assert (tmp_path / "report.html").stat().st_size > 0
     with pytest.raises(ReportError, match="started_utc"):  # a bare capture has no boot time
-        report_points(report)
+        report_points(Report.from_json(report))
 
 
 def test_markers_without_a_power_channel_count_from_the_first_sample(tmp_path: Path) -> None:

@@ -56,7 +56,7 @@ def test_console_record_cut_by_a_full_disk(tmp_path: Path) -> None:
     assert "console.jsonl: File too large" in run["rig_error_detail"]
     assert "are not in console.jsonl" in run["rig_error_detail"]
     # Later, with space: analyzed from what was kept, filed as the rig's failure.
-    report = analyze_folder(folder)
+    report = analyze_folder(folder).to_json()
     assert report["outcome"] == "rig_error"
     assert report["analysis"]["rig_error"].startswith("disk: ")
     assert report["console"]["bytes"] > 0  # the records before the cut are read

@@ -14,6 +14,7 @@ import pytest
 
 from rig.analysis import energy
 from rig.artifacts import powerlog
+from rig.model.report import Boundary, Report, Stage, TimeBase
 
 #: Stage ends (s) and levels (W at 5 V): a board whose draw steps at its boundaries.
 ENDS = [0.05, 0.17, 0.20, 0.24, 0.30]
@@ -154,10 +155,24 @@ def test_the_clock_from_the_console_host_map() -> None:
     assert energy.pick_clock("host", 42, [], None) == energy.ReadingClock(42.0, 0.0, "host")
 
 
+def model_stages() -> list[Stage]:
+    """report_stages() as the report model's stages."""
+    return [
+        Stage(
+            name=d["name"],
+            start_s=d["start_s"],
+            end_s=d["end_s"],
+            start=Boundary("power", "host", d["start"]["uncertainty_s"]),
+        )
+        for d in report_stages()
+    ]
+
+
 def test_add_energy_fills_the_report_stages() -> None:
-    report: dict[str, Any] = {"time_base": {"reference": "host"}, "stages": report_stages()}
-    report["stages"].append({"name": "total", "start_s": None, "end_s": None})
-    energy.add_energy(report, {"power_on_ns": ZERO_NS}, records(300))
+    model = Report(outcome="ok", time_base=TimeBase("host", "power-on"), stages=model_stages())
+    model.stages.append(Stage(name="total", start_s=None, end_s=None))
+    energy.add_energy(model, ZERO_NS, records(300))
+    report = model.to_json()
     for st in report["stages"][:-1]:
         assert st["energy_j"] == pytest.approx(true_energy(st["start_s"], st["end_s"]), rel=0.01)
         assert {"energy_uncertainty_j", "mean_current_a", "peak_current_a"} <= set(st)
@@ -169,8 +184,9 @@ def test_add_energy_fills_the_report_stages() -> None:
     trace = power["trace"]
     assert len(trace["t_s"]) == len(trace["a"]) == len(trace["v"]) == len(records(300))
     assert trace["t_s"] == sorted(trace["t_s"])
-    untouched: dict[str, Any] = {"stages": report_stages()}
-    energy.add_energy(untouched, {"power_on_ns": 0}, [])
+    untouched_model = Report(outcome="ok", stages=model_stages())
+    energy.add_energy(untouched_model, 0, [])
+    untouched = untouched_model.to_json()
     assert "power" not in untouched and "energy_j" not in untouched["stages"][0]
 
 

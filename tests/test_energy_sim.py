@@ -57,20 +57,21 @@ def _energy(folder: Path, with_console_clock: bool) -> tuple[dict[str, Any], lis
         scan = scan_capture(folder / rundir.CAPTURE, 1000.0, baud=115200)
         chunks = rundir.read_console(folder)
         lines = split_lines(chunks)
-        t0 = run["power_on_ns"]
+        t0 = run.power_on_ns
         host = build_timebase(scan.markers, lines, t0, 115200, scan.uart, chunks).host
-    add_energy(report, run, records, host)
+    add_energy(report, run.power_on_ns, records, host)
     truth = json.loads((folder / "truth.json").read_text())["boots"][0]["stages"]
-    return report, truth
+    return report.to_json(), truth
 
 
 def test_stage_energy_within_two_percent_of_truth(tmp_path: Path) -> None:
     folders = _measure(_config(tmp_path), cycles=3)
     for folder in folders:
         run = rundir.read_run(folder)
-        dev = run["instruments"]["power_device"]
+        assert run.instruments is not None
+        dev = run.instruments["power_device"]
         assert (dev["model"], dev["serial"]) == ("SIM-PSU1", "SIM00000001") and dev["firmware"]
-        assert run["instruments"]["power_readings"]["file"] == "power.jsonl"
+        assert run.instruments["power_readings"]["file"] == "power.jsonl"
         for console_clock in (True, False):
             report, truth = _energy(folder, console_clock)
             source = report["power"]["clock"]["source"]

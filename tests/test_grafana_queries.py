@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from rig.commands.grafana import grafana
+from rig.model import Report as ReportModel
 from rig.sinks.grafana.budgets import load_budgets
 from rig.sinks.grafana.generate import load_dashboards
 from rig.sinks.grafana.macros import TimeRange, interval_ms
@@ -32,6 +33,11 @@ BUDGETS = load_budgets(REPO / "config" / "budgets.toml")
 RANGE = TimeRange(1_714_543_200_000 - 3_600_000, 1_714_543_200_000 + 7_200_000)
 DB = "grafana"
 Report = dict[str, Any]
+
+
+def time_ns(r: Report) -> int:
+    """The boot's point time, as the sink stamps it."""
+    return point_time_ns(ReportModel.from_json(r))
 
 
 def scaled(r: Report, factor: float) -> Report:
@@ -55,17 +61,24 @@ def failed(r: Report, outcome: str, reached: int) -> Report:
 
 
 def seed_reports() -> list[Report]:
-    rs = [sample_report(i, initcalls=25) for i in range(12)]
-    rs += [scaled(sample_report(20 + i, initcalls=25, variant="baseline"), 25) for i in range(6)]
+    rs = [sample_report(i, initcalls=25).to_json() for i in range(12)]
+    rs += [
+        scaled(sample_report(20 + i, initcalls=25, variant="baseline").to_json(), 25)
+        for i in range(6)
+    ]
     lab = [
-        sample_report(30 + i, 10, board="fastboard", variant="test", rig="lab-2") for i in range(5)
+        sample_report(30 + i, 10, board="fastboard", variant="test", rig="lab-2").to_json()
+        for i in range(5)
     ]
     failed(lab[1], "hang_in_rootfs_mount", 2)
     failed(lab[3], "panic", 1)
     rs += lab
     # regex metacharacters in a board name, and boots without a variant
-    rs += [sample_report(40 + i, 5, board="rev/b+1.0", variant="x", rig="lab-2") for i in range(2)]
-    rs += [{**sample_report(50 + i, 5), "variant": None} for i in range(3)]
+    rs += [
+        sample_report(40 + i, 5, board="rev/b+1.0", variant="x", rig="lab-2").to_json()
+        for i in range(2)
+    ]
+    rs += [{**sample_report(50 + i, 5).to_json(), "variant": None} for i in range(3)]
     failed(rs[-1], "console_lost", 0)
     return rs
 
@@ -79,7 +92,7 @@ def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Client]:
     with private_server(tmp / "influxd") as srv:
         settings = InfluxSettings(url=srv.url, database=DB)
         for r in REPORTS:
-            assert deliver(r, settings, tmp / "results").status == "written"
+            assert deliver(ReportModel.from_json(r), settings, tmp / "results").status == "written"
         with Client(settings) as c:
             yield c
 
@@ -109,7 +122,7 @@ def column(s: dict[str, Any], name: str) -> list[Any]:
 
 
 def bucket_ns(r: Report, step_ms: int) -> int:
-    t, step = point_time_ns(r), step_ms * 1_000_000
+    t, step = time_ns(r), step_ms * 1_000_000
     return t - t % step
 
 
@@ -125,7 +138,7 @@ def check_trend(results: list[QueryResult], rs: list[Report]) -> None:
     boots, *lines = results
     got = series_by(boots, "board", "variant")
     want: dict[tuple[str, ...], list[float]] = defaultdict(list)
-    for r in sorted(ok, key=point_time_ns):
+    for r in sorted(ok, key=time_ns):
         want[(r["board"], r["variant"] or "")].append(r["power_to_ui_s"])
     assert set(got) == set(want)
     for key, values in want.items():
@@ -179,7 +192,7 @@ def check_percentiles(results: list[QueryResult], rs: list[Report]) -> None:
 
 def check_latest(results: list[QueryResult], rs: list[Report]) -> None:
     (res,) = results
-    latest = sorted(rs, key=point_time_ns, reverse=True)[:20]
+    latest = sorted(rs, key=time_ns, reverse=True)[:20]
     if not latest:
         assert res.series == []
         return

@@ -160,7 +160,8 @@ def test_flame_levels() -> None:
 def sample_folders(tmp: Path, n: int) -> list[Path]:
     out = []
     for i in range(n):
-        r = sample_report(i, initcalls=5, variant="baseline" if i % 3 == 0 else "optimised")
+        variant = "baseline" if i % 3 == 0 else "optimised"
+        r = sample_report(i, initcalls=5, variant=variant).to_json()
         if i == 4:
             r.update(outcome="panic", power_to_ui_s=None)
             for s in r["stages"][2:]:

@@ -93,7 +93,7 @@ def test_wrong_password_is_an_error_and_spools(
     res = cli(outputs, "replay", "--config", str(cfg), "--json")
     assert res.exit_code == 0 and json.loads(res.output)["reports"] == 1
     with Client(s) as c:
-        assert stored_run_ids(c, "wrong") == [report["run_id"]]
+        assert stored_run_ids(c, "wrong") == [report.run_id]
 
     monkeypatch.delenv(ENV)
     d = deliver(sample_report(2, initcalls=5), s, tmp_path / "results")
@@ -111,7 +111,7 @@ def test_secret_never_leaks(
     monkeypatch.setenv(ENV, PASSWORD)
     cfg = write_config(tmp_path, server.url, "leak", f'password_env = "{ENV}"')
     for i in (3, 4):
-        r = sample_report(i, initcalls=5)
+        r = sample_report(i, initcalls=5).to_json()
         (results / r["run_id"]).mkdir(parents=True)
         write_json(results / r["run_id"] / "report.json", r)
     assert cli(outputs, "push", str(results), "--config", str(cfg)).exit_code == 0

@@ -74,7 +74,7 @@ def test_push_writes_around_a_rejected_report(
     server: PrivateServer, request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
     s = settings_for(server, request)
-    reports = [sample_report(20 + i, initcalls=3) for i in range(3)]
+    reports = [sample_report(20 + i, initcalls=3).to_json() for i in range(3)]
     # Field types are per shard (a week): the good boots in other shards than the bad one.
     reports[0]["started_utc"] = "2030-05-01T12:00:00Z"
     reports[2]["started_utc"] = "2031-05-01T12:00:00Z"
@@ -100,7 +100,7 @@ def test_unreachable_spools_with_the_reason_then_a_write_drains_it(
     s = settings_for(server, request)
     first, second = sample_report(30, initcalls=2), sample_report(31, initcalls=2)
     d = deliver_or_note(first, replace(s, url=UNREACHABLE), tmp_path)
-    assert d.status == "spooled" and d.note == "spooled" and d.run_id == first["run_id"]
+    assert d.status == "spooled" and d.note == "spooled" and d.run_id == first.run_id
     assert UNREACHABLE in (d.reason or "") and d.spool_file
     assert d.describe() == f"influx: not written ({d.reason}); spooled to {d.spool_file}"
     (entry,) = [Spool(spool_dir(tmp_path)).read(p) for p in Spool(spool_dir(tmp_path)).paths()]
@@ -111,7 +111,7 @@ def test_unreachable_spools_with_the_reason_then_a_write_drains_it(
     assert d.replay.reports == 1 and d.replay.left == 0
     assert d.describe() == f"influx: {d.points} points written, 1 spooled boot(s) replayed"
     with Client(s) as c:
-        assert sorted(stored_run_ids(c, s.database)) == sorted([first["run_id"], second["run_id"]])
+        assert sorted(stored_run_ids(c, s.database)) == sorted([first.run_id, second.run_id])
 
 
 def test_off_and_failed_say_why(tmp_path: Path) -> None:
@@ -121,7 +121,7 @@ def test_off_and_failed_say_why(tmp_path: Path) -> None:
     assert off.describe() == "influx: off (no [influx] table)"
 
     settings = InfluxSettings(url=UNREACHABLE, database="x")
-    bad = deliver_or_note({**report, "started_utc": None}, settings, tmp_path)
+    bad = deliver_or_note(replace(report, started_utc=None), settings, tmp_path)
     assert bad.status == "failed" and "started_utc" in (bad.reason or "")
     assert bad.note == f"failed: {bad.reason}"
     assert bad.describe() == f"influx: not written or spooled: {bad.reason}"
@@ -129,7 +129,7 @@ def test_off_and_failed_say_why(tmp_path: Path) -> None:
     blocked = tmp_path / "results"
     blocked.write_text("a file where the spool folder would go")
     full = deliver_or_note(report, settings, blocked)
-    assert full.status == "failed" and full.run_id == report["run_id"]
+    assert full.status == "failed" and full.run_id == report.run_id
     assert full.note.startswith("failed: ") and Spool(spool_dir(tmp_path)).paths() == []
 
 

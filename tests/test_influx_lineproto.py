@@ -6,6 +6,7 @@ import copy
 
 import pytest
 
+from rig.model import Report
 from rig.sinks.influx.lineproto import Point, encode, escape_key, field_value
 from rig.sinks.influx.points import ReportError, report_lines, report_points, utc_to_ns
 from rig.sinks.influx.sample import sample_report
@@ -40,7 +41,7 @@ def test_full_report_points() -> None:
     for p in points:
         by_m[p.measurement] = by_m.get(p.measurement, 0) + 1
     assert by_m == {"boot": 1, "stage": 5, "initcall": 500, "advisory": 2}
-    t = utc_to_ns(report["started_utc"])
+    t = utc_to_ns(report.started_utc)
     assert {p.time_ns for p in points} == {t}
     keys = [(p.measurement, tuple(sorted(p.tags.items()))) for p in points]
     assert len(keys) == len(set(keys))
@@ -55,7 +56,7 @@ def test_full_report_points() -> None:
 
 
 def test_nulls_skipped_and_repeats_kept_apart() -> None:
-    report = sample_report(0, initcalls=3)
+    report = sample_report(0, initcalls=3).to_json()
     report["outcome"] = "hang_in_application"
     report["power_to_ui_s"] = None
     last = report["stages"][-1]
@@ -64,7 +65,7 @@ def test_nulls_skipped_and_repeats_kept_apart() -> None:
     report["stages"].append(never)
     report["initcalls"].append(copy.deepcopy(report["initcalls"][0]))
     report["initcalls"][1]["duration_s"] = 1  # a JSON integer: still a float field
-    lines = report_lines(report)
+    lines = report_lines(Report.from_json(report))
     assert not any("stage=never" in line for line in lines)
     app = next(line for line in lines if "stage=application" in line)
     assert "duration_s" not in app and "start_s=" in app
@@ -77,6 +78,6 @@ def test_nulls_skipped_and_repeats_kept_apart() -> None:
 
 def test_missing_start_time_is_refused() -> None:
     report = sample_report(0, initcalls=0)
-    report["started_utc"] = None
+    report.started_utc = None
     with pytest.raises(ReportError):
         report_lines(report)

@@ -69,7 +69,7 @@ def test_server_stopped_mid_run_every_boot_once(tmp_path: Path) -> None:
 
         with Client(s) as c:
             ids = stored_run_ids(c, "soak")
-            assert sorted(ids) == sorted(r["run_id"] for r in reports)  # each once
+            assert sorted(ids) == sorted(r.run_id for r in reports)  # each once
             res = c.query('SELECT count("duration_s") FROM "initcall"', "soak")
             assert res[0]["series"][0]["values"][0][1] == 25 * BOOTS
             # replaying again changes nothing: point times are fixed

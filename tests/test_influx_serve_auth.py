@@ -120,7 +120,7 @@ def test_rig_writes_and_reads_with_the_password_file(
     # A relative password_file resolves against the config's folder, as documented.
     pw = Path(os.path.relpath(served["password_file"], tmp_path / "cfg"))
     cfg = rig_config(tmp_path / "cfg", served, str(pw))
-    report = sample_report(7, initcalls=3)
+    report = sample_report(7, initcalls=3).to_json()
     run = tmp_path / "cfg" / "results" / report["run_id"]
     run.mkdir(parents=True)
     write_json(run / "report.json", report)

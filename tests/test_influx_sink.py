@@ -20,6 +20,7 @@ from click.testing import CliRunner
 
 from rig.artifacts.rundir import write_json
 from rig.commands.influx import influx
+from rig.model.report import PowerSummary
 from rig.sinks.influx.client import Client
 from rig.sinks.influx.points import utc_to_ns
 from rig.sinks.influx.sample import sample_report, stored_run_ids
@@ -58,8 +59,8 @@ def config_file(tmp_path: Path, s: InfluxSettings, results: Path | None = None) 
 def test_round_trip(server: PrivateServer, request: pytest.FixtureRequest, tmp_path: Path) -> None:
     s = settings_for(server, request)
     report = sample_report(1)
-    report["board"] = "lab 3, bench=A"
-    report["stages"][0]["name"] = "boot loader"
+    report.board = "lab 3, bench=A"
+    report.stages[0].name = "boot loader"
     d = deliver(report, s, tmp_path)
     assert d.status == "written" and d.points == 508
     with Client(s) as c:
@@ -68,14 +69,14 @@ def test_round_trip(server: PrivateServer, request: pytest.FixtureRequest, tmp_p
             s.database,
         )
         t, duration, source = res[0]["series"][0]["values"][0]
-        assert t == utc_to_ns(report["started_utc"])
-        assert duration == pytest.approx(report["stages"][0]["duration_s"], rel=1e-15)
+        assert t == utc_to_ns(report.started_utc)
+        assert duration == pytest.approx(report.stages[0].duration_s, rel=1e-15)
         assert source == "gpio"
         res = c.query('SHOW TAG VALUES FROM "boot" WITH KEY = "board"', s.database)
         assert res[0]["series"][0]["values"] == [["board", "lab 3, bench=A"]]
         assert count(c, s.database, "initcall", "duration_s") == 500
         assert count(c, s.database, "advisory", "gain_s") == 2
-        assert stored_run_ids(c, s.database) == [report["run_id"]]
+        assert stored_run_ids(c, s.database) == [report.run_id]
 
 
 def test_stage_energy_reaches_influx(
@@ -85,13 +86,14 @@ def test_stage_energy_reaches_influx(
     floats, and a stage without readings simply has none."""
     s = settings_for(server, request)
     report = sample_report(2)
-    first = report["stages"][0]
-    first.update(energy_j=1, energy_uncertainty_j=0.02, mean_current_a=0.41, peak_current_a=1.7)
-    report["power"] = {"stages_energy_j": 1.0, "stages_energy_uncertainty_j": 0.02}
+    first = report.stages[0]
+    first.energy_j = 1  # a JSON integer: still a float field
+    first.energy_uncertainty_j, first.mean_current_a, first.peak_current_a = 0.02, 0.41, 1.7
+    report.power = PowerSummary(readings=1, stages_energy_j=1.0, stages_energy_uncertainty_j=0.02)
     assert deliver(report, s, tmp_path).status == "written"
     with Client(s) as c:
         q = 'SELECT "energy_j", "energy_uncertainty_j", "mean_current_a", "peak_current_a" '
-        res = c.query(q + f'FROM "stage" WHERE "stage" = \'{first["name"]}\'', s.database)
+        res = c.query(q + f'FROM "stage" WHERE "stage" = \'{first.name}\'', s.database)
         assert res[0]["series"][0]["values"][0][1:] == [1.0, 0.02, 0.41, 1.7]
         assert count(c, s.database, "stage", "energy_j") == 1
         assert count(c, s.database, "boot", "stages_energy_j") == 1
@@ -112,8 +114,8 @@ def test_rewrite_overwrites(
     # push the same boots from artifact folders, twice: still one point each
     results = tmp_path / "results"
     for r in reports:
-        (results / r["run_id"]).mkdir(parents=True)
-        write_json(results / r["run_id"] / "report.json", r)
+        (results / r.run_id).mkdir(parents=True)
+        write_json(results / r.run_id / "report.json", r.to_json())
     runner = CliRunner()
     for _ in range(2):
         out = runner.invoke(
@@ -122,7 +124,7 @@ def test_rewrite_overwrites(
         assert out.exit_code == 0, out.output
         assert json.loads(out.output)["reports"] == 3
     with Client(s) as c:
-        assert sorted(stored_run_ids(c, s.database)) == sorted(r["run_id"] for r in reports)
+        assert sorted(stored_run_ids(c, s.database)) == sorted(r.run_id for r in reports)
         assert count(c, s.database, "initcall", "duration_s") == 60
         assert count(c, s.database, "stage", "duration_s") == 15
 
@@ -135,8 +137,10 @@ def test_push_reports_bad_folders_and_status(
     bad = tmp_path / "results" / "bad"
     good.mkdir(parents=True)
     bad.mkdir()
-    write_json(good / "report.json", sample_report(5, initcalls=3))
-    write_json(bad / "report.json", {**sample_report(6, initcalls=3), "started_utc": None})
+    write_json(good / "report.json", sample_report(5, initcalls=3).to_json())
+    write_json(
+        bad / "report.json", {**sample_report(6, initcalls=3).to_json(), "started_utc": None}
+    )
     config = config_file(tmp_path, s)
     runner = CliRunner()
     out = runner.invoke(influx, ["push", str(good), str(bad), "--config", str(config), "--json"])
@@ -195,14 +199,14 @@ def test_slow_server_spools_then_replays(
     assert d.status == "spooled" and "no answer within 0.3 s" in (d.reason or "")
     spool = Spool(spool_dir(tmp_path))
     (entry,) = [spool.read(p) for p in spool.paths()]
-    assert entry.header["kind"] == "timeout" and entry.header["run_id"] == report["run_id"]
+    assert entry.header["kind"] == "timeout" and entry.header["run_id"] == report.run_id
 
     config = config_file(tmp_path, s, results=tmp_path)
     out = CliRunner().invoke(influx, ["replay", "--config", str(config), "--json"])
     assert out.exit_code == 0, out.output
     assert json.loads(out.output)["reports"] == 1 and spool.paths() == []
     with Client(s) as c:
-        assert stored_run_ids(c, s.database) == [report["run_id"]]
+        assert stored_run_ids(c, s.database) == [report.run_id]
 
 
 def test_rejected_write_is_spooled_with_its_reason(
@@ -210,7 +214,7 @@ def test_rejected_write_is_spooled_with_its_reason(
 ) -> None:
     s = settings_for(server, request)
     report = sample_report(8, initcalls=5)
-    t = utc_to_ns(report["started_utc"])
+    t = utc_to_ns(report.started_utc)
     with Client(s) as c:
         # A string where the sink writes a float, in the same shard: the server says 400.
         c.write([f'stage,stage=other duration_s="slow" {t}'])
@@ -222,7 +226,7 @@ def test_rejected_write_is_spooled_with_its_reason(
 
     # Replay keeps it (a boot is never dropped) and says why, other boots still go through.
     ok = sample_report(9, initcalls=5)
-    ok["started_utc"] = "2030-01-01T00:00:00Z"  # another shard: no conflict
+    ok.started_utc = "2030-01-01T00:00:00Z"  # another shard: no conflict
     assert deliver(ok, replace(s, url="http://127.0.0.1:9"), tmp_path).status == "spooled"
     with Client(s) as c:
         res = replay(c, spool, batch_points=10_000)

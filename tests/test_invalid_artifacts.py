@@ -64,7 +64,7 @@ def _samplerate(folder: Path, rate: str) -> None:
 
 
 def test_the_untouched_run_is_ok(sim_run: Path, tmp_path: Path) -> None:
-    report = analyze_folder(_copy(sim_run, tmp_path / "a"), write=False)
+    report = analyze_folder(_copy(sim_run, tmp_path / "a"), write=False).to_json()
     assert (report["outcome"], report["analysis"]["invalid"]) == ("ok", [])
 
 
@@ -75,7 +75,7 @@ def test_console_times_going_back(sim_run: Path, tmp_path: Path) -> None:
         recs[10]["t_ns"], recs[11]["t_ns"] = recs[11]["t_ns"], recs[10]["t_ns"]
 
     _console(folder, swap)
-    report = analyze_folder(folder, write=False)
+    report = analyze_folder(folder, write=False).to_json()
     assert report["outcome"] == INVALID
     assert report["analysis"]["invalid"][0].startswith("console.jsonl record 12: t_ns goes back")
 
@@ -90,7 +90,7 @@ def test_console_before_power_on(tmp_path: Path) -> None:
             r["t_ns"] -= 2_000_000_000
 
     _console(folder, early)
-    report = analyze_folder(folder, write=False)
+    report = analyze_folder(folder, write=False).to_json()
     assert report["outcome"] == INVALID
     assert "before power-on (run.json power_on_ns)" in report["analysis"]["invalid"][0]
 
@@ -108,7 +108,7 @@ def test_a_wrong_sample_rate_in_the_metadata(
 ) -> None:
     folder = _copy(sim_run, tmp_path / "a")
     _samplerate(folder, rate)
-    report = analyze_folder(folder, write=False)
+    report = analyze_folder(folder, write=False).to_json()
     assert report["outcome"] == INVALID, report["analysis"]["invalid"]
     assert why in report["analysis"]["invalid"][0]
     assert "sample rate" in report["analysis"]["invalid"][0]
@@ -119,7 +119,7 @@ def test_a_tag_before_its_edge_on_a_capture_without_uart(tmp_path: Path) -> None
     hooks' edges land twice as late, after their own console tags."""
     folder = _copy(REAL / "capture-1", tmp_path / "a")
     _samplerate(folder, "500 kHz")
-    report = analyze_folder(folder, write=False)
+    report = analyze_folder(folder, write=False).to_json()
     assert report["outcome"] == INVALID
     assert any("before its edge on the capture" in x for x in report["analysis"]["invalid"])
 
@@ -137,16 +137,16 @@ def test_a_run_that_never_completed_is_the_rigs_not_the_boards(
     the reason in the report, even though the console shows a whole boot."""
     folder = _copy(sim_run, tmp_path / "a")
     _run_json(folder, lambda run: run.pop("completed_utc"))
-    report = analyze_folder(folder, write=False)
+    report = analyze_folder(folder, write=False).to_json()
     assert report["outcome"] == "rig_error"
     assert "no completed_utc" in report["analysis"]["rig_error"]
     _run_json(folder, lambda run: run.update(aborted=True))  # the operator stopped it
-    assert analyze_folder(folder, write=False)["outcome"] == "interrupted"
+    assert analyze_folder(folder, write=False).outcome == "interrupted"
 
 
 def test_a_capture_that_run_json_records_but_is_gone(sim_run: Path, tmp_path: Path) -> None:
     folder = _copy(sim_run, tmp_path / "a")
     (folder / "capture.sr").unlink()
-    report = analyze_folder(folder, write=False)
+    report = analyze_folder(folder, write=False).to_json()
     assert report["outcome"] == INVALID
     assert "capture.sr is missing" in report["analysis"]["invalid"][0]

@@ -70,8 +70,8 @@ def test_a_recorded_boot_with_a_noise_line_is_analyzed_and_noted(tmp_path: Path)
     noise = base64.b64encode(bytes([0xFF, 0x80]) * 1_000_000).decode()
     recs.insert(5, {"t_ns": recs[5]["t_ns"], "data_b64": noise})
     (boot / "console.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
-    before = analyze_folder(REAL / "console-1", write=False)
-    after = analyze_folder(boot, write=False)
+    before = analyze_folder(REAL / "console-1", write=False).to_json()
+    after = analyze_folder(boot, write=False).to_json()
     assert after["outcome"] == before["outcome"]
     notes = [n for n in after["analysis"]["notes"] if f"longer than {MAX_PARSED} bytes" in n]
     assert len(notes) == 1 and "2000" in notes[0], after["analysis"]["notes"]

@@ -27,7 +27,7 @@ ENDS["application"] = "ui_ready"
 
 
 def analyze(boot: Path) -> dict[str, Any]:
-    return analyze_folder(boot, write=False)
+    return analyze_folder(boot, write=False).to_json()
 
 
 def stages(report: dict[str, Any]) -> dict[str, dict[str, Any]]:

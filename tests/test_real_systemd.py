@@ -64,7 +64,7 @@ def test_the_recorded_boots_run_debians_systemd() -> None:
 
 @pytest.mark.parametrize("boot", [*CONSOLE, *CAPTURE], ids=lambda p: p.name)
 def test_with_its_tag_the_hook_ends_the_application(boot: Path) -> None:
-    report = analyze_folder(boot, write=False)
+    report = analyze_folder(boot, write=False).to_json()
     truth = reference_edges(boot)
     app = stages(report)["application"]
     assert report["outcome"] == "ok", report["analysis"]["notes"]
@@ -85,7 +85,7 @@ def test_without_its_tag_startup_finished_stands_in_and_covers_the_edge(
     # Not among the landmark's calibration boots: an independent check.
     assert boot.name not in json.loads(CALIBRATION.read_text())["boots"]
     copy = without_tag(boot, tmp_path / boot.name)
-    report = analyze_folder(copy, write=False)
+    report = analyze_folder(copy, write=False).to_json()
     truth = reference_edges(copy)
     app = stages(report)["application"]
     assert report["outcome"] == "ok", report["analysis"]["notes"]
@@ -105,7 +105,7 @@ def test_without_its_tag_startup_finished_stands_in_and_covers_the_edge(
 @pytest.mark.parametrize("boot", CAPTURE, ids=lambda p: p.name)
 def test_a_captured_boot_without_the_tag_still_takes_the_gpio(boot: Path, tmp_path: Path) -> None:
     copy = without_tag(boot, tmp_path / boot.name)
-    report = analyze_folder(copy, write=False)
+    report = analyze_folder(copy, write=False).to_json()
     app = stages(report)["application"]
     assert app["end"]["source"] == "gpio"
     assert app["end_s"] == pytest.approx(reference_edges(copy)["ui_ready"], abs=1.5e-6)

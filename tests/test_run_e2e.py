@@ -34,7 +34,7 @@ def measure(config: Path) -> tuple[Path, dict]:
     cfg = load_config(config)
     with Instruments(cfg) as bench:
         result = run_cycle(cfg, bench)
-    return result.folder, analyze_folder(result.folder)
+    return result.folder, analyze_folder(result.folder).to_json()
 
 
 def test_cli_run_against_truth(tmp_path: Path) -> None:
@@ -139,13 +139,13 @@ def test_console_only_breakdown_is_honest(tmp_path: Path) -> None:
         result = run_cycle(cfg, bench)
         truth = result.folder / "truth.json"
         assert bench.sim_control({"cmd": "stop", "truth": str(truth)})["ok"]
-    report = analyze_folder(result.folder)
+    report = analyze_folder(result.folder).to_json()
     assert report["outcome"] == "ok"
     assert report["time_base"]["reference"] == "host"
     assert "capture" not in report["artifacts"]
     boot = truth_boot(result.folder)
     # t = 0 is the power-on command, not the rail: shift truth by the relay's delay.
-    delay = (boot["power_edge_ns"] - result.run["power_on_ns"]) / 1e9
+    delay = (boot["power_edge_ns"] - result.run.power_on_ns) / 1e9
     stages = {s["name"]: s for s in report["stages"]}
     for b in boundary_errors(report, boot):
         b["error_s"] -= delay
@@ -190,9 +190,9 @@ def test_panic_ends_the_cycle_without_waiting_out_the_timeout(tmp_path: Path) ->
         t0 = time.monotonic()
         result = run_cycle(cfg, bench)
         took = time.monotonic() - t0
-    assert not result.ui_seen and "panic_seen_ns" in result.run
+    assert not result.ui_seen and result.run.panic_seen_ns is not None
     assert took < 5, took
-    assert analyze_folder(result.folder)["outcome"] == "panic"
+    assert analyze_folder(result.folder).outcome == "panic"
 
 
 def test_analysis_table_of_the_config_is_honoured_by_rig_run(tmp_path: Path) -> None:
@@ -207,4 +207,4 @@ def test_analysis_table_of_the_config_is_honoured_by_rig_run(tmp_path: Path) -> 
     out = json.loads(proc.stdout)
     assert len(out["report"]["top"]) == 3
     again = analyze_folder(Path(out["folder"]), write=False)
-    assert len(again["top"]) == 3
+    assert len(again.top) == 3

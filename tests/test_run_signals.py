@@ -82,7 +82,7 @@ def test_a_signal_stops_the_run_cleanly_and_files_it_as_interrupted(
     report = json.loads(out)["report"]
     assert report["outcome"] == "interrupted"
     run = rundir.read_run(folder)
-    assert run["aborted"] is True and run["completed_utc"]
+    assert run.aborted is True and run.completed_utc
     # What was captured until then is kept and converted (sigrok's demo device streams
     # its own patterns, not the simulated board's rail: only the samples are checked).
     assert (folder / rundir.CAPTURE).is_file() and not (folder / rundir.CAPTURE_RAW).exists()

@@ -23,6 +23,7 @@ from rig.commands.common import (
 )
 from rig.errors import ArtifactError, exit_code
 from rig.pipeline import analyze_folder
+from rig.sinks.files import save_report
 from rig.sinks.terminal import print_report
 
 
@@ -63,9 +64,12 @@ def analyze(
         # A RigError here ends the command with its kind's code (json_option): an unusable
         # artifact is bad input (2), sigrok-cli failing is the rig's failure (3).
         report = analyze_folder(folder, write=not no_write, engine=engine, rename=rename)
+        if not no_write:
+            save_report(folder, report)
         reports.append(report)
         if not as_json:
             print_report(report, console, str(folder))
     if as_json:
-        emit_json(reports[0] if len(reports) == 1 else reports)
-    raise SystemExit(max(outcome_exit_code(r["outcome"], measured_now=False) for r in reports))
+        docs = [r.to_json() for r in reports]
+        emit_json(docs[0] if len(docs) == 1 else docs)
+    raise SystemExit(max(outcome_exit_code(r.outcome, measured_now=False) for r in reports))

@@ -24,6 +24,7 @@ from rig.cycle import kept_files, run_cycle
 from rig.errors import EXIT_RIG_FAILED, ArtifactError, RigError, exit_code
 from rig.instruments.setup import Instruments
 from rig.pipeline import analyze_folder
+from rig.sinks.files import save_report
 from rig.sinks.influx.deliver import Delivery, deliver_or_note
 from rig.sinks.terminal import print_report
 from rig.soak.signals import StopFlag
@@ -85,6 +86,7 @@ def run(
         progress.update(task, description="analyzing")
         try:
             report = analyze_folder(result.folder, engine=engine)
+            save_report(result.folder, report)
         except RigError as e:  # the rig wrote these artifacts: its failure, not input
             code = EXIT_RIG_FAILED if isinstance(e, ArtifactError) else exit_code(e)
             fail(f"analysis failed (artifacts kept): {e}", as_json, code)
@@ -104,7 +106,7 @@ def run(
         emit_json(
             {
                 "folder": str(result.folder),
-                "report": report,
+                "report": report.to_json(),
                 "influx": influx.as_dict() if influx else None,
                 "recovered": recovered,
             }
@@ -115,4 +117,4 @@ def run(
             console.print(escape(influx.describe()), highlight=False)
     if stop.is_set():
         raise SystemExit(stop.exit_code)
-    raise SystemExit(outcome_exit_code(report["outcome"], measured_now=True))
+    raise SystemExit(outcome_exit_code(report.outcome, measured_now=True))

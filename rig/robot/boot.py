@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
 
+from rig.model.report import Report, Stage
 from rig.outcomes import HANG_PREFIX, BootOutcome, Outcome
 
 TOTAL = "power_to_ui"
@@ -15,28 +15,32 @@ TOTAL = "power_to_ui"
 
 @dataclass(frozen=True)
 class Boot:
-    report: dict[str, Any]
+    report: Report
     folder: Path
 
     @property
     def run_id(self) -> str:
-        return str(self.report.get("run_id"))
+        return str(self.report.run_id)
+
+    @property
+    def outcome(self) -> str:
+        return self.report.outcome
 
     def duration(self, stage: str) -> float | None:
         if stage == TOTAL:
-            return self.report.get("power_to_ui_s")
+            return self.report.power_to_ui_s
         s = self.stage(stage)
-        return None if s is None else s.get("duration_s")
+        return None if s is None else s.duration_s
 
-    def stage(self, stage: str) -> dict[str, Any] | None:
-        return next((s for s in self.report.get("stages", []) if s["name"] == stage), None)
+    def stage(self, stage: str) -> Stage | None:
+        return self.report.stage(stage)
 
     def energy(self, stage: str) -> tuple[float, float] | None:
         """(joules, uncertainty) of a stage, when a supply's readings gave it one."""
         s = self.stage(stage)
-        if s is None or s.get("energy_j") is None:
+        if s is None or s.energy_j is None:
             return None
-        return float(s["energy_j"]), float(s.get("energy_uncertainty_j") or 0.0)
+        return float(s.energy_j), float(s.energy_uncertainty_j or 0.0)
 
 
 def expected_outcome(outcome: Outcome | str, stage: str | None) -> tuple[Outcome, str | None]:

@@ -66,12 +66,12 @@ class EnergyBudgets:
 
 
 def _why(boot: Boot, stage: str) -> str:
-    power = boot.report.get("power")
+    power = boot.report.power
     if not power:
         return "the run has no supply readings: its power driver reads no current"
-    if power.get("error"):
-        return f"the supply's readings could not be placed: {power['error']}"
+    if power.error:
+        return f"the supply's readings could not be placed: {power.error}"
     s = boot.stage(stage)
-    if s is None or s.get("duration_s") is None:
-        return f"the stage was not measured (outcome {boot.report.get('outcome')})"
+    if s is None or s.duration_s is None:
+        return f"the stage was not measured (outcome {boot.outcome})"
     return "no supply reading fell around it"

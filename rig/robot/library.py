@@ -10,7 +10,7 @@ from robot.api import logger
 from robot.api.deco import keyword
 
 from rig import __version__
-from rig.artifacts.rundir import REPORT, read_json
+from rig.artifacts.rundir import REPORT, read_report
 from rig.config import RigConfig, load_config
 from rig.outcomes import Outcome
 from rig.pipeline import analyze_folder
@@ -20,8 +20,8 @@ from rig.robot.budgets import Budgets, load_budgets
 from rig.robot.doc import LIBRARY_DOC
 from rig.robot.energy import EnergyBudgets
 from rig.robot.statistics import SoakStatistics
-from rig.sinks.influx.points import ReportError
-from rig.sinks.influx.sink import deliver as deliver_report
+from rig.sinks.files import save_report
+from rig.sinks.influx.deliver import deliver_or_note
 from rig.soak.run import run_soak
 from rig.soak.runner import Limits
 from rig.soak.session import Session
@@ -115,14 +115,12 @@ class BootRig(SoakStatistics, EnergyBudgets):
         """
         path = Path(folder)
         report = analyze_folder(path)
+        save_report(path, report)
         if self.deliver and self.cfg.influx is not None:
-            try:
-                d = deliver_report(report, self.cfg.influx, self.cfg.results_dir)
-                logger.info(d.describe())
-            except (ReportError, OSError) as e:
-                logger.warn(f"influx: not written or spooled: {e}")
+            d = deliver_or_note(report, self.cfg.influx, self.cfg.results_dir)
+            (logger.warn if d.status == "failed" else logger.info)(d.describe())
         self._add(Boot(report, path.resolve()))
-        return report
+        return report.to_json()
 
     @keyword("Analyse Boot")
     def analyse_boot_deprecated(self, folder: str) -> dict[str, Any]:
@@ -171,7 +169,7 @@ class BootRig(SoakStatistics, EnergyBudgets):
         for name in _cycles(result.folder):
             folder = result.folder / name
             try:
-                self._add(Boot(read_json(folder / REPORT), folder))
+                self._add(Boot(read_report(folder / REPORT), folder))
             except ValueError:
                 continue  # a cycle without a report (the rig failed before power-on)
         s = result.summary
@@ -184,13 +182,12 @@ class BootRig(SoakStatistics, EnergyBudgets):
     def _add(self, boot: Boot) -> None:
         self.boots.append(boot)
         rows = "".join(
-            f"<tr><td>{s['name']}</td><td>{_fmt(s.get('duration_s'))}</td>"
-            f"<td>{s.get('source') or ''}</td></tr>"
-            for s in boot.report.get("stages", [])
+            f"<tr><td>{s.name}</td><td>{_fmt(s.duration_s)}</td><td>{s.source or ''}</td></tr>"
+            for s in boot.report.stages
         )
         logger.info(
-            f"Boot {boot.run_id}: outcome {boot.report.get('outcome')}, power to UI "
-            f"{_fmt(boot.report.get('power_to_ui_s'))}<table>{rows}</table>"
+            f"Boot {boot.run_id}: outcome {boot.outcome}, power to UI "
+            f"{_fmt(boot.report.power_to_ui_s)}<table>{rows}</table>"
             f"Artifacts: {boot.folder}",
             html=True,
         )
@@ -261,10 +258,10 @@ class BootRig(SoakStatistics, EnergyBudgets):
         message says why.
         """
         boot = self._last()
-        outcome = str(boot.report.get("outcome"))
+        outcome = boot.outcome
         if outcome != Outcome.OK:
-            analysis = boot.report.get("analysis") or {}
-            detail = analysis.get("rig_error") or next(iter(analysis.get("invalid") or []), None)
+            analysis = boot.report.analysis
+            detail = analysis.rig_error or next(iter(analysis.invalid), None)
             raise AssertionError(messages.failed_boot(boot.run_id, outcome, detail, boot.folder))
 
     @keyword("Boot Outcome Should Be")
@@ -283,7 +280,7 @@ class BootRig(SoakStatistics, EnergyBudgets):
         if stage:
             self._known_stage(stage)
         boot = self._last()
-        found = str(boot.report.get("outcome"))
+        found = boot.outcome
         if not outcome_is(found, kind, stage):
             raise AssertionError(
                 f"Boot {boot.run_id}: outcome {found}, expected {describe_outcome(kind, stage)}. "
@@ -295,7 +292,7 @@ class BootRig(SoakStatistics, EnergyBudgets):
         limit = seconds(budget) if budget is not None else self._budget(what)
         measured = boot.duration(what)
         if measured is None:
-            outcome = str(boot.report.get("outcome"))
+            outcome = boot.outcome
             raise AssertionError(
                 messages.not_measured(boot.run_id, label, outcome, limit, boot.folder)
             )

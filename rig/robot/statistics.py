@@ -104,7 +104,7 @@ class SoakStatistics:
         limit = _rate(rate)
         window = self._window(last)
         # Runs the rig or the operator ended say nothing of the board: not counted.
-        boots = [b for b in window if is_boards(str(b.report.get("outcome")))]
+        boots = [b for b in window if is_boards(b.outcome)]
         if len(boots) < len(window):
             logger.info(
                 f"{len(window) - len(boots)} of the last {len(window)} boots were not "
@@ -113,14 +113,12 @@ class SoakStatistics:
         if not boots:
             raise AssertionError(
                 f"None of the last {len(window)} boots measured the board: outcomes "
-                f"{sorted({str(b.report.get('outcome')) for b in window})}"
+                f"{sorted({b.outcome for b in window})}"
             )
-        failed = [b for b in boots if b.report.get("outcome") != Outcome.OK]
+        failed = [b for b in boots if b.outcome != Outcome.OK]
         share = len(failed) / len(boots)
         if share > limit:
-            listed = "; ".join(
-                f"{b.run_id} {b.report.get('outcome')} ({b.folder})" for b in failed[:5]
-            )
+            listed = "; ".join(f"{b.run_id} {b.outcome} ({b.folder})" for b in failed[:5])
             raise AssertionError(
                 f"{len(failed)} of the last {len(boots)} measured boots failed ({share:.1%}), "
                 f"more than {limit:.1%}: {listed}"

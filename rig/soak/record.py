@@ -14,8 +14,10 @@ from typing import Any
 from rig.artifacts import rundir
 from rig.artifacts.leftovers import recover_folder
 from rig.artifacts.srzip import CaptureError
+from rig.model import Report
 from rig.outcomes import Outcome
 from rig.pipeline import analyze_folder
+from rig.sinks.files import save_report
 from rig.sinks.influx.deliver import deliver_or_note
 from rig.sinks.influx.settings import InfluxSettings
 
@@ -37,14 +39,13 @@ def rss_kb() -> int | None:
 
 def mark_rig_error(folder: Path, detail: str) -> bool:
     """Note in run.json that the rig failed during this cycle; False without run.json."""
-    path = folder / rundir.RUN
     try:
-        run = rundir.read_json(path)
+        run = rundir.read_run(folder)
     except rundir.ArtifactError:
         return False
-    run["rig_error"] = Outcome.RIG_ERROR.value
-    run["rig_error_detail"] = detail
-    rundir.write_json(path, run)
+    run.rig_error = Outcome.RIG_ERROR.value
+    run.rig_error_detail = detail
+    rundir.write_run(folder, run)
     return True
 
 
@@ -58,7 +59,7 @@ def finish(
     spool_root: Path,
     detail: str | None = None,
     recovered: bool = False,
-) -> tuple[dict[str, Any], dict[str, Any] | None]:
+) -> tuple[dict[str, Any], Report | None]:
     """The cycle's journal record and its report (None when none could be made)."""
     rec: dict[str, Any] = {
         "type": "cycle",
@@ -67,7 +68,7 @@ def finish(
         "session": session,
         "t_ns": t_ns,
     }
-    report: dict[str, Any] | None = None
+    report: Report | None = None
     try:  # a capture the cycle left raw (or, for a recovered cycle, a killed rig did)
         recover_folder(folder, deferred=not recovered)
     except (CaptureError, OSError) as e:
@@ -75,24 +76,26 @@ def finish(
     if (folder / rundir.RUN).exists():
         try:
             report = analyze_folder(folder)
+            save_report(folder, report)
         except Exception as e:  # a crash in analysis must not end a night's soak
             detail = f"analysis failed (artifacts kept): {type(e).__name__}: {e}"
             if mark_rig_error(folder, detail):
                 try:
                     report = analyze_folder(folder)  # says rig_error, from run.json
+                    save_report(folder, report)
                 except Exception:
                     report = None
     elif detail is None:
         detail = "no run.json: the rig stopped before the board was powered"
-    rec["outcome"] = report["outcome"] if report else Outcome.RIG_ERROR.value
-    rec["power_to_ui_s"] = report.get("power_to_ui_s") if report else None
-    rec["stages"] = {s["name"]: s.get("duration_s") for s in (report or {}).get("stages", [])}
+    rec["outcome"] = report.outcome if report else Outcome.RIG_ERROR.value
+    rec["power_to_ui_s"] = report.power_to_ui_s if report else None
+    rec["stages"] = {s.name: s.duration_s for s in report.stages} if report else {}
     rec["influx"] = deliver_or_note(report, influx, spool_root).note if report else "none"
     try:
-        timing = rundir.read_json(folder / rundir.RUN).get("timing") or {}
+        timing = rundir.read_run(folder).timing
     except rundir.ArtifactError:
-        timing = {}
-    rec.update({k: timing.get(k) for k in _TIMING})
+        timing = None
+    rec.update({k: getattr(timing, k) if timing else None for k in _TIMING})
     if detail:
         rec["detail"] = detail
     if recovered:

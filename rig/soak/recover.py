@@ -39,10 +39,10 @@ def orphans(folder: Path, records: list[dict[str, Any]]) -> list[Path]:
 def prepare(orphan: Path) -> str | None:
     """Make an orphan ready for `record.finish`; returns the detail to journal."""
     try:
-        run = rundir.read_json(orphan / rundir.RUN)
+        run = rundir.read_run(orphan)
     except rundir.ArtifactError:
         return "no run.json: the rig stopped before the board was powered"
-    if run.get("completed_utc"):
+    if run.completed_utc:
         return "recovered on resume: captured, not yet journaled when the rig stopped"
     mark_rig_error(orphan, KILLED)
     return KILLED

@@ -184,7 +184,7 @@ class SoakRunner:
                 self._rig_error(cycle, run_id, t_ns, e)
                 session.reset()
                 continue
-            if result.run.get("aborted"):
+            if result.run.aborted:
                 self._flush()
                 self.journal.append(
                     {

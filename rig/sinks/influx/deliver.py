@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from rig.artifacts.rundir import utc_now
+from rig.model import Report
 from rig.sinks.influx.client import Client, InfluxError
 from rig.sinks.influx.points import point_time_ns, report_lines
 from rig.sinks.influx.replay import ReplayResult, replay
@@ -92,11 +93,11 @@ def write_or_spool(
         return Delivery("spooled", run_id, len(lines), str(e), str(path))
 
 
-def deliver(report: dict[str, Any], settings: InfluxSettings, results_dir: Path) -> Delivery:
+def deliver(report: Report, settings: InfluxSettings, results_dir: Path) -> Delivery:
     """Write one report, or spool it. Raises ReportError for a report that can never be
     written (no start time) and OSError when the spool cannot keep it."""
     lines = report_lines(report, settings.precision)
-    return write_or_spool(lines, point_time_ns(report), report.get("run_id"), settings, results_dir)
+    return write_or_spool(lines, point_time_ns(report), report.run_id, settings, results_dir)
 
 
 def attempt(
@@ -114,8 +115,6 @@ def attempt(
         return Delivery("failed", run_id, 0, reason=str(e))
 
 
-def deliver_or_note(
-    report: dict[str, Any], settings: InfluxSettings | None, results_dir: Path
-) -> Delivery:
+def deliver_or_note(report: Report, settings: InfluxSettings | None, results_dir: Path) -> Delivery:
     """`deliver`, never raising: what `rig run`, the soak and Robot call for a report."""
-    return attempt(report.get("run_id"), settings, lambda s: deliver(report, s, results_dir))
+    return attempt(report.run_id, settings, lambda s: deliver(report, s, results_dir))

@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from rig.errors import ArtifactError
-from rig.outcomes import BootOutcome
+from rig.model.report import Advisory, Initcall, Report, Stage
 from rig.sinks.influx.lineproto import FieldValue, Point, encode_all
 
 BOOT = "boot"
@@ -47,70 +47,57 @@ def _fields(**values: Any) -> dict[str, FieldValue]:
     return {k: v for k, v in values.items() if v is not None}
 
 
-def common_tags(report: dict[str, Any]) -> dict[str, str]:
-    tags = {k: report.get(k) for k in ("rig", "board", "variant", "outcome")}
-    if tags["outcome"] is not None:  # a tag dashboards and queries match on: the contract's
-        try:
-            BootOutcome.parse(str(tags["outcome"]))
-        except ValueError as e:
-            raise ReportError(f"outcome: {e}") from None
+def common_tags(report: Report) -> dict[str, str]:
+    # The outcome is a tag dashboards and queries match on: Report.from_json has checked
+    # it is the contract's.
+    tags = {"rig": report.rig, "board": report.board, "variant": report.variant}
+    tags["outcome"] = report.outcome
     return {k: str(v) for k, v in tags.items() if v not in (None, "")}
 
 
-def boot_fields(report: dict[str, Any]) -> dict[str, FieldValue]:
-    stages = report.get("stages") or []
-    advisories = report.get("advisories") or []
-    # A supply's readings (report["power"]) add the boot's energy; a failed reading
+def boot_fields(report: Report) -> dict[str, FieldValue]:
+    # A supply's readings (report.power) add the boot's energy; a failed reading
     # section has an error and no totals.
-    power = report.get("power") or {}
+    power = report.power
     return _fields(
-        power_to_ui_s=report.get("power_to_ui_s"),
-        power_to_ui_uncertainty_s=report.get("power_to_ui_uncertainty_s"),
-        run_id=report.get("run_id"),
-        time_reference=(report.get("time_base") or {}).get("reference"),
-        stages_reached_count=sum(1 for s in stages if s.get("duration_s") is not None),
-        initcall_count=len(report.get("initcalls") or []),
-        advisory_count=len(advisories),
-        advisory_gain_s=float(sum(a.get("gain_s") or 0.0 for a in advisories)),
-        stages_energy_j=power.get("stages_energy_j"),
-        stages_energy_uncertainty_j=power.get("stages_energy_uncertainty_j"),
+        power_to_ui_s=report.power_to_ui_s,
+        power_to_ui_uncertainty_s=report.power_to_ui_uncertainty_s,
+        run_id=report.run_id,
+        time_reference=report.time_base.reference if report.time_base else None,
+        stages_reached_count=sum(1 for s in report.stages if s.reached),
+        initcall_count=len(report.initcalls),
+        advisory_count=len(report.advisories),
+        advisory_gain_s=float(sum(a.gain_s or 0.0 for a in report.advisories)),
+        stages_energy_j=power.stages_energy_j if power else None,
+        stages_energy_uncertainty_j=power.stages_energy_uncertainty_j if power else None,
     )
 
 
-def stage_point(s: dict[str, Any]) -> tuple[dict[str, str], dict[str, FieldValue]]:
-    return {"stage": s["name"]}, _fields(
-        start_s=s.get("start_s"),
-        end_s=s.get("end_s"),
-        duration_s=s.get("duration_s"),
-        uncertainty_s=s.get("uncertainty_s"),
-        source=s.get("source"),
-        energy_j=s.get("energy_j"),
-        energy_uncertainty_j=s.get("energy_uncertainty_j"),
-        mean_current_a=s.get("mean_current_a"),
-        peak_current_a=s.get("peak_current_a"),
+def stage_point(s: Stage) -> tuple[dict[str, str], dict[str, FieldValue]]:
+    return {"stage": s.name}, _fields(
+        start_s=s.start_s,
+        end_s=s.end_s,
+        duration_s=s.duration_s,
+        uncertainty_s=s.uncertainty_s,
+        source=s.source,
+        energy_j=s.energy_j,
+        energy_uncertainty_j=s.energy_uncertainty_j,
+        mean_current_a=s.mean_current_a,
+        peak_current_a=s.peak_current_a,
     )
 
 
-def initcall_point(c: dict[str, Any]) -> tuple[dict[str, str], dict[str, FieldValue]]:
+def initcall_point(c: Initcall) -> tuple[dict[str, str], dict[str, FieldValue]]:
     # Newer kernels print __initstub__kmod_* names with build counters; the analysis
     # resolves them to the function, which stays the same from build to build.
-    tags = {"initcall": c.get("function") or c["name"]}
-    if c.get("module"):
-        tags["module"] = c["module"]
-    ret = c.get("return")
-    return tags, _fields(
-        start_s=c.get("start_s"),
-        duration_s=c.get("duration_s"),
-        return_code=int(ret) if ret is not None else None,
-    )
+    tags = {"initcall": c.function or c.name}
+    if c.module:
+        tags["module"] = c.module
+    return tags, _fields(start_s=c.start_s, duration_s=c.duration_s, return_code=c.return_code)
 
 
-def advisory_point(a: dict[str, Any]) -> tuple[dict[str, str], dict[str, FieldValue]]:
-    return {"rule": a["rule"]}, _fields(
-        gain_s=a.get("gain_s"),
-        title=a.get("title"),
-        evidence_count=len(a.get("evidence") or []),
-    )
+def advisory_point(a: Advisory) -> tuple[dict[str, str], dict[str, FieldValue]]:
+    return {"rule": a.rule}, _fields(gain_s=a.gain_s, title=a.title, evidence_count=len(a.evidence))
 
 
 def _as_float(fields: dict[str, FieldValue], keys: tuple[str, ...]) -> None:
@@ -141,21 +128,21 @@ _FLOAT_FIELDS = (
 PRECISION_NS = {"ns": 1, "u": 1_000}
 
 
-def point_time_ns(report: dict[str, Any]) -> int:
+def point_time_ns(report: Report) -> int:
     """The boot's power-on time (DESIGN: point time = power-on time); reports from before
     `power_on_utc` existed fall back to the run's start."""
-    return utc_to_ns(report.get("power_on_utc") or report.get("started_utc"))
+    return utc_to_ns(report.power_on_utc or report.started_utc)
 
 
-def report_points(report: dict[str, Any], precision: str = "ns") -> list[Point]:
+def report_points(report: Report, precision: str = "ns") -> list[Point]:
     """Points stamped in `precision` units (the `precision` of the write that sends them)."""
     t = point_time_ns(report) // PRECISION_NS[precision]
     common = common_tags(report)
     parts: list[tuple[str, dict[str, str], dict[str, FieldValue]]]
     parts = [(BOOT, {}, boot_fields(report))]
-    parts += [(STAGE, *stage_point(s)) for s in report.get("stages") or []]
-    parts += [(INITCALL, *initcall_point(c)) for c in report.get("initcalls") or []]
-    parts += [(ADVISORY, *advisory_point(a)) for a in report.get("advisories") or []]
+    parts += [(STAGE, *stage_point(s)) for s in report.stages]
+    parts += [(INITCALL, *initcall_point(c)) for c in report.initcalls]
+    parts += [(ADVISORY, *advisory_point(a)) for a in report.advisories]
     seen: dict[tuple[str, tuple[tuple[str, str], ...]], int] = {}
     points: list[Point] = []
     for measurement, own, fields in parts:
@@ -169,5 +156,5 @@ def report_points(report: dict[str, Any], precision: str = "ns") -> list[Point]:
     return points
 
 
-def report_lines(report: dict[str, Any], precision: str = "ns") -> list[str]:
+def report_lines(report: Report, precision: str = "ns") -> list[str]:
     return encode_all(report_points(report, precision))

@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rig.artifacts.rundir import REPORT, ArtifactError, read_json
+from rig.artifacts.rundir import REPORT, ArtifactError, read_report
 from rig.sinks.influx.batch import batches, write_split
 from rig.sinks.influx.client import Client, InfluxError
 from rig.sinks.influx.deliver import Delivery, deliver
@@ -72,7 +72,7 @@ def push(files: list[Path], settings: InfluxSettings) -> PushResult:
     def converted() -> Iterator[tuple[Path, list[str]]]:
         for f in files:
             try:
-                lines = report_lines(read_json(f), settings.precision)
+                lines = report_lines(read_report(f), settings.precision)
             except (ArtifactError, ReportError, KeyError, TypeError) as e:
                 res.failed.append({"file": str(f), "reason": str(e)})
                 continue
