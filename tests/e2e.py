@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -49,6 +51,19 @@ def make_config(
     path = tmp / name
     path.write_text(text + extra)
     return path
+
+
+def rig_run_json(config: Path, timeout: float = 120) -> dict[str, Any]:
+    """`rig run --config CONFIG --json` in a child process: its JSON output (it must exit 0)."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "rig", "run", "--config", str(config), "--json"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert proc.returncode == 0, proc.stderr or proc.stdout  # --json errors go to stdout
+    return json.loads(proc.stdout)  # type: ignore[no-any-return]
 
 
 def truth_boot(folder: Path) -> dict[str, Any]:

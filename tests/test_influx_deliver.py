@@ -3,7 +3,6 @@ batch split on rejection, against a real private influxd."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -15,23 +14,14 @@ from rig.sinks.influx.client import Client
 from rig.sinks.influx.deliver import deliver_or_note
 from rig.sinks.influx.points import utc_to_ns
 from rig.sinks.influx.sample import sample_report, stored_run_ids
-from rig.sinks.influx.server import PrivateServer, private_server
+from rig.sinks.influx.server import PrivateServer
 from rig.sinks.influx.settings import InfluxSettings
 from rig.sinks.influx.sink import push
 from rig.sinks.influx.spool import Spool, spool_dir
 from rig.soak.points import deliver_soak_point
+from tests.influx_env import influx_server, settings_for  # noqa: F401 - the fixture `server`
 
 UNREACHABLE = "http://127.0.0.1:9"  # nothing listens on the discard port
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PrivateServer]:
-    with private_server(tmp_path_factory.mktemp("influxd")) as srv:
-        yield srv
-
-
-def settings_for(server: PrivateServer, request: pytest.FixtureRequest) -> InfluxSettings:
-    return InfluxSettings(url=server.url, database=f"t_{request.node.name}"[:60])
 
 
 def test_batches_by_points_and_precision() -> None:

@@ -5,9 +5,6 @@ down and replayed after. Skipped until rig.config and `rig run` are wired to the
 from __future__ import annotations
 
 import dataclasses
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,8 +16,7 @@ from rig.sinks.influx.client import Client
 from rig.sinks.influx.sample import stored_run_ids
 from rig.sinks.influx.server import private_server
 from rig.sinks.influx.settings import InfluxSettings
-from tests.conftest import REPO
-from tests.e2e import make_config
+from tests.e2e import make_config, rig_run_json
 
 WIRED = "influx" in {f.name for f in dataclasses.fields(RigConfig)}
 pytestmark = [
@@ -29,26 +25,14 @@ pytestmark = [
 ]
 
 
-def rig_run(config: Path) -> dict:
-    proc = subprocess.run(
-        [sys.executable, "-m", "rig", "run", "--config", str(config), "--json"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)
-
-
 def test_rig_run_writes_then_spools_then_replays(tmp_path: Path) -> None:
     with private_server(tmp_path / "influxd") as srv:
         extra = f'\n[influx]\nurl = "{srv.url}"\ndatabase = "runs"\ntimeout_s = 2\n'
         config = make_config(tmp_path, extra=extra)
-        first = rig_run(config)
+        first = rig_run_json(config)
         assert first["influx"]["status"] == "written"
         srv.stop()
-        second = rig_run(config)
+        second = rig_run_json(config)
         assert second["influx"]["status"] == "spooled"
         srv.start()
         out = CliRunner().invoke(influx, ["replay", "--config", str(config), "--json"])

@@ -28,17 +28,7 @@ from rig.sinks.influx.server import PrivateServer, free_port, private_server, ru
 from rig.sinks.influx.settings import InfluxSettings
 from rig.sinks.influx.sink import deliver, replay
 from rig.sinks.influx.spool import Spool, spool_dir
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PrivateServer]:
-    with private_server(tmp_path_factory.mktemp("influxd")) as srv:
-        yield srv
-
-
-def settings_for(server: PrivateServer, request: pytest.FixtureRequest) -> InfluxSettings:
-    # One database per test keeps the tests independent on the shared server.
-    return InfluxSettings(url=server.url, database=f"t_{request.node.name}"[:60])
+from tests.influx_env import influx_server, settings_for  # noqa: F401 - the fixture `server`
 
 
 def count(client: Client, db: str, measurement: str, field: str) -> int:

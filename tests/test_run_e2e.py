@@ -15,7 +15,7 @@ from rig.config import load_config
 from rig.cycle import run_cycle
 from rig.instruments.setup import Instruments
 from rig.pipeline import analyze_folder
-from tests.e2e import boundary_errors, make_config, truth_boot
+from tests.e2e import boundary_errors, make_config, rig_run_json, truth_boot
 
 pytestmark = pytest.mark.slow
 
@@ -38,15 +38,7 @@ def measure(config: Path) -> tuple[Path, dict]:
 
 
 def test_cli_run_against_truth(tmp_path: Path) -> None:
-    config = make_config(tmp_path)
-    proc = subprocess.run(
-        [sys.executable, "-m", "rig", "run", "--config", str(config), "--json"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert proc.returncode == 0, proc.stderr
-    out = json.loads(proc.stdout)
+    out = rig_run_json(make_config(tmp_path))
     folder = Path(out["folder"])
     report = out["report"]
     for name in ("run.json", "console.jsonl", "console.log", "capture.sr", "report.json"):
@@ -198,13 +190,7 @@ def test_panic_ends_the_cycle_without_waiting_out_the_timeout(tmp_path: Path) ->
 def test_analysis_table_of_the_config_is_honoured_by_rig_run(tmp_path: Path) -> None:
     """`[analysis] top_n = 3` in the rig config: the run's report lists three rows, and
     a later `rig analyze` of the folder (from run.json's snapshot) keeps them three."""
-    config = make_config(tmp_path, extra="\n[analysis]\ntop_n = 3\n")
-    proc = subprocess.run(
-        [sys.executable, "-m", "rig", "run", "--config", str(config), "--json"],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
-    out = json.loads(proc.stdout)
+    out = rig_run_json(make_config(tmp_path, extra="\n[analysis]\ntop_n = 3\n"))
     assert len(out["report"]["top"]) == 3
     again = analyze_folder(Path(out["folder"]), write=False)
     assert len(again.top) == 3

@@ -6,8 +6,6 @@ from __future__ import annotations
 import contextvars
 import io
 import json
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -26,7 +24,7 @@ from rig.soak import run as soak_run
 from rig.soak.progress import SoakDisplay
 from rig.soak.runner import Limits
 from rig.steps import StepEvent
-from tests.e2e import make_config
+from tests.e2e import make_config, rig_run_json
 
 
 class Events(list[StepEvent]):
@@ -225,15 +223,7 @@ def test_cycle_writes_its_steps_into_run_json_despite_a_broken_subscriber(
 
 @pytest.mark.slow
 def test_rig_run_records_timing_steps(tmp_path: Path) -> None:
-    config = make_config(tmp_path)
-    proc = subprocess.run(
-        [sys.executable, "-m", "rig", "run", "--config", str(config), "--json"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert proc.returncode == 0, proc.stderr
-    folder = Path(json.loads(proc.stdout)["folder"])
+    folder = Path(rig_run_json(make_config(tmp_path))["folder"])
     seen = by_title(json.loads((folder / "run.json").read_text())["timing"]["steps"])
     for title in ("power on", "wait for UI ready", "analyzer arm", "analyzer stop"):
         assert 0 <= seen[title]["duration_s"] < 5, title
