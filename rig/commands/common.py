@@ -46,6 +46,23 @@ err_console = Console(stderr=True)
 DEBUG_ENV = "BOOTRIG_DEBUG"
 
 
+DEFAULT_CONFIG = Path("config/rig.toml")
+
+
+def config_option(
+    help: str = "Rig configuration.", default: Path | None = DEFAULT_CONFIG
+) -> Callable[[F], F]:
+    """`--config PATH` (`config_path`), the same option on every command that reads one."""
+    return click.option(
+        "--config",
+        "config_path",
+        type=click.Path(path_type=Path),
+        default=default,
+        show_default=default is not None,
+        help=help,
+    )
+
+
 def json_option(f: F) -> F:
     """`--json`, and the error contract of a command that has it: a `RigError` (or any
     other exception) raised inside ends the command through `fail`, as JSON with --json."""

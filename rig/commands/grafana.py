@@ -10,7 +10,7 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
-from rig.commands.common import console, emit_json, fail, json_option
+from rig.commands.common import config_option, console, emit_json, fail, json_option
 from rig.errors import EXIT_BOARD_FAILED, EXIT_OK, EXIT_RIG_FAILED
 from rig.sinks.grafana.generate import BUDGETS, DASHBOARDS_DIR, build, load_dashboards
 from rig.sinks.grafana.macros import TimeRange
@@ -83,14 +83,9 @@ def _table(results: list[QueryResult]) -> Table:
 
 @grafana.command("query")
 @dashboards_option
-@click.option(
-    "--config",
-    "config_path",
-    type=click.Path(path_type=Path),
-    default=Path("config/rig.toml"),
-    show_default=True,
-    help="Rig configuration; its [influx] table names the server (default: rig influx serve, "
-    "with its generated password in results/.influxdb/admin-password).",
+@config_option(
+    "Rig configuration; its [influx] table names the server (default: rig influx serve, "
+    "with its generated password in results/.influxdb/admin-password)."
 )
 @click.option("--since", default="7d", show_default=True, help="Time range up to now.")
 @click.option(

@@ -13,7 +13,7 @@ from click.core import ParameterSource
 from rich.markup import escape
 from rich.table import Table
 
-from rig.commands.common import console, emit_json, fail, json_option
+from rig.commands.common import config_option, console, emit_json, fail, json_option
 from rig.errors import EXIT_INPUT, EXIT_OK, EXIT_RIG_FAILED, bounded
 from rig.sinks.influx.client import AUTH, Client, InfluxError
 from rig.sinks.influx.replay import replay as replay_spool
@@ -37,14 +37,7 @@ from rig.sinks.influx.sink import report_files
 from rig.sinks.influx.sink import status as server_status
 from rig.sinks.influx.spool import Spool, spool_dir
 
-config_option = click.option(
-    "--config",
-    "config_path",
-    type=click.Path(path_type=Path),
-    default=Path("config/rig.toml"),
-    show_default=True,
-    help="Rig configuration with an [influx] table.",
-)
+influx_config_option = config_option("Rig configuration with an [influx] table.")
 
 
 def _load(config_path: Path, as_json: bool) -> tuple[InfluxSettings, InfluxConfig]:
@@ -277,7 +270,7 @@ def stop(data_dir: Path, as_json: bool) -> None:
 
 @influx.command()
 @click.argument("targets", nargs=-1, required=True, type=click.Path(path_type=Path))
-@config_option
+@influx_config_option
 @json_option
 def push(targets: tuple[Path, ...], config_path: Path, as_json: bool) -> None:
     """Backfill reports from artifact folders (run folders or a results folder).
@@ -302,7 +295,7 @@ def push(targets: tuple[Path, ...], config_path: Path, as_json: bool) -> None:
 
 
 @influx.command()
-@config_option
+@influx_config_option
 @json_option
 def replay(config_path: Path, as_json: bool) -> None:
     """Send the spooled boots (results/.influx-spool) and remove the acknowledged ones."""
@@ -349,7 +342,7 @@ def _status_table(st: dict[str, Any]) -> Table:
 
 
 @influx.command()
-@config_option
+@influx_config_option
 @json_option
 def status(config_path: Path, as_json: bool) -> None:
     """Server, database and spool depth."""

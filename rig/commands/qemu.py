@@ -18,7 +18,7 @@ from typing import Any
 import click
 from rich.markup import escape
 
-from rig.commands.common import console, emit_json, fail, json_option
+from rig.commands.common import config_option, console, emit_json, fail, json_option
 from rig.config import RigConfig, load_config
 from rig.cycle import run_cycle
 from rig.errors import EXIT_RIG_FAILED, RigError, exit_code
@@ -38,12 +38,9 @@ def qemu() -> None:
 
 
 @qemu.command()
-@click.option(
-    "--config",
-    "config_path",
-    type=click.Path(path_type=Path),
+@config_option(
+    "Build what this config's [qemu] build_script builds (default: the hooked target).",
     default=None,
-    help="Build what this config's [qemu] build_script builds (default: the hooked target).",
 )
 @json_option
 def build(config_path: Path | None, as_json: bool) -> None:
@@ -132,13 +129,7 @@ def record_boot(cfg: RigConfig, out: Path, name: str) -> dict[str, Any]:
 
 
 @qemu.command()
-@click.option(
-    "--config",
-    "config_path",
-    type=click.Path(path_type=Path),
-    default=Path("config/qemu-arm64.toml"),
-    show_default=True,
-)
+@config_option("The QEMU target's rig configuration.", default=Path("config/qemu-arm64.toml"))
 @click.option("--out", type=click.Path(path_type=Path), required=True, help="Folder to fill.")
 @click.option("--boots", type=click.IntRange(min=1), default=1, show_default=True)
 @click.option("--name", "prefix", default="boot", show_default=True, help="Folder name prefix.")

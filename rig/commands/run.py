@@ -11,6 +11,7 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rig import steps
 from rig.artifacts.rundir import probe_results_dir
 from rig.commands.common import (
+    config_option,
     console,
     emit_json,
     engine_option,
@@ -31,14 +32,7 @@ from rig.soak.signals import StopFlag
 
 
 @click.command()
-@click.option(
-    "--config",
-    "config_path",
-    type=click.Path(path_type=Path),
-    default=Path("config/rig.toml"),
-    show_default=True,
-    help="Rig configuration.",
-)
+@config_option()
 @click.option(
     "--board",
     type=click.Path(path_type=Path),

@@ -10,6 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from rig.commands.common import (
+    config_option,
     console,
     emit_json,
     err_console,
@@ -63,11 +64,9 @@ def print_summary(result: SoakResult) -> None:
 
 
 @click.command(epilog=EPILOG)
-@click.option(
-    "--config",
-    "config_path",
-    type=click.Path(path_type=Path),
-    help="Rig configuration (default config/rig.toml; on --resume, the soak's own, if unchanged).",
+@config_option(
+    "Rig configuration (default config/rig.toml; on --resume, the soak's own, if unchanged).",
+    default=None,
 )
 @click.option(
     "--board",
