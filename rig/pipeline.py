@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from rig import names
-from rig.analysis.report import build_report
+from rig.analysis.report import BootArtifacts, build_report
 from rig.artifacts import powerlog, rundir
 from rig.artifacts.decode import channel_map, scan_markers
 from rig.artifacts.fastscan import scan_capture
@@ -107,10 +107,8 @@ def analyze_folder(
     power = powerlog.read(folder)  # a bench supply's readings, when it had one
     if power is not None:
         artifacts["power"] = powerlog.POWER_JSONL
-    report = build_report(
-        run, chunks, scan, inputs.stages, inputs.console_baud, artifacts, inputs.options,
-        uart, uart_error, power,
-    )  # fmt: skip
+    boot = BootArtifacts(run, chunks, artifacts, scan, uart, uart_error, power)
+    report = build_report(boot, inputs.stages, inputs.console_baud, inputs.options)
     if rename and report.capture is not None:
         report.capture.channel_map = dict(rename)  # how this capture was read
     return report

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from rig import __version__
@@ -53,21 +54,32 @@ def _tap(uart: UartBytes | None, error: str | None, matched: int) -> dict[str, A
     }
 
 
+@dataclass(frozen=True)
+class BootArtifacts:
+    """What one boot left, read: the run, the console's reads, the capture's markers
+    and tapped UART (or why the tap gave nothing), a supply's readings (power.jsonl,
+    which give each stage its energy), and the files present (the report's
+    `artifacts`)."""
+
+    run: Run
+    chunks: Sequence[Chunk]
+    files: dict[str, str]
+    scan: MarkerScan | None = None
+    uart: UartBytes | None = None
+    uart_error: str | None = None
+    power: Sequence[Mapping[str, Any]] | None = None
+
+
 def build_report(
-    run: Run,
-    chunks: Sequence[Chunk],
-    scan: MarkerScan | None,
+    boot: BootArtifacts,
     specs: tuple[StageSpec, ...],
     baud: int,
-    artifacts: dict[str, str],
     analysis: AnalysisOptions | Mapping[str, Any] | None = None,
-    uart: UartBytes | None = None,
-    uart_error: str | None = None,
-    power: Sequence[Mapping[str, Any]] | None = None,
 ) -> Report:
     """Everything in the report follows from the arguments: the same artifacts give the
-    same report, byte for byte. `power`: a supply's readings (power.jsonl), which give
-    each stage its energy."""
+    same report, byte for byte."""
+    run, chunks, scan, artifacts = boot.run, boot.chunks, boot.scan, boot.files
+    uart, uart_error, power = boot.uart, boot.uart_error, boot.power
     lines = split_lines(chunks)
     power_on_ns = run.power_on_ns
     tb = build_timebase(scan, lines, power_on_ns, baud, uart, chunks)
