@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from rig.config import RigConfig, load_config
-from rig.soak.journal import Journal, read_journal
+from rig.model.soak import HeaderRecord
+from rig.soak.journal import SCHEMA, Journal, read_journal
 from rig.soak.runner import INTERRUPTED, Limits, SoakRunner, SoakState
 from rig.soak.session import Session
 from rig.soak.signals import StopFlag
@@ -131,7 +132,8 @@ def soak_cfg(config: Path, folder: Path) -> RigConfig:
 
 def runner(tmp: Path, cfg: RigConfig, cycles: int, session: Session) -> Any:
     folder = cfg.results_dir
-    journal = Journal.create(folder, {"soak_id": "t", "stages": [s.name for s in cfg.stages]})
+    head = HeaderRecord(schema=SCHEMA, soak_id="t", stages=[s.name for s in cfg.stages])
+    journal = Journal.create(folder, head)
     stop = StopFlag()
     r = SoakRunner(cfg, journal, SoakState(), Limits(cycles), stop, tmp, session=session)
     return r, stop, journal, folder

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from rig.errors import InputError
+from rig.model.soak import HeaderRecord, record_from_json
 from rig.soak.journal import JOURNAL, read_journal
 from rig.soak.resume import original_config
 from tests.conftest import REPO
@@ -97,9 +98,11 @@ def test_old_journal_checked_against_run_json(lab: tuple[Path, Path]) -> None:
     head = read_journal(folder / JOURNAL)[0][0]
     for key in ("config_sha256", "board_profile_sha256"):
         del head[key]
+    old = record_from_json(head)  # the header as the soak reads it
+    assert isinstance(old, HeaderRecord)
     original = config.read_text()
     config.write_text(original + "\n# a comment changes no setting\n")
-    assert original_config(folder, head, None, None).path == Path(head["config"])
+    assert original_config(folder, old, None, None).path == Path(head["config"])
     config.write_text(original.replace("off_hold_s = 0.05", "off_hold_s = 0.06"))
     with pytest.raises(InputError, match="has changed since the soak started"):
-        original_config(folder, head, None, None)
+        original_config(folder, old, None, None)

@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 
 from rig.config import ConfigError
+from rig.model.soak import CycleRecord, EndRecord, HeaderRecord, ResumeRecord
 from rig.robot.budgets import load_budgets
 from rig.soak.html import render
-from rig.soak.journal import Journal, read_journal
+from rig.soak.journal import SCHEMA, Journal, read_records
 from rig.soak.start import parse_duration
 from rig.soak.stats import describe, failure_rates
 from rig.soak.summary import summarize
@@ -46,32 +47,32 @@ def test_runs_the_rig_or_the_operator_ended_are_not_the_boards_failures() -> Non
     assert failure_rates(["interrupted"])["failure_rate"] == 0.0
 
 
-def _cycle(n: int, outcome: str, kernel: float | None, session: int = 1) -> dict:
-    return {
-        "type": "cycle",
-        "cycle": n,
-        "run_id": f"20250101T0000{n:02d}Z-abcdef",
-        "session": session,
-        "outcome": outcome,
-        "power_to_ui_s": 0.3 if outcome == "ok" else None,
-        "stages": {"bootloader": 0.05, "kernel": kernel},
-        "influx": "written" if n % 2 else "spooled",
-        "overhead_s": 0.05,
-        "rss_kb": 40_000 + n,
-        "elapsed_s": float(n),
-    }
+def _cycle(n: int, outcome: str, kernel: float | None, session: int = 1) -> CycleRecord:
+    return CycleRecord(
+        cycle=n,
+        run_id=f"20250101T0000{n:02d}Z-abcdef",
+        session=session,
+        outcome=outcome,
+        power_to_ui_s=0.3 if outcome == "ok" else None,
+        stages={"bootloader": 0.05, "kernel": kernel},
+        influx="written" if n % 2 else "spooled",
+        overhead_s=0.05,
+        rss_kb=40_000 + n,
+        elapsed_s=float(n),
+    )
 
 
 def test_summary_and_html_from_a_journal(tmp_path: Path) -> None:
     folder = tmp_path / "soak"
-    with Journal.create(folder, {"soak_id": "s1", "stages": STAGES, "board": "b"}) as j:
+    head = HeaderRecord(schema=SCHEMA, soak_id="s1", stages=STAGES, board="b")
+    with Journal.create(folder, head) as j:
         for i in range(1, 9):
             j.append(_cycle(i, "ok", 0.12 + i / 1000))
         j.append(_cycle(9, "hang_in_kernel", None))
-        j.append({"type": "resume", "session": 2})
+        j.append(ResumeRecord(session=2))
         j.append(_cycle(10, "ok", 0.2, session=2))
-        j.append({"type": "end", "reason": "completed", "elapsed_s": 11.0})
-    records, _ = read_journal(folder / "journal.jsonl")
+        j.append(EndRecord(reason="completed", elapsed_s=11.0))
+    records, _ = read_records(folder / "journal.jsonl")
     s = summarize(folder, records)
     assert s["status"] == "completed" and s["sessions"] == 2 and s["elapsed_s"] == 11.0
     assert s["cycles"] == {
@@ -87,7 +88,7 @@ def test_summary_and_html_from_a_journal(tmp_path: Path) -> None:
     assert kernel["n"] == 9 and kernel["max"] == 0.2  # ok boots only
     assert s["influx"] == {"spooled": 5, "written": 5}
     assert s["rss"]["growth_kb"] == 9 - 1  # session 1: cycles 1..9
-    page = render(s, [r for r in records if r["type"] == "cycle"])
+    page = render(s, [r for r in records if isinstance(r, CycleRecord)])
     assert page.count("<svg") == len(STAGES) + 1 and "hang_in_kernel" in page
     assert "20250101T000009Z-abcdef/console.log" in page
 

@@ -19,7 +19,7 @@ from rig.commands.common import (
     recover_leftovers,
 )
 from rig.config import load_config
-from rig.soak.journal import JOURNAL, read_journal
+from rig.soak.journal import JOURNAL, read_header
 from rig.soak.resume import DEFAULT_CONFIG, locate, original_config
 from rig.soak.run import SoakResult, run_soak
 from rig.soak.runner import Limits
@@ -106,9 +106,9 @@ def soak(
         # Found by path, or by id under --config's results_dir or the default config's;
         # run with the soak's own config unless --config says otherwise (rig.soak.resume).
         resume = locate(resume_ref, config_path)
-        head = read_journal(resume / JOURNAL)[0][0]
+        head = read_header(resume / JOURNAL)
         cfg = original_config(resume, head, config_path, board)
-        board = board or (Path(head["board_profile"]) if head.get("board_profile") else None)
+        board = board or (Path(head.board_profile) if head.board_profile else None)
         if not as_json:
             err_console.print(escape(f"resuming {resume} with {cfg.path}"), highlight=False)
     else:

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from rig.model.soak import CycleRecord
 from rig.outcomes import Outcome
 
 _W, _H, _PAD = 560, 120, 24
@@ -70,19 +71,19 @@ def histogram(name: str, values: list[float], d: dict[str, Any]) -> str:
     return "".join(parts)
 
 
-def render(summary: dict[str, Any], cycles: list[dict[str, Any]]) -> str:
-    ok = [r for r in cycles if r.get("outcome") == Outcome.OK]
+def render(summary: dict[str, Any], cycles: list[CycleRecord]) -> str:
+    ok = [r for r in cycles if r.outcome == Outcome.OK]
     head = ["stage"] + [f"{k} (ms)" if k != "n" else k for k in _STAT_KEYS]
     rows = [_stats_row(s["name"], s) for s in summary["stages"]]
     rows.append(_stats_row("power_to_ui", summary["power_to_ui"]))
     charts = [
-        histogram(s["name"], [r["stages"][s["name"]] for r in ok if r["stages"].get(s["name"])], s)
+        histogram(s["name"], [v for r in ok if (v := r.stages.get(s["name"]))], s)
         for s in summary["stages"]
     ]
     charts.append(
         histogram(
             "power_to_ui",
-            [r["power_to_ui_s"] for r in ok if r.get("power_to_ui_s")],
+            [r.power_to_ui_s for r in ok if r.power_to_ui_s],
             summary["power_to_ui"],
         )
     )

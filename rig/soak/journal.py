@@ -13,47 +13,77 @@ import contextlib
 import fcntl
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 from rig.artifacts.atomic import fsync_dir
 from rig.errors import ArtifactError
+from rig.model.codec import JSONObject, ModelError, dump
+from rig.model.soak import HEADER, HeaderRecord, Record, record_from_json
 
 SCHEMA = "bootrig.soak/1"
 JOURNAL = "journal.jsonl"
+T = TypeVar("T")
 
 
 class JournalError(ArtifactError, RuntimeError):
     """The journal cannot be read or written; the message names the file and why."""
 
 
-def read_journal(path: Path) -> tuple[list[dict[str, Any]], int]:
-    """The records, and the byte length of the intact part (a torn tail excluded)."""
+def read_journal(path: Path) -> tuple[list[JSONObject], int]:
+    """The lines as JSON objects (what outside tools see), and the byte length of the
+    intact part (a torn tail excluded)."""
+    return _read(path, lambda _i, obj: obj)
+
+
+def read_records(path: Path) -> tuple[list[Record], int]:
+    """The lines as records (rig.model.soak), and the byte length of the intact part.
+    A line that is JSON but does not fit its record is an error naming the file, the
+    line and the key, even the last one: it is not torn, and reopening must not cut it."""
+
+    def typed(i: int, obj: JSONObject) -> Record:
+        try:
+            return record_from_json(obj)
+        except ModelError as e:
+            raise JournalError(f"{path}:{i}: bad journal line ({e})") from None
+
+    return _read(path, typed)
+
+
+def read_header(path: Path) -> HeaderRecord:
+    """Line 1: what the soak is."""
+    head = read_records(path)[0][0]
+    assert isinstance(head, HeaderRecord)  # _read accepts no other first line
+    return head
+
+
+def _read(path: Path, read: Callable[[int, JSONObject], T]) -> tuple[list[T], int]:
     try:
         data = path.read_bytes()
     except FileNotFoundError:
         raise JournalError(f"{path}: no soak journal here") from None
     lines = data.split(b"\n")
     lines.pop()  # b"" after the last newline, or a line torn by a crash: not a record
-    records: list[dict[str, Any]] = []
+    objs: list[tuple[int, JSONObject]] = []
     good = 0
     for i, line in enumerate(lines, 1):
         try:
-            rec = json.loads(line)
-            if not isinstance(rec, dict) or "type" not in rec:
+            obj = json.loads(line)
+            if not isinstance(obj, dict) or "type" not in obj:
                 raise ValueError("not a journal record")
         except ValueError as e:
             if i == len(lines):
                 break  # a last line garbled by a crash (e.g. NULs after power loss)
             raise JournalError(f"{path}:{i}: bad journal line ({e})") from None
-        records.append(rec)
+        objs.append((i, obj))
         good += len(line) + 1
-    if not records or records[0].get("type") != "header":
+    if not objs or objs[0][1].get("type") != HEADER:
         raise JournalError(f"{path}:1: expected a header line with schema {SCHEMA!r}")
-    if records[0].get("schema") != SCHEMA:
-        found = records[0].get("schema")
+    if objs[0][1].get("schema") != SCHEMA:
+        found = objs[0][1].get("schema")
         raise JournalError(f"{path}:1: key 'schema': expected {SCHEMA!r}, found {found!r}")
-    return records, good
+    return [read(i, obj) for i, obj in objs], good
 
 
 class Journal:
@@ -77,21 +107,21 @@ class Journal:
         return cls(path, fd)
 
     @classmethod
-    def create(cls, folder: Path, header: dict[str, Any]) -> Journal:
+    def create(cls, folder: Path, header: HeaderRecord) -> Journal:
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / JOURNAL
         journal = cls._open(path, os.O_CREAT | os.O_EXCL)
-        journal.append({"type": "header", "schema": SCHEMA, **header})
+        journal.append(header)
         fsync_dir(folder)  # the new file's name is durable too
         return journal
 
     @classmethod
-    def reopen(cls, folder: Path) -> tuple[Journal, list[dict[str, Any]], int]:
+    def reopen(cls, folder: Path) -> tuple[Journal, list[Record], int]:
         """Open for appending; returns the records and how many torn bytes were cut."""
         path = folder / JOURNAL
         journal = cls._open(path, 0)  # lock first: nobody else may be appending
         try:
-            records, good = read_journal(path)
+            records, good = read_records(path)
             cut = path.stat().st_size - good
             if cut:
                 os.truncate(path, good)
@@ -101,8 +131,8 @@ class Journal:
             raise
         return journal, records, cut
 
-    def append(self, record: dict[str, Any]) -> None:
-        line = json.dumps(record, separators=(",", ":"), allow_nan=False) + "\n"
+    def append(self, record: Record) -> None:
+        line = json.dumps(dump(record), separators=(",", ":"), allow_nan=False) + "\n"
         try:
             os.write(self._fd, line.encode("utf-8"))
             os.fsync(self._fd)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections import Counter
 from types import TracebackType
-from typing import Any
 
 from rich.console import Console, Group
 from rich.live import Live
@@ -24,6 +23,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from rig.model.soak import CycleRecord
 from rig.outcomes import Outcome
 from rig.soak.stats import percentile
 from rig.steps import StepEvent
@@ -36,7 +36,7 @@ class SoakDisplay:
         stage_names: list[str],
         cycles: int | None,
         duration_s: float | None,
-        done: list[dict[str, Any]],
+        done: list[CycleRecord],
         enabled: bool = True,
     ) -> None:
         self.stage_names = stage_names
@@ -69,15 +69,15 @@ class SoakDisplay:
         text = event.title if n is None else f"cycle {n}: {event.title}"
         self.progress.update(self.task, description=text)
 
-    def add(self, rec: dict[str, Any]) -> None:
+    def add(self, rec: CycleRecord) -> None:
         self.records.append(rec)
-        done = len(self.records) if self.by_cycles else float(rec.get("elapsed_s") or 0.0)
+        done = len(self.records) if self.by_cycles else float(rec.elapsed_s or 0.0)
         self.progress.update(self.task, completed=done)
         if self.enabled:
             self.live.update(self._render(), refresh=True)
 
     def _table(self) -> Table:
-        ok = [r for r in self.records if r.get("outcome") == Outcome.OK]
+        ok = [r for r in self.records if r.outcome == Outcome.OK]
         t = Table(box=None, pad_edge=False, header_style="bold")
         t.add_column("stage")
         t.add_column("n", justify="right")
@@ -85,16 +85,16 @@ class SoakDisplay:
         t.add_column("p95 (ms)", justify="right")
         for name in [*self.stage_names, "power_to_ui"]:
             if name == "power_to_ui":
-                vals = [r["power_to_ui_s"] for r in ok if r.get("power_to_ui_s")]
+                vals = [r.power_to_ui_s for r in ok if r.power_to_ui_s]
             else:
-                vals = [r["stages"][name] for r in ok if r["stages"].get(name) is not None]
+                vals = [v for r in ok if (v := r.stages.get(name)) is not None]
             p50 = f"{percentile(vals, 50) * 1e3:.3f}" if vals else "-"
             p95 = f"{percentile(vals, 95) * 1e3:.3f}" if vals else "-"
             t.add_row(name, str(len(vals)), p50, p95)
         return t
 
     def _outcomes(self) -> str:
-        counts = Counter(r.get("outcome") for r in self.records)
+        counts = Counter(r.outcome for r in self.records)
         parts = [
             f"[{'green' if k == Outcome.OK else 'red'}]{k}[/] {v}"
             for k, v in sorted(counts.items(), key=lambda kv: (kv[0] != Outcome.OK, str(kv[0])))

@@ -9,20 +9,18 @@ everything downstream of it, says the same.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from rig.artifacts import rundir
 from rig.artifacts.leftovers import recover_folder
 from rig.artifacts.srzip import CaptureError
 from rig.model import Report
+from rig.model.run import RunTiming
+from rig.model.soak import CycleRecord
 from rig.outcomes import Outcome
 from rig.pipeline import analyze_folder
 from rig.sinks.files import save_report
 from rig.sinks.influx.deliver import deliver_or_note
 from rig.sinks.influx.settings import InfluxSettings
-
-#: run.json timing keys copied into the journal (seconds).
-_TIMING = ("wall_s", "off_hold_s", "boot_s", "overhead_s", "hold_work_s")
 
 
 def rss_kb() -> int | None:
@@ -59,15 +57,8 @@ def finish(
     spool_root: Path,
     detail: str | None = None,
     recovered: bool = False,
-) -> tuple[dict[str, Any], Report | None]:
+) -> tuple[CycleRecord, Report | None]:
     """The cycle's journal record and its report (None when none could be made)."""
-    rec: dict[str, Any] = {
-        "type": "cycle",
-        "cycle": cycle,
-        "run_id": folder.name,
-        "session": session,
-        "t_ns": t_ns,
-    }
     report: Report | None = None
     try:  # a capture the cycle left raw (or, for a recovered cycle, a killed rig did)
         recover_folder(folder, deferred=not recovered)
@@ -87,19 +78,28 @@ def finish(
                     report = None
     elif detail is None:
         detail = "no run.json: the rig stopped before the board was powered"
-    rec["outcome"] = report.outcome if report else Outcome.RIG_ERROR.value
-    rec["power_to_ui_s"] = report.power_to_ui_s if report else None
-    rec["stages"] = {s.name: s.duration_s for s in report.stages} if report else {}
-    rec["influx"] = deliver_or_note(report, influx, spool_root).note if report else "none"
+    influx_note = deliver_or_note(report, influx, spool_root).note if report else "none"
     try:
-        timing = rundir.read_run(folder).timing
+        timing: RunTiming | None = rundir.read_run(folder).timing
     except rundir.ArtifactError:
         timing = None
-    rec.update({k: getattr(timing, k) if timing else None for k in _TIMING})
-    if detail:
-        rec["detail"] = detail
-    if recovered:
-        rec["recovered"] = True
-    rec["rss_kb"] = rss_kb()
-    rec["utc"] = rundir.utc_now()
+    rec = CycleRecord(
+        cycle=cycle,
+        run_id=folder.name,
+        session=session,
+        t_ns=t_ns,
+        outcome=report.outcome if report else Outcome.RIG_ERROR.value,
+        power_to_ui_s=report.power_to_ui_s if report else None,
+        stages={s.name: s.duration_s for s in report.stages} if report else {},
+        influx=influx_note,
+        wall_s=timing.wall_s if timing else None,
+        off_hold_s=timing.off_hold_s if timing else None,
+        boot_s=timing.boot_s if timing else None,
+        overhead_s=timing.overhead_s if timing else None,
+        hold_work_s=timing.hold_work_s if timing else None,
+        detail=detail or None,
+        recovered=True if recovered else None,
+        rss_kb=rss_kb(),
+        utc=rundir.utc_now(),
+    )
     return rec, report

@@ -15,20 +15,24 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
 
 from rig.artifacts import rundir
+from rig.model.soak import CycleRecord, InterruptedRecord, OtherRecord, Record
 from rig.soak.record import mark_rig_error
 
 _RUN_ID = re.compile(r"^\d{8}T\d{6}Z-[0-9a-f]{6}$")
 KILLED = "interrupted: the rig stopped during this cycle (killed or crashed); artifacts partial"
 
 
-def journaled(records: list[dict[str, Any]]) -> set[str]:
-    return {str(r["run_id"]) for r in records if r.get("run_id")}
+def journaled(records: list[Record]) -> set[str]:
+    """The cycle folders the journal has a line for (a cycle, one cut short, or a kind
+    this rig does not know that names one)."""
+    known = {r.run_id for r in records if isinstance(r, CycleRecord | InterruptedRecord)}
+    other = (r.extra.get("run_id") for r in records if isinstance(r, OtherRecord))
+    return known | {str(run_id) for run_id in other if run_id}
 
 
-def orphans(folder: Path, records: list[dict[str, Any]]) -> list[Path]:
+def orphans(folder: Path, records: list[Record]) -> list[Path]:
     """Cycle folders under the soak folder with no journal line, oldest first."""
     known = journaled(records)
     return sorted(

@@ -23,8 +23,9 @@ from typing import Any
 
 from rig.config import RigConfig, load_config
 from rig.errors import InputError
+from rig.model.soak import CycleRecord, HeaderRecord
 from rig.sinks.influx.settings import load_influx_config
-from rig.soak.journal import JOURNAL, JournalError, read_journal
+from rig.soak.journal import JOURNAL, JournalError, read_records
 from rig.soak.start import find_folder, fingerprints
 
 DEFAULT_CONFIG = Path("config/rig.toml")
@@ -53,11 +54,11 @@ _HINT = "for a soak kept elsewhere give its folder (--resume PATH) or the --conf
 
 
 def original_config(
-    folder: Path, head: dict[str, Any], config_path: Path | None, board: Path | None
+    folder: Path, head: HeaderRecord, config_path: Path | None, board: Path | None
 ) -> RigConfig:
     """The config the resumed soak runs with (see the module doc)."""
-    soak = head.get("soak_id", folder.name)
-    profile = board or (Path(head["board_profile"]) if head.get("board_profile") else None)
+    soak = head.soak_id or folder.name
+    profile = board or (Path(head.board_profile) if head.board_profile else None)
     if profile is not None and not profile.is_file():
         raise InputError(
             f"soak {soak}: its board profile {profile} no longer exists; "
@@ -65,7 +66,12 @@ def original_config(
         )
     if config_path is not None:
         return load_config(config_path, board=profile)
-    path = Path(head["config"])
+    if head.config is None:
+        raise InputError(
+            f"soak {soak}: its journal names no config; resume it with --config FILE "
+            "(the settings it ran with are in each cycle's run.json)"
+        )
+    path = Path(head.config)
     if not path.is_file():
         raise InputError(
             f"soak {soak}: its config {path} no longer exists; resume it with "
@@ -73,10 +79,10 @@ def original_config(
         )
     cfg = load_config(path, board=profile)
     now = fingerprints(cfg)
-    if head.get("config_sha256"):
-        if now["config_sha256"] != head["config_sha256"]:
+    if head.config_sha256:
+        if now["config_sha256"] != head.config_sha256:
             raise InputError(_changed(soak, path))
-        was = head.get("board_profile_sha256")
+        was = head.board_profile_sha256
         if board is None and was and now["board_profile_sha256"] != was:
             assert cfg.sim is not None
             raise InputError(
@@ -99,13 +105,12 @@ def _changed(soak: str, path: Path) -> str:
 def _snapshot_differs(folder: Path, cfg: RigConfig, ignore_profile: bool) -> bool:
     """An old journal (no hashes): the newest cycle's run.json config snapshot against
     the config as it loads now; no cycle with a run.json: nothing to compare."""
-    records, _ = read_journal(folder / JOURNAL)
+    records, _ = read_records(folder / JOURNAL)
     for rec in reversed(records):
-        run_id = rec.get("run_id")
-        if rec.get("type") != "cycle" or not isinstance(run_id, str):
+        if not isinstance(rec, CycleRecord):
             continue
         try:
-            snap = json.loads((folder / run_id / "run.json").read_text())["config"]
+            snap = json.loads((folder / rec.run_id / "run.json").read_text())["config"]
         except (OSError, ValueError, KeyError, TypeError):
             continue
         return _normal(snap, ignore_profile) != _normal(cfg.snapshot(), ignore_profile)

@@ -20,11 +20,12 @@ from rig import steps
 from rig.artifacts import rundir
 from rig.config import RigConfig, SoakConfig
 from rig.errors import EXIT_BOARD_FAILED, EXIT_INPUT, EXIT_OK, EXIT_RIG_FAILED
+from rig.model.soak import EndRecord, ResumeRecord
 from rig.sinks.influx.client import Client, InfluxError
 from rig.sinks.influx.replay import replay
 from rig.sinks.influx.spool import Spool, spool_dir
 from rig.soak import html, recover
-from rig.soak.journal import JOURNAL, JournalError, read_journal
+from rig.soak.journal import JOURNAL, JournalError, read_records
 from rig.soak.points import deliver_soak_point
 from rig.soak.progress import SoakDisplay
 from rig.soak.runner import ABORTED, COMPLETED, INTERRUPTED, Limits, SoakRunner
@@ -65,15 +66,14 @@ def _drain_spool(cfg: RigConfig) -> None:
 
 def _finish(opened: Opened, cfg: RigConfig, reason: str, elapsed_s: float) -> dict[str, Any]:
     opened.journal.append(
-        {
-            "type": "end",
-            "reason": reason,
-            "session": opened.state.session,
-            "elapsed_s": round(elapsed_s, 3),
-            "utc": rundir.utc_now(),
-        }
+        EndRecord(
+            reason=reason,
+            session=opened.state.session,
+            elapsed_s=round(elapsed_s, 3),
+            utc=rundir.utc_now(),
+        )
     )
-    records, _ = read_journal(opened.folder / JOURNAL)
+    records, _ = read_records(opened.folder / JOURNAL)
     summary = summarize(opened.folder, records)
     _drain_spool(cfg)
     if cfg.influx is not None:
@@ -110,12 +110,12 @@ def run_soak(
     soak_cfg = cfg.soak or SoakConfig()
     if resume is not None:
         opened = reopen(resume)
-        head = opened.records[0]
+        head = opened.header
         limits = Limits(
-            (limits.cycles if limits and limits.cycles else None) or head.get("cycles"),
-            (limits.duration_s if limits and limits.duration_s else None) or head.get("duration_s"),
+            (limits.cycles if limits and limits.cycles else None) or head.cycles,
+            (limits.duration_s if limits and limits.duration_s else None) or head.duration_s,
         )
-        rate = max_failure_rate if max_failure_rate is not None else head.get("max_failure_rate")
+        rate = max_failure_rate if max_failure_rate is not None else head.max_failure_rate
     else:
         limits = limits or Limits(soak_cfg.cycles, soak_cfg.duration_s)
         if limits.cycles is None and limits.duration_s is None:
@@ -154,9 +154,11 @@ def run_soak(
                 reason = runner.run()
             except BaseException:
                 # Best effort (the journal itself may be what failed): say how it ended.
-                end = {"type": "end", "reason": INTERRUPTED if stop.is_set() else ABORTED}
+                end = EndRecord(
+                    reason=INTERRUPTED if stop.is_set() else ABORTED, utc=rundir.utc_now()
+                )
                 with contextlib.suppress(JournalError):
-                    opened.journal.append({**end, "utc": rundir.utc_now()})
+                    opened.journal.append(end)
                 raise
         summary = _finish(opened, cfg, reason, opened.state.elapsed_s())
     finally:
@@ -168,13 +170,12 @@ def _resume(opened: Opened, runner: SoakRunner) -> None:
     """Journal the resume, then every cycle folder the journal does not know yet."""
     found = recover.orphans(opened.folder, opened.records)
     opened.journal.append(
-        {
-            "type": "resume",
-            "session": opened.state.session,
-            "cut_bytes": opened.cut_bytes,
-            "unjournaled": [p.name for p in found],
-            "utc": rundir.utc_now(),
-        }
+        ResumeRecord(
+            session=opened.state.session,
+            cut_bytes=opened.cut_bytes,
+            unjournaled=[p.name for p in found],
+            utc=rundir.utc_now(),
+        )
     )
     for orphan in found:
         detail = recover.prepare(orphan)

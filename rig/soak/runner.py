@@ -16,13 +16,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from rig import steps
 from rig.artifacts import rundir
 from rig.artifacts.rundir import ArtifactError
 from rig.config import RigConfig, SoakConfig
 from rig.instruments.protocols import InstrumentError
+from rig.model.soak import CycleRecord, InterruptedRecord
 from rig.outcomes import Outcome
 from rig.sim.client import SimError
 from rig.soak.journal import Journal, JournalError
@@ -53,7 +53,7 @@ class Limits:
 class SoakState:
     """What the soak has done so far, across sessions (a resume starts a new session)."""
 
-    records: list[dict[str, Any]] = field(default_factory=list)  # cycle records
+    records: list[CycleRecord] = field(default_factory=list)
     next_cycle: int = 1
     session: int = 1
     elapsed_before_s: float = 0.0  # earlier sessions' running time
@@ -63,10 +63,10 @@ class SoakState:
     def elapsed_s(self) -> float:
         return self.elapsed_before_s + time.monotonic() - self.started
 
-    def add(self, rec: dict[str, Any]) -> None:
+    def add(self, rec: CycleRecord) -> None:
         self.records.append(rec)
-        self.next_cycle = max(self.next_cycle, int(rec["cycle"]) + 1)
-        if rec["outcome"] == Outcome.RIG_ERROR:
+        self.next_cycle = max(self.next_cycle, rec.cycle + 1)
+        if rec.outcome == Outcome.RIG_ERROR:
             self.consecutive_rig_errors += 1
         else:
             self.consecutive_rig_errors = 0
@@ -91,7 +91,7 @@ class SoakRunner:
         limits: Limits,
         stop: StopFlag,
         spool_root: Path,
-        on_record: Callable[[dict[str, Any]], None] = lambda _r: None,
+        on_record: Callable[[CycleRecord], None] = lambda _r: None,
         session: Session | None = None,
     ) -> None:
         self.cfg = cfg  # results_dir is the soak folder: cycle folders live in it
@@ -112,7 +112,7 @@ class SoakRunner:
         t_ns: int | None,
         detail: str | None = None,
         recovered: bool = False,
-    ) -> dict[str, Any]:
+    ) -> CycleRecord:
         rec, _ = finish(
             folder,
             cycle=cycle,
@@ -123,7 +123,7 @@ class SoakRunner:
             detail=detail,
             recovered=recovered,
         )
-        rec["elapsed_s"] = round(self.state.elapsed_s(), 3)
+        rec.elapsed_s = round(self.state.elapsed_s(), 3)
         self.journal.append(rec)
         self.state.add(rec)
         self.on_record(rec)
@@ -187,12 +187,7 @@ class SoakRunner:
             if result.run.aborted:
                 self._flush()
                 self.journal.append(
-                    {
-                        "type": "interrupted",
-                        "cycle": cycle,
-                        "run_id": run_id,
-                        "utc": rundir.utc_now(),
-                    }
+                    InterruptedRecord(cycle=cycle, run_id=run_id, utc=rundir.utc_now())
                 )
                 return INTERRUPTED
             self._pending = (cycle, result.folder, t_ns)

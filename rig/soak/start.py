@@ -11,13 +11,20 @@ import re
 import socket
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from rig import __version__
 from rig.artifacts import rundir
 from rig.config import RigConfig
 from rig.errors import InputError
-from rig.soak.journal import JOURNAL, Journal, JournalError
+from rig.model.soak import (
+    CycleRecord,
+    EndRecord,
+    HeaderRecord,
+    InterruptedRecord,
+    Record,
+    ResumeRecord,
+)
+from rig.soak.journal import JOURNAL, SCHEMA, Journal, JournalError
 from rig.soak.runner import Limits, SoakState
 
 PREFIX = "soak-"
@@ -79,52 +86,61 @@ def fingerprints(cfg: RigConfig) -> dict[str, str | None]:
 
 def header(
     cfg: RigConfig, soak_id: str, limits: Limits, board: Path | None, max_failure_rate: float
-) -> dict[str, Any]:
-    return {
-        "soak_id": soak_id,
-        "config": str(cfg.path.resolve()),
-        **fingerprints(cfg),
-        "board_profile": str(board.resolve()) if board else None,
-        "rig": cfg.rig,
-        "board": cfg.board,
-        "variant": cfg.variant,
-        "stages": [s.name for s in cfg.stages],
-        "cycles": limits.cycles,
-        "duration_s": limits.duration_s,
-        "max_failure_rate": max_failure_rate,
-        "seed": cfg.sim.seed if cfg.sim else None,
-        "host": socket.gethostname(),
-        "rig_version": __version__,
-        "started_utc": rundir.utc_now(),
-        "utc": rundir.utc_now(),
-    }
+) -> HeaderRecord:
+    prints = fingerprints(cfg)
+    return HeaderRecord(
+        schema=SCHEMA,
+        soak_id=soak_id,
+        config=str(cfg.path.resolve()),
+        config_sha256=prints["config_sha256"],
+        board_profile_sha256=prints["board_profile_sha256"],
+        board_profile=str(board.resolve()) if board else None,
+        rig=cfg.rig,
+        board=cfg.board,
+        variant=cfg.variant,
+        stages=[s.name for s in cfg.stages],
+        cycles=limits.cycles,
+        duration_s=limits.duration_s,
+        max_failure_rate=max_failure_rate,
+        seed=cfg.sim.seed if cfg.sim else None,
+        host=socket.gethostname(),
+        rig_version=__version__,
+        started_utc=rundir.utc_now(),
+        utc=rundir.utc_now(),
+    )
 
 
 @dataclass
 class Opened:
     folder: Path
     journal: Journal
-    records: list[dict[str, Any]]  # every journal line so far, header first
+    records: list[Record]  # every journal line so far, header first
     state: SoakState
     cut_bytes: int = 0  # a torn last line removed on reopening
 
+    @property
+    def header(self) -> HeaderRecord:
+        head = self.records[0]
+        assert isinstance(head, HeaderRecord)  # rig.soak.journal reads no other first line
+        return head
 
-def begin(folder: Path, head: dict[str, Any]) -> Opened:
+
+def begin(folder: Path, head: HeaderRecord) -> Opened:
     if folder.exists():
         raise JournalError(f"{folder}: a soak with this id exists (use --resume)")
     journal = Journal.create(folder, head)
-    return Opened(folder, journal, [{"type": "header", **head}], SoakState())
+    return Opened(folder, journal, [head], SoakState())
 
 
 def reopen(folder: Path) -> Opened:
     """Continue a soak: numbering, elapsed time and the session count carry on."""
     journal, records, cut = Journal.reopen(folder)
-    cycles = [r for r in records if r.get("type") == "cycle"]
-    numbers = [int(r["cycle"]) for r in records if r.get("type") in ("cycle", "interrupted")]
+    numbers = [r.cycle for r in records if isinstance(r, CycleRecord | InterruptedRecord)]
+    elapsed = [r.elapsed_s or 0.0 for r in records if isinstance(r, CycleRecord | EndRecord)]
     state = SoakState(
-        records=cycles,
+        records=[r for r in records if isinstance(r, CycleRecord)],
         next_cycle=max(numbers, default=0) + 1,
-        session=2 + sum(1 for r in records if r.get("type") == "resume"),
-        elapsed_before_s=max((float(r.get("elapsed_s") or 0.0) for r in records), default=0.0),
+        session=2 + sum(1 for r in records if isinstance(r, ResumeRecord)),
+        elapsed_before_s=float(max(elapsed, default=0.0)),
     )
     return Opened(folder, journal, records, state, cut)

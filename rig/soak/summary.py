@@ -11,6 +11,15 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from rig.model.soak import (
+    CycleRecord,
+    EndRecord,
+    HeaderRecord,
+    InterruptedRecord,
+    OtherRecord,
+    Record,
+    ResumeRecord,
+)
 from rig.outcomes import Outcome
 from rig.soak.recover import orphans
 from rig.soak.stats import describe, failure_rates
@@ -20,21 +29,21 @@ SUMMARY_JSON = "summary.json"
 SUMMARY_HTML = "summary.html"
 
 
-def cycle_records(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [r for r in records if r.get("type") == "cycle"]
+def cycle_records(records: list[Record]) -> list[CycleRecord]:
+    return [r for r in records if isinstance(r, CycleRecord)]
 
 
-def _influx(cycles: list[dict[str, Any]]) -> dict[str, int]:
-    kinds = Counter(str(r.get("influx", "none")).split(":", 1)[0] for r in cycles)
+def _influx(cycles: list[CycleRecord]) -> dict[str, int]:
+    kinds = Counter(("none" if r.influx is None else r.influx).split(":", 1)[0] for r in cycles)
     return dict(sorted(kinds.items()))
 
 
-def _rss(cycles: list[dict[str, Any]]) -> dict[str, Any]:
+def _rss(cycles: list[CycleRecord]) -> dict[str, Any]:
     """Resident memory per session, first cycle to last (a leak shows as growth)."""
     by_session: dict[int, list[int]] = {}
     for r in cycles:
-        if isinstance(r.get("rss_kb"), int):
-            by_session.setdefault(int(r.get("session", 1)), []).append(r["rss_kb"])
+        if r.rss_kb is not None:
+            by_session.setdefault(r.session or 1, []).append(r.rss_kb)
     growth = [v[-1] - v[0] for v in by_session.values() if v]
     return {
         "max_kb": max((max(v) for v in by_session.values()), default=None),
@@ -42,50 +51,50 @@ def _rss(cycles: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def status(records: list[dict[str, Any]]) -> str:
+def status(records: list[Record]) -> str:
     """How the last session ended: completed, interrupted, aborted, or running (no end
     line yet: still running, or killed)."""
-    last_end = next((r for r in reversed(records) if r.get("type") in ("end", "resume")), None)
-    if last_end is None or last_end["type"] == "resume":
+    last_end = next((r for r in reversed(records) if isinstance(r, EndRecord | ResumeRecord)), None)
+    if not isinstance(last_end, EndRecord):
         return "running"
-    return str(last_end.get("reason", "completed"))
+    return last_end.reason
 
 
-def summarize(folder: Path, records: list[dict[str, Any]]) -> dict[str, Any]:
+def _stage_values(ok: list[CycleRecord], name: str) -> list[float]:
+    return [v for r in ok if (v := r.stages.get(name)) is not None]
+
+
+def summarize(folder: Path, records: list[Record]) -> dict[str, Any]:
     header = records[0]
+    assert isinstance(header, HeaderRecord)  # rig.soak.journal reads no other first line
     cycles = cycle_records(records)
-    ok = [r for r in cycles if r.get("outcome") == Outcome.OK]
-    stage_names = list(header.get("stages") or [])
+    ok = [r for r in cycles if r.outcome == Outcome.OK]
+    stage_names = list(header.stages or [])
     for r in cycles:  # stages the config did not name (an older journal) still count
-        stage_names += [n for n in r.get("stages", {}) if n not in stage_names]
-    stages = [
-        {
-            "name": name,
-            **describe([r["stages"][name] for r in ok if r["stages"].get(name) is not None]),
-        }
-        for name in stage_names
-    ]
-    overheads = [r["overhead_s"] for r in cycles if isinstance(r.get("overhead_s"), float)]
-    rates = failure_rates(r.get("outcome", "") for r in cycles)
-    ends = [r for r in records if r.get("type") == "end"]
+        stage_names += [n for n in r.stages if n not in stage_names]
+    stages = [{"name": name, **describe(_stage_values(ok, name))} for name in stage_names]
+    overheads = [r.overhead_s for r in cycles if isinstance(r.overhead_s, float)]
+    rates = failure_rates(r.outcome for r in cycles)
+    ends = [r for r in records if isinstance(r, EndRecord)]
+    elapsed = [r.elapsed_s or 0.0 for r in [*cycles, *ends]]
     return {
         "schema": SUMMARY_SCHEMA,
-        "soak_id": header.get("soak_id"),
-        "rig": header.get("rig"),
-        "board": header.get("board"),
-        "variant": header.get("variant"),
-        "config": header.get("config"),
-        "started_utc": header.get("started_utc"),
-        "updated_utc": records[-1].get("utc"),
+        "soak_id": header.soak_id,
+        "rig": header.rig,
+        "board": header.board,
+        "variant": header.variant,
+        "config": header.config,
+        "started_utc": header.started_utc,
+        "updated_utc": _utc(records[-1]),
         "status": status(records),
-        "limits": {"cycles": header.get("cycles"), "duration_s": header.get("duration_s")},
-        "sessions": 1 + sum(1 for r in records if r.get("type") == "resume"),
-        "elapsed_s": max((r.get("elapsed_s") or 0.0 for r in cycles + ends), default=0.0),
+        "limits": {"cycles": header.cycles, "duration_s": header.duration_s},
+        "sessions": 1 + sum(1 for r in records if isinstance(r, ResumeRecord)),
+        "elapsed_s": max(elapsed, default=0.0),
         "cycles": {
             "run": len(cycles),
-            "classified": sum(1 for r in cycles if r.get("outcome")),
-            "recovered": sum(1 for r in cycles if r.get("recovered")),
-            "interrupted": sum(1 for r in records if r.get("type") == "interrupted"),
+            "classified": sum(1 for r in cycles if r.outcome),
+            "recovered": sum(1 for r in cycles if r.recovered),
+            "interrupted": sum(1 for r in records if isinstance(r, InterruptedRecord)),
             "unjournaled": len(orphans(folder, records)),
         },
         "outcomes": rates["counts"],
@@ -94,15 +103,23 @@ def summarize(folder: Path, records: list[dict[str, Any]]) -> dict[str, Any]:
         "failures": rates["failures"],
         "failure_rate": rates["failure_rate"],
         "failure_rates": rates["rates"],
-        "power_to_ui": describe([r["power_to_ui_s"] for r in ok if r.get("power_to_ui_s")]),
+        "power_to_ui": describe([r.power_to_ui_s for r in ok if r.power_to_ui_s]),
         "stages": stages,
         "overhead": describe(overheads),
         "influx": _influx(cycles),
         "rss": _rss(cycles),
         "failed_cycles": [
-            {k: r.get(k) for k in ("cycle", "run_id", "outcome", "detail")}
+            {"cycle": r.cycle, "run_id": r.run_id, "outcome": r.outcome, "detail": r.detail}
             for r in cycles
-            if r.get("outcome") != Outcome.OK
+            if r.outcome != Outcome.OK
         ],
         "folder": str(folder),
     }
+
+
+def _utc(record: Record) -> str | None:
+    """When a line was written; a kind this rig does not know may say so too."""
+    if isinstance(record, OtherRecord):
+        utc = record.extra.get("utc")
+        return utc if isinstance(utc, str) else None
+    return record.utc
