@@ -9,6 +9,7 @@ import click
 from rig import __version__
 from rig.commands.analyze import analyze
 from rig.commands.common import fail
+from rig.commands.compare import compare
 from rig.commands.decoders import decoders
 from rig.commands.grafana import grafana
 from rig.commands.influx import influx
@@ -35,6 +36,7 @@ main.add_command(report)
 main.add_command(grafana)
 main.add_command(soak)
 main.add_command(qemu)
+main.add_command(compare)
 
 
 def entry() -> None:

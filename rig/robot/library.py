@@ -19,6 +19,7 @@ from rig.robot.boot import TOTAL, Boot, describe_outcome, expected_outcome, outc
 from rig.robot.budgets import Budgets, load_budgets
 from rig.robot.doc import LIBRARY_DOC
 from rig.robot.energy import EnergyBudgets
+from rig.robot.regression import RegressionCheck
 from rig.robot.statistics import SoakStatistics
 from rig.sinks.files import save_report
 from rig.sinks.influx.deliver import deliver_or_note
@@ -41,7 +42,7 @@ class _Closer:
         self.lib.release_rig()
 
 
-class BootRig(SoakStatistics, EnergyBudgets):
+class BootRig(SoakStatistics, EnergyBudgets, RegressionCheck):
     __doc__ = LIBRARY_DOC
     ROBOT_LIBRARY_SCOPE = "SUITE"
     ROBOT_LIBRARY_VERSION = __version__

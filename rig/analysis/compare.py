@@ -1,0 +1,243 @@
+"""Before/after comparison of boot times (pure: numbers in, a typed verdict out).
+
+For one stage, two samples of durations (seconds): `before` and `after`. The method
+(docs/compare.md):
+
+- difference: the Hodges-Lehmann shift, the median of every after - before pair
+  (robust: one stray boot cannot move it the way it moves a mean);
+- its confidence interval: distribution-free, from the Mann-Whitney U distribution
+  (the pair differences ranked, k cut from each end; exact for small tie-free samples,
+  normal with the tie correction otherwise);
+- p-value: the two-sided Mann-Whitney U test (scipy.stats), exact or asymptotic by the
+  same rule, so the test and the interval agree;
+- verdict: `slower` or `faster` only when p < alpha, the interval excludes 0 and the
+  estimate is at least `threshold_s`; `no_change` otherwise;
+- power analysis: the smallest change these sample sizes detect with probability
+  `power`, and the boots per side a given change needs (normal approximation with a
+  pooled MAD-scaled spread and Mann-Whitney's efficiency 3/pi against the t-test).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from functools import cache
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+FASTER = "faster"
+SLOWER = "slower"
+NO_CHANGE = "no_change"
+VERDICTS = (FASTER, SLOWER, NO_CHANGE)
+
+#: Asymptotic relative efficiency of Mann-Whitney against the t-test for normal data:
+#: the rank test needs pi/3 (about 1.05) times the boots for the same power.
+ARE = 3 / math.pi
+#: MAD * 1.4826 estimates the standard deviation of normal data.
+MAD_SCALE = 1.4826
+#: Up to this many pairs (m * n), tie-free samples use the exact U distribution.
+EXACT_MAX_PAIRS = 2500
+
+
+@dataclass(frozen=True)
+class Settings:
+    alpha: float = 0.05  # the confidence is 1 - alpha
+    power: float = 0.8  # for the detectable change and the boots needed
+    threshold_s: float = 0.0  # smallest change worth a verdict (practical significance)
+    detect_s: float | None = None  # a change to plan for: boots per side it needs
+
+    def __post_init__(self) -> None:
+        if not 0 < self.alpha < 1:
+            raise ValueError(f"alpha must be between 0 and 1, found {self.alpha:g}")
+        if not 0 < self.power < 1:
+            raise ValueError(f"power must be between 0 and 1, found {self.power:g}")
+        if self.threshold_s < 0:
+            raise ValueError(f"threshold must be >= 0 s, found {self.threshold_s:g}")
+        if self.detect_s is not None and self.detect_s <= 0:
+            raise ValueError(f"the change to detect must be > 0 s, found {self.detect_s:g}")
+
+
+@dataclass(frozen=True)
+class StageComparison:
+    """One stage (or power_to_ui): after - before, with its interval and verdict."""
+
+    name: str
+    n_before: int
+    n_after: int
+    median_before_s: float | None
+    median_after_s: float | None
+    difference_s: float | None  # Hodges-Lehmann shift, after - before
+    ci_low_s: float | None
+    ci_high_s: float | None
+    confidence: float
+    p_value: float | None
+    verdict: str
+    spread_s: float | None  # pooled robust standard deviation
+    detectable_s: float | None  # smallest change these boots detect at `power`
+    boots_needed: int | None  # per side, for Settings.detect_s
+    method: str  # "exact" or "normal": how the U distribution was taken
+    note: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        # To the nanosecond: pair differences of microsecond times carry float dust.
+        return {k: round(v, 9) if isinstance(v, float) else v for k, v in asdict(self).items()}
+
+
+def hodges_lehmann(before: Sequence[float], after: Sequence[float]) -> float:
+    """The median of all after - before pair differences."""
+    return float(np.median(_pairs(before, after)))
+
+
+def _pairs(before: Sequence[float], after: Sequence[float]) -> np.ndarray:
+    return np.sort(np.subtract.outer(np.asarray(after, float), np.asarray(before, float)).ravel())
+
+
+@cache
+def u_pmf(m: int, n: int) -> np.ndarray:
+    """P(U = u), u = 0..m*n, for U = #{after > before} with m after and n before values
+    and no shift (no ties). Recurrence on the largest of the m + n values: it is an after
+    value (probability m / (m + n)) and beats all n befores, or a before value."""
+    prev = [np.ones(1) for _ in range(n + 1)]  # zero after values: U = 0
+    for i in range(1, m + 1):
+        row = [np.ones(1)]
+        for j in range(1, n + 1):
+            p = np.zeros(i * j + 1)
+            p[j : j + len(prev[j])] += i / (i + j) * prev[j]
+            p[: len(row[j - 1])] += j / (i + j) * row[j - 1]
+            row.append(p)
+        prev = row
+    return prev[n]
+
+
+def _ties_term(values: np.ndarray) -> float:
+    _, counts = np.unique(values, return_counts=True)
+    return float(np.sum(counts**3 - counts))
+
+
+def cut_count(m: int, n: int, alpha: float, exact: bool, ties: float = 0.0) -> int:
+    """k: how many pair differences to cut from each end for a 1 - alpha interval, the
+    largest k with P(U <= k - 1) <= alpha / 2. 0 means no interval at this confidence:
+    too few boots (e.g. 3 against 3 cannot reach 95 %)."""
+    if exact:
+        cdf = np.cumsum(u_pmf(m, n))
+        return int(np.count_nonzero(cdf <= alpha / 2 * (1 + 1e-9)))
+    total = m + n
+    var = m * n / 12 * ((total + 1) - ties / (total * (total - 1)))
+    z = float(stats.norm.ppf(1 - alpha / 2))
+    return max(0, math.floor(m * n / 2 + 0.5 - z * math.sqrt(max(var, 0.0))))
+
+
+def robust_spread(before: Sequence[float], after: Sequence[float]) -> float | None:
+    """Pooled standard deviation from each side's MAD (scaled to a normal sigma); a side
+    whose MAD is 0 (most boots identical) uses its standard deviation instead."""
+
+    def sd(x: np.ndarray) -> float:
+        mad = float(np.median(np.abs(x - np.median(x)))) * MAD_SCALE
+        return mad if mad > 0 else float(np.std(x, ddof=1))
+
+    b, a = np.asarray(before, float), np.asarray(after, float)
+    dof = len(b) + len(a) - 2
+    if len(b) < 2 or len(a) < 2 or dof < 1:
+        return None
+    return math.sqrt(((len(b) - 1) * sd(b) ** 2 + (len(a) - 1) * sd(a) ** 2) / dof)
+
+
+def detectable_change(spread: float, m: int, n: int, alpha: float, power: float) -> float:
+    """The shift detected with probability `power` by a two-sided test at `alpha`:
+    (z_{1-alpha/2} + z_power) * sigma * sqrt(1/m + 1/n) / sqrt(ARE)."""
+    z = float(stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power))
+    return z * spread * math.sqrt(1 / m + 1 / n) / math.sqrt(ARE)
+
+
+def min_boots(alpha: float) -> int:
+    """Fewest boots per side for which an interval at 1 - alpha exists at all."""
+    n = 2
+    while cut_count(n, n, alpha, exact=True) == 0:
+        n += 1
+    return n
+
+
+def boots_needed(spread: float, change_s: float, alpha: float, power: float) -> int:
+    """Boots per side (equal sides) to detect `change_s` with probability `power`."""
+    z = float(stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power))
+    n = math.ceil(2 * (z * spread / change_s) ** 2 / ARE)
+    return max(n, min_boots(alpha))
+
+
+def compare(
+    name: str, before: Sequence[float], after: Sequence[float], settings: Settings
+) -> StageComparison:
+    """The comparison of one stage's durations (see the module doc)."""
+    m, n = len(after), len(before)
+    conf = 1 - settings.alpha
+    if m == 0 or n == 0:
+        side = "before" if n == 0 else "after"
+        return StageComparison(
+            name, n, m, _median(before), _median(after), None, None, None, conf, None,
+            NO_CHANGE, None, None, None, "none", f"no boots measured it {side}",
+        )  # fmt: skip
+    b, a = np.asarray(before, float), np.asarray(after, float)
+    combined = np.concatenate([a, b])
+    ties = _ties_term(combined)
+    exact = ties == 0 and m * n <= EXACT_MAX_PAIRS
+    method = "exact" if exact else "normal"
+    d = _pairs(b, a)
+    k = cut_count(m, n, settings.alpha, exact, ties)
+    low = high = None
+    note = None
+    if k > 0:
+        low, high = float(d[k - 1]), float(d[m * n - k])
+    else:
+        note = (
+            f"too few boots for a {conf:.0%} interval: at least {min_boots(settings.alpha)} a side"
+        )
+    p = _p_value(a, b, exact)
+    shift = float(np.median(d))
+    verdict = NO_CHANGE
+    if low is not None and high is not None and p < settings.alpha:
+        if low > 0 and shift >= settings.threshold_s:
+            verdict = SLOWER
+        elif high < 0 and -shift >= settings.threshold_s:
+            verdict = FASTER
+        elif low > 0 or high < 0:
+            note = f"significant but under the threshold of {settings.threshold_s:g} s"
+    spread = robust_spread(b, a)
+    detectable = needed = None
+    if spread is not None and k > 0:
+        detectable = detectable_change(spread, m, n, settings.alpha, settings.power)
+    if spread is not None and settings.detect_s is not None:
+        needed = boots_needed(spread, settings.detect_s, settings.alpha, settings.power)
+    return StageComparison(
+        name, n, m, _median(b), _median(a), shift, low, high, conf, p, verdict, spread,
+        detectable, needed, method, note,
+    )  # fmt: skip
+
+
+def _p_value(after: np.ndarray, before: np.ndarray, exact: bool) -> float:
+    if np.ptp(np.concatenate([after, before])) == 0:
+        return 1.0  # every boot identical: nothing to rank (scipy would give nan)
+    method = "exact" if exact else "asymptotic"
+    res = stats.mannwhitneyu(after, before, alternative="two-sided", method=method)
+    p = float(res.pvalue)
+    return 1.0 if math.isnan(p) else min(p, 1.0)
+
+
+def _median(x: Sequence[float]) -> float | None:
+    return float(np.median(np.asarray(x, float))) if len(x) else None
+
+
+def compare_all(
+    names: Sequence[str],
+    before: Mapping[str, Sequence[float]],
+    after: Mapping[str, Sequence[float]],
+    settings: Settings,
+) -> list[StageComparison]:
+    """`compare` for each name, in order; a name a side lacks compares as empty."""
+    return [compare(s, before.get(s, ()), after.get(s, ()), settings) for s in names]
+
+
+def regressed(results: Sequence[StageComparison]) -> list[StageComparison]:
+    return [r for r in results if r.verdict == SLOWER]

@@ -1,0 +1,225 @@
+"""`rig compare BEFORE... -- AFTER...`: did a change make the boot faster, slower, or not
+change it, stage by stage, at a stated confidence (docs/compare.md).
+
+Exit code: 0 no stage slower, 1 some stage `slower` (a CI gate), 2 bad input, 3 InfluxDB
+failed."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+from rich import box
+from rich.markup import escape
+from rich.table import Table
+
+from rig.analysis.compare import SLOWER, Settings, StageComparison, compare_all
+from rig.commands.common import config_option, console, emit_json, fail, json_option
+from rig.compare_inputs import DEFAULT_WARMUP, Side, load_side, stage_names
+from rig.errors import EXIT_BOARD_FAILED, EXIT_OK, InputError
+
+_AFTER = "compare_after"
+_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6}
+
+
+class _SplitAtDashes(click.Command):
+    """Splits the arguments at the first `--` before click sees them: click would drop
+    the `--` and with it where BEFORE ends. Options may stand on either side."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if "--" in args:
+            i = args.index("--")
+            before, after = args[:i], args[i + 1 :]
+            probe = click.Context(self, resilient_parsing=True)
+            super().parse_args(probe, list(before))  # only to count BEFORE's items
+            ctx.meta[_AFTER] = len(probe.params.get("specs") or ())
+            args = before + after
+        return super().parse_args(ctx, args)
+
+
+def seconds(text: str, what: str) -> float:
+    """`50ms`, `0.05`, `0.05s`, `800us` -> seconds."""
+    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:[eE][-+]?\d+)?)\s*(s|ms|us|µs)?\s*", text)
+    if not m:
+        raise InputError(f"{what} {text!r}: expected a time such as 50ms, 0.05s or 0.05")
+    return float(m.group(1)) * _UNITS[m.group(2) or "s"]
+
+
+def _ms(v: float | None, sign: bool = False) -> str:
+    if v is None:
+        return "-"
+    return f"{v * 1e3:+.2f}" if sign else f"{v * 1e3:.2f}"
+
+
+def _p(v: float | None) -> str:
+    return "-" if v is None else (f"{v:.2g}" if v < 0.001 else f"{v:.3f}")
+
+
+_STYLE = {"slower": "bold red", "faster": "bold green", "no_change": "dim"}
+
+
+def print_comparison(
+    results: list[StageComparison], before: Side, after: Side, s: Settings
+) -> None:
+    conf = f"{1 - s.alpha:.0%}"
+    # 80 columns (a pipe, a CI log) hold the verdict columns; medians, counts and boots
+    # needed join them on a wider terminal, and are printed below the table otherwise.
+    wide = console.width >= 110
+    t = Table(
+        title=f"after - before in ms, {conf} confidence (Hodges-Lehmann, Mann-Whitney)",
+        box=box.SIMPLE_HEAD,
+        padding=(0, 1),
+        pad_edge=False,
+    )
+    cols: list[tuple[str, Callable[[StageComparison], str]]] = [("stage", lambda r: r.name)]
+    if wide:
+        cols += [("before", lambda r: _ms(r.median_before_s))]
+        cols += [("after", lambda r: _ms(r.median_after_s))]
+    cols += [
+        ("diff", lambda r: _ms(r.difference_s, True)),
+        ("CI low", lambda r: _ms(r.ci_low_s, True)),
+        ("CI high", lambda r: _ms(r.ci_high_s, True)),
+        ("p", lambda r: _p(r.p_value)),
+        ("verdict", lambda r: f"[{_STYLE[r.verdict]}]{r.verdict}[/]"),
+        ("MDD", lambda r: _ms(r.detectable_s)),
+    ]
+    if wide:
+        cols += [("n b/a", lambda r: f"{r.n_before}/{r.n_after}")]
+        if s.detect_s is not None:
+            cols += [("boots", lambda r: "-" if r.boots_needed is None else str(r.boots_needed))]
+    for name, _ in cols:
+        left = name in ("stage", "verdict")
+        t.add_column(name, justify="left" if left else "right", no_wrap=left)
+    for r in results:
+        t.add_row(*(get(r) for _, get in cols))
+    console.print(t)
+    if not wide:
+        counts = ", ".join(f"{r.name} {r.n_before}/{r.n_after}" for r in results)
+        console.print(f"boots before/after: {counts}", highlight=False)
+        if s.detect_s is not None:
+            need = ", ".join(f"{r.name} {r.boots_needed or '-'}" for r in results)
+            console.print(f"boots per side for {s.detect_s * 1e3:g} ms: {need}", highlight=False)
+    console.print(
+        f"MDD: smallest change these boots detect with {s.power:.0%} power"
+        + (f"; boots: per side to detect {s.detect_s * 1e3:g} ms" if s.detect_s else "")
+        + f". A verdict needs p < {s.alpha:g} and a CI excluding 0"
+        + (f" and at least {s.threshold_s * 1e3:g} ms" if s.threshold_s else "")
+        + ".",
+        highlight=False,
+    )
+    for r in results:
+        if r.note:
+            console.print(f"[yellow]note:[/] {escape(r.name)}: {escape(r.note)}", highlight=False)
+    for side in (before, after):
+        for src in side.sources:
+            line = f"{side.name}: {escape(src.spec)} ({src.kind}): {len(src.boots)} boot(s) count"
+            if src.warmup:
+                line += f"; warm-up left out: {escape(', '.join(b.id for b in src.warmup))}"
+            if src.excluded:
+                shown = ", ".join(f"{i} ({r})" for i, r in src.excluded[:10])
+                more = f" and {len(src.excluded) - 10} more" if len(src.excluded) > 10 else ""
+                line += f"; excluded: {escape(shown)}{more}"
+            console.print(line, highlight=False)
+
+
+def result_json(
+    results: list[StageComparison], before: Side, after: Side, s: Settings, warmup: int
+) -> dict[str, Any]:
+    return {
+        "stages": [r.to_json() for r in results],
+        "alpha": s.alpha,
+        "confidence": 1 - s.alpha,
+        "power": s.power,
+        "threshold_s": s.threshold_s,
+        "detect_s": s.detect_s,
+        "warmup": warmup,
+        "regressions": [r.name for r in results if r.verdict == SLOWER],
+        "before": before.to_json(),
+        "after": after.to_json(),
+    }
+
+
+@click.command(cls=_SplitAtDashes)
+@click.argument("specs", nargs=-1, metavar="BEFORE... -- AFTER...")
+@click.option("--alpha", type=float, default=0.05, show_default=True, help="1 - confidence.")
+@click.option(
+    "--power",
+    type=float,
+    default=0.8,
+    show_default=True,
+    help="For --detect and the detectable change.",
+)
+@click.option(
+    "--warmup",
+    type=click.IntRange(min=0),
+    default=DEFAULT_WARMUP,
+    show_default=True,
+    help="Boots left out at the start of each soak, folder of runs or query.",
+)
+@click.option(
+    "--detect",
+    default=None,
+    metavar="TIME",
+    help="A change to plan for (e.g. 50ms): boots per side it needs.",
+)
+@click.option(
+    "--threshold",
+    default="0",
+    metavar="TIME",
+    show_default=True,
+    help="Smallest change that gets a verdict (e.g. 100ms); smaller ones are no_change.",
+)
+@click.option(
+    "--html",
+    "html_path",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Also write a page with both distributions per stage.",
+)
+@config_option("Rig config: its results_dir holds soak ids, its [influx] the influx: sources.")
+@json_option
+def compare(
+    specs: tuple[str, ...],
+    alpha: float,
+    power: float,
+    warmup: int,
+    detect: str | None,
+    threshold: str,
+    html_path: Path | None,
+    config_path: Path,
+    as_json: bool,
+) -> None:
+    """Compare boots before and after a change: run folders, soak ids or folders, folders
+    of runs, or influx:board=B,variant=V,since=7d; BEFORE and AFTER split by `--`."""
+    ctx = click.get_current_context()
+    if _AFTER not in ctx.meta:
+        fail("expected BEFORE... -- AFTER... (the two sides split by `--`)", as_json)
+    n = ctx.meta[_AFTER]
+    try:
+        settings = Settings(
+            alpha=alpha,
+            power=power,
+            threshold_s=seconds(threshold, "--threshold"),
+            detect_s=seconds(detect, "--detect") if detect is not None else None,
+        )
+    except ValueError as e:
+        fail(str(e), as_json)
+    before = load_side("before", specs[:n], warmup, config_path)
+    after = load_side("after", specs[n:], warmup, config_path)
+    names = stage_names(before, after)
+    results = compare_all(names, before.samples(), after.samples(), settings)
+    doc = result_json(results, before, after, settings, warmup)
+    if html_path is not None:
+        from rig.sinks.html.beforeafter import write_page
+
+        doc["html"] = str(write_page(html_path, results, before, after, settings))
+    if as_json:
+        emit_json(doc)
+    else:
+        print_comparison(results, before, after, settings)
+        if html_path is not None:
+            console.print(f"page: [bold]{escape(doc['html'])}[/]")
+    raise SystemExit(EXIT_BOARD_FAILED if doc["regressions"] else EXIT_OK)

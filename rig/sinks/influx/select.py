@@ -1,0 +1,119 @@
+"""`influx:` sources of `rig compare`: the boots InfluxDB holds for some tags and a time
+range, read back from the `boot` and `stage` measurements (rig.sinks.influx.points).
+
+Selector: `influx:board=ecovec,variant=optimised,since=7d` with keys `board`,
+`variant`, `rig` (tags, matched exactly), `since` and `until` (InfluxQL durations
+before now: `30m`, `12h`, `7d`, `2w`). Every point of one boot carries the boot's
+power-on time, so stage points are joined to their boot by time.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from rig.compare_inputs import TOTAL, Boot, Source, split
+from rig.errors import InputError
+from rig.sinks.influx import influxql
+from rig.sinks.influx.client import Client
+from rig.sinks.influx.points import BOOT, STAGE
+from rig.sinks.influx.settings import InfluxSettings, load_influx_config
+
+TAGS = ("board", "variant", "rig")
+TIMES = ("since", "until")
+_DURATION = re.compile(r"^\d+(ns|u|ms|s|m|h|d|w)$")
+
+
+def parse_selector(spec: str) -> dict[str, str]:
+    body = spec.partition(":")[2]
+    out: dict[str, str] = {}
+    for part in filter(None, (p.strip() for p in body.split(","))):
+        key, sep, value = part.partition("=")
+        key = key.strip()
+        if not sep or not value:
+            raise InputError(f"{spec}: {part!r}: expected key=value")
+        if key not in TAGS + TIMES:
+            raise InputError(f"{spec}: unknown key {key!r}: expected {', '.join(TAGS + TIMES)}")
+        if key in TIMES and not _DURATION.match(value):
+            raise InputError(f"{spec}: {key}={value!r}: expected a duration such as 12h or 7d")
+        out[key] = value.strip()
+    if not any(k in out for k in TAGS):
+        raise InputError(f"{spec}: name at least one of {', '.join(TAGS)} (e.g. board=ecovec)")
+    return out
+
+
+def where(selector: dict[str, str]) -> str:
+    clauses = [
+        f"{influxql.ident(k)} = {influxql.string(selector[k])}" for k in TAGS if k in selector
+    ]
+    if "since" in selector:
+        clauses.append(f"time > now() - {selector['since']}")
+    if "until" in selector:
+        clauses.append(f"time <= now() - {selector['until']}")
+    return " AND ".join(clauses)
+
+
+def _series(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [s for r in results for s in r.get("series") or []]
+
+
+def read_boots(client: Client, database: str, selector: dict[str, str]) -> list[Boot]:
+    """The selected boots in time order (time = power-on)."""
+    cond = where(selector)
+    q_boot = (
+        f'SELECT "power_to_ui_s", "run_id" FROM {influxql.ident(BOOT)} WHERE {cond} '
+        'GROUP BY "outcome"'
+    )
+    q_stage = (
+        f'SELECT "duration_s", "start_s" FROM {influxql.ident(STAGE)} WHERE {cond} GROUP BY "stage"'
+    )
+    boots: dict[int, dict[str, Any]] = {}
+    for s in _series(client.query(q_boot, database)):
+        outcome = (s.get("tags") or {}).get("outcome") or "unknown"
+        cols = s["columns"]
+        for row in s["values"]:
+            v = dict(zip(cols, row, strict=True))
+            durations = {TOTAL: float(v["power_to_ui_s"])} if v.get("power_to_ui_s") else {}
+            boots[int(v["time"])] = {
+                "id": str(v.get("run_id") or v["time"]),
+                "outcome": outcome,
+                "durations": durations,
+                "starts": {},
+            }
+    for s in _series(client.query(q_stage, database)):
+        stage = (s.get("tags") or {}).get("stage")
+        cols = s["columns"]
+        for row in s["values"]:
+            v = dict(zip(cols, row, strict=True))
+            boot = boots.get(int(v["time"]))
+            if boot is None or stage is None:
+                continue  # a stage point whose boot point is outside the selection
+            if v.get("duration_s") is not None:
+                boot["durations"][stage] = float(v["duration_s"])
+            boot["starts"][stage] = v.get("start_s") or 0.0
+    out = []
+    for _, b in sorted(boots.items()):
+        order = tuple(sorted(b["starts"], key=lambda n: b["starts"][n]))
+        out.append(Boot(b["id"], "influx", b["outcome"], b["durations"], order))
+    return out
+
+
+def load_query(spec: str, config: Path | None, warmup: int) -> Source:
+    """The `influx:` source `spec`, with the [influx] settings of `config`."""
+    selector = parse_selector(spec)
+    settings = _settings(spec, config)
+    with Client(settings) as client:
+        boots = read_boots(client, settings.database, selector)
+    if not boots:
+        raise InputError(f"{spec}: InfluxDB ({settings.database}) has no boots for this selection")
+    return split(boots, Source(spec, "influx", f"{settings.url} {settings.database}"), warmup)
+
+
+def _settings(spec: str, config: Path | None) -> InfluxSettings:
+    if config is None or not Path(config).is_file():
+        raise InputError(f"{spec}: an influx: source needs a rig config with [influx] (--config)")
+    settings = load_influx_config(Path(config)).settings
+    if settings is None:
+        raise InputError(f"{spec}: {config} has no [influx] table to read boots from")
+    return settings
