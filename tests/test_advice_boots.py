@@ -117,7 +117,7 @@ def test_report_page_shows_the_unattributed_rows_and_what_gains_rest_on(
     demo: tuple[Path, dict[str, Any]],
 ) -> None:
     _, report = demo
-    html = boot_page(report, [])
+    html = boot_page(Report.from_json(report), [])
     top = html[html.index('id="top-table"') : html.index('id="advisories-table"')]
     rows = [r for r in top.split("<tr>") if 'class="unattributed"' in r]
     assert any("Calibrating delay loop" in r for r in rows)

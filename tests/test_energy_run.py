@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from rig.model import Report
 from rig.sinks.html.console import console_lines
 from rig.sinks.html.timeline import CURRENT, boot_figure
 from tests.e2e import REPO, truth_boot
@@ -39,7 +40,8 @@ def test_energy_per_stage_from_a_measured_boot(tmp_path: Path) -> None:
         assert st["peak_current_a"] >= st["mean_current_a"] > 0
     # report.html draws the supply's current on the boot's time axis, every stage's
     # joules over its span.
-    fig = boot_figure(report, console_lines(report, folder))
+    model = Report.from_json(report)
+    fig = boot_figure(model, console_lines(model, folder))
     (current,) = [t for t in fig.data if t.name == "supply current"]
     readings = (folder / "power.jsonl").read_text().count("\n")
     assert 0 < len(current.x) <= readings and current.yaxis == f"y{CURRENT}"

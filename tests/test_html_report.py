@@ -17,6 +17,7 @@ from click.testing import CliRunner
 
 from rig.artifacts.rundir import read_json, write_json
 from rig.commands.report import report
+from rig.model import Report
 from rig.sinks.html.console import console_lines
 from rig.sinks.html.flame import pack
 from rig.sinks.html.timeline import boot_figure, end_of_boot
@@ -67,8 +68,8 @@ def with_extras(report: dict[str, Any]) -> dict[str, Any]:
          "gain_kind": "measured", "advice": "Set bootdelay=0 & silence the console.",
          "evidence": [{"line": e["line"], "text": e["text"], "t_s": e["t_s"],
                        "source": e["source"]} for e in tagged[:2]]},
-        {"rule": "legacy", "title": "Evidence as plain text", "gain_s": 0.01,
-         "evidence": ["a line"], "advice": ""},
+        {"rule": "untimed", "title": "Evidence without a time", "gain_s": 0.01,
+         "evidence": [{"text": "a line"}], "advice": ""},
     ]  # fmt: skip
     return r
 
@@ -84,7 +85,7 @@ def trace(fig: Any, name: str) -> Any:
 
 def test_console_lines_agree_with_the_analysis(run_folder: Path) -> None:
     rep = read_json(run_folder / "report.json")
-    lines = console_lines(rep, run_folder)
+    lines = console_lines(Report.from_json(rep), run_folder)
     assert len(lines) == rep["console"]["lines"]
     times = {c["line"]: c for c in rep["console_times"]}
     for c in lines:  # the same line, the same clock, the same time
@@ -104,7 +105,8 @@ def test_console_lines_agree_with_the_analysis(run_folder: Path) -> None:
 
 def test_timeline_figure(run_folder: Path) -> None:
     rep = with_extras(read_json(run_folder / "report.json"))
-    fig = boot_figure(rep, console_lines(rep, run_folder))
+    model = Report.from_json(rep)
+    fig = boot_figure(model, console_lines(model, run_folder))
     stages = trace(fig, "stages")
     assert list(stages.y) == [s["name"] for s in rep["stages"]]
     assert list(stages.base) == [s["start_s"] for s in rep["stages"]]
@@ -119,7 +121,7 @@ def test_timeline_figure(run_folder: Path) -> None:
     # ... to the end of the record: the last thing the boot said (here the ui_ready tag
     # line, a few microseconds after its GPIO edge).
     end = hung.base[0] + hung.x[0]
-    assert end == pytest.approx(end_of_boot(rep, console_lines(rep, run_folder)))
+    assert end == pytest.approx(end_of_boot(model, console_lines(model, run_folder)))
     assert rep["power_to_ui_s"] <= end < rep["power_to_ui_s"] + 1e-3
     # the frames under the initcalls: the kernel stage, and the ones the hung call spans
     assert trace(fig, "stage").text == ("kernel", "rootfs_mount", "init", "application")
@@ -134,16 +136,17 @@ def test_empty_initcalls_and_a_failed_boot(run_folder: Path) -> None:
     for s in rep["stages"][3:]:
         s.update(end_s=None, duration_s=None, uncertainty_s=None)
     rep.update(outcome="hang_in_init", power_to_ui_s=None, initcalls=[])
-    fig = boot_figure(rep, [])
+    model = Report.from_json(rep)
+    fig = boot_figure(model, [])
     assert list(trace(fig, "not reached").y) == ["init", "application"]
     notes = [a.text for a in fig.layout.annotations]
     assert any("No initcalls" in n for n in notes) and any("No console" in n for n in notes)
-    html = boot_page(rep, [])
+    html = boot_page(model, [])
     assert "hang_in_init" in html and "did not reach the UI" in html
 
 
 def test_page_escapes_and_lists_advisories(run_folder: Path) -> None:
-    rep = with_extras(read_json(run_folder / "report.json"))
+    rep = Report.from_json(with_extras(read_json(run_folder / "report.json")))
     html = boot_page(rep, console_lines(rep, run_folder), js_mode="gzip")
     assert "U-Boot waits for a key &lt;press&gt;" in html and "<press>" not in html
     assert html.count('id="advisories-table"') == 1 and "probe_05_init" in html
@@ -196,3 +199,16 @@ def test_report_command(run_folder: Path, tmp_path: Path) -> None:
 
     out = runner.invoke(report, [str(tmp_path / "nowhere"), "--json"])
     assert out.exit_code == 2 and "no such folder" in json.loads(out.output)["error"]
+
+
+def test_comparison_names_the_report_that_cannot_be_read(tmp_path: Path) -> None:
+    folders = sample_folders(tmp_path, 3)
+    bad = folders[1] / "report.json"
+    r = read_json(bad)
+    r["stages"][0]["duration_s"] = "fast"
+    write_json(bad, r)
+    out = CliRunner().invoke(report, [str(tmp_path / "results"), "--json"])
+    assert out.exit_code == 2, out.output
+    error = json.loads(out.output)["error"]
+    assert str(bad) in error and "stages[0].duration_s" in error
+    assert not (tmp_path / "results" / "compare.html").exists()

@@ -1,28 +1,28 @@
-"""The bench supply's current through the boot (report["power"]["trace"]), with each
-stage's energy written over its span: where the joules went, on the same time axis."""
+"""The bench supply's current through the boot (`report.power.trace`), with each stage's
+energy written over its span: where the joules went, on the same time axis."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import plotly.graph_objects as go
 
+from rig.model.report import Report
 from rig.sinks.html.style import hover
 
 
-def supply_trace(report: dict[str, Any]) -> dict[str, list[float]] | None:
+def supply_trace(report: Report) -> dict[str, list[float]] | None:
     """The readings on the reference clock, when the run had a supply that read back."""
-    trace = (report.get("power") or {}).get("trace")
-    if not isinstance(trace, dict) or not trace.get("t_s"):
+    trace = report.power.trace if report.power else None
+    if not trace or not trace.get("t_s"):
         return None
     return trace
 
 
-def add_current(fig: go.Figure, report: dict[str, Any], row: int) -> None:
+def add_current(fig: go.Figure, report: Report, row: int) -> None:
     trace = supply_trace(report)
     if trace is None:
         return
-    t, a, v = trace["t_s"], trace["a"], trace.get("v") or [None] * len(trace["t_s"])
+    t, a = trace["t_s"], trace["a"]
+    v: list[float | None] = list(trace.get("v") or [None] * len(t))
     fig.add_trace(
         go.Scatter(
             name="supply current",
@@ -41,15 +41,15 @@ def add_current(fig: go.Figure, report: dict[str, Any], row: int) -> None:
         col=1,
     )
     top = max(a, default=0.0)
-    for s in report.get("stages") or []:
-        if s.get("energy_j") is None or s.get("start_s") is None or s.get("end_s") is None:
+    for s in report.stages:
+        if s.energy_j is None or s.start_s is None or s.end_s is None:
             continue
         fig.add_annotation(
-            x=(s["start_s"] + s["end_s"]) / 2,
+            x=(s.start_s + s.end_s) / 2,
             y=top,
             xref=f"x{row}",
             yref=f"y{row}",
-            text=f"{hover(s['name'])}<br>{s['energy_j']:.3f} J",
+            text=f"{hover(s.name)}<br>{s.energy_j:.3f} J",
             showarrow=False,
             yanchor="bottom",
             font={"size": 10, "color": "#543005"},

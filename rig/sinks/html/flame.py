@@ -9,6 +9,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+from rig.model.report import Initcall, Report, Stage
 from rig.sinks.html.style import hover, ms, row_note
 
 
@@ -27,8 +28,28 @@ def pack(spans: Sequence[tuple[float, float]], base: int = 1) -> list[int]:
     return levels
 
 
+def _span(c: Initcall, t_end: float) -> tuple[float, float]:
+    """A call that never returned (the hang suspect) runs to the end of the record."""
+    start = c.start_s or 0.0
+    return start, t_end if c.duration_s is None else start + c.duration_s
+
+
+def _hover(c: Initcall, returned: bool) -> str:
+    return hover(
+        c.name
+        + (f" [{c.module}]" if c.module else "")
+        + f"  start {ms(c.start_s)}"
+        + (f"  took {ms(c.duration_s)}" if returned else "  never returned")
+        + f"  ret {c.return_code}  via {c.source or '?'}"
+    )
+
+
+def _overlaps(s: Stage, first: float, last: float) -> bool:
+    return s.start_s is not None and s.end_s is not None and s.start_s < last and s.end_s > first
+
+
 def initcall_bars(
-    calls: list[dict[str, Any]],
+    calls: list[Initcall],
     spans: list[tuple[float, float]],
     levels: list[int],
     idx: list[int],
@@ -54,58 +75,41 @@ def initcall_bars(
         base=[spans[i][0] for i in idx],
         width=0.92,
         marker=marker,
-        text=[calls[i]["name"] + ("" if returned else " (never returned)") for i in idx],
+        text=[calls[i].name + ("" if returned else " (never returned)") for i in idx],
         textposition="inside",
         insidetextanchor="start",
         textangle=0,
-        hovertext=[
-            hover(
-                calls[i]["name"]
-                + (f" [{calls[i]['module']}]" if calls[i].get("module") else "")
-                + f"  start {ms(calls[i]['start_s'])}"
-                + (f"  took {ms(calls[i]['duration_s'])}" if returned else "  never returned")
-                + f"  ret {calls[i].get('return')}  via {calls[i].get('source', '?')}"
-            )
-            for i in idx
-        ],
+        hovertext=[_hover(calls[i], returned) for i in idx],
         hoverinfo="text",
         showlegend=not returned,
     )
 
 
-def add_initcalls(fig: go.Figure, report: dict[str, Any], t_end: float, row: int) -> None:
-    calls = [c for c in report.get("initcalls") or [] if c.get("start_s") is not None]
+def add_initcalls(fig: go.Figure, report: Report, t_end: float, row: int) -> None:
+    calls = [c for c in report.initcalls if c.start_s is not None]
     if not calls:
         row_note(fig, row, "No initcalls in this report (boot with initcall_debug)")
         return
-    # A call that never returned (the hang suspect) runs to the end of the record.
-    hung = [c.get("duration_s") is None for c in calls]
-    spans = [
-        (c["start_s"], t_end if h else c["start_s"] + c["duration_s"])
-        for c, h in zip(calls, hung, strict=True)
-    ]
+    spans = [_span(c, t_end) for c in calls]
+    hung = [c.duration_s is None for c in calls]
     levels = pack(spans)
     # Level 0: the stages the initcalls ran in, the frames they sit on.
     first, last = min(a for a, _ in spans), max(b for _, b in spans)
-    frames = [
-        s
-        for s in report.get("stages") or []
-        if s.get("duration_s") is not None and s["start_s"] < last and s["end_s"] > first
-    ]
+    frames = [s for s in report.stages if s.reached and _overlaps(s, first, last)]
     fig.add_trace(
         go.Bar(
             name="stage",
             orientation="h",
             y=[0] * len(frames),
-            x=[s["duration_s"] for s in frames],
-            base=[s["start_s"] for s in frames],
+            x=[s.duration_s for s in frames],
+            base=[s.start_s for s in frames],
             marker={"color": "#d9d9d9"},
-            text=[s["name"] for s in frames],
+            text=[s.name for s in frames],
             textposition="inside",
             insidetextanchor="start",
             textangle=0,
             hoverinfo="text",
-            hovertext=[f"stage {s['name']}" for s in frames],
+            hovertext=[f"stage {s.name}" for s in frames],
             showlegend=False,
             width=0.92,
         ),

@@ -6,8 +6,8 @@ import statistics
 from collections import defaultdict
 from collections.abc import Sequence
 from html import escape
-from typing import Any
 
+from rig.model.report import Advisory, Evidence, Report
 from rig.outcomes import Outcome
 from rig.sinks.html.style import ms, plus_minus, seconds
 
@@ -21,16 +21,16 @@ def table(table_id: str, head: Sequence[str], rows: Sequence[Sequence[str]], emp
     return f'<table id="{table_id}"><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>'
 
 
-def stages(report: dict[str, Any]) -> str:
+def stages(report: Report) -> str:
     rows = [
         [
-            escape(s["name"]),
-            ms(s.get("start_s")),
-            ms(s.get("duration_s")) if s.get("duration_s") is not None else "not reached",
-            escape(" · ".join(x for x in (s.get("source"), s.get("note")) if x) or "—"),
-            plus_minus(s.get("uncertainty_s")),
+            escape(s.name),
+            ms(s.start_s),
+            ms(s.duration_s) if s.reached else "not reached",
+            escape(" · ".join(x for x in (s.source, s.note) if x) or "—"),
+            plus_minus(s.uncertainty_s),
         ]
-        for s in report.get("stages") or []
+        for s in report.stages
     ]
     return table(
         "stages-table",
@@ -40,36 +40,34 @@ def stages(report: dict[str, Any]) -> str:
     )
 
 
-def _evidence(items: Sequence[Any]) -> str:
+def _evidence(items: Sequence[Evidence]) -> str:
     out = []
     for e in items[:5]:
-        if isinstance(e, dict):
-            at = f"{ms(e['t_s'])}: " if e.get("t_s") is not None else ""
-            out.append(f"<code>{escape(at + str(e.get('text', '')))}</code>")
-        else:
-            out.append(f"<code>{escape(str(e))}</code>")
+        at = f"{ms(e.t_s)}: " if e.t_s is not None else ""
+        out.append(f"<code>{escape(at + (e.text or ''))}</code>")
     more = f" (+{len(items) - 5} more)" if len(items) > 5 else ""
     return "<br>".join(out) + more
 
 
-def _rests_on(a: dict[str, Any]) -> str:
+def _rests_on(a: Advisory) -> str:
     """What the gain comes from: the measured time (it never exceeds it) and what it is."""
-    if a.get("evidence_s") is None:
+    # `evidence_s` and `basis` are the rule's own keys (docs/analysis.md), kept in `extra`.
+    measured = a.extra.get("evidence_s")
+    if measured is None:
         return ""
-    return f"<br><small>of {ms(a['evidence_s'])} measured: {escape(a.get('basis') or '')}</small>"
+    basis = a.extra.get("basis") or ""
+    return f"<br><small>of {ms(measured)} measured: {escape(basis)}</small>"
 
 
-def advisories(report: dict[str, Any]) -> str:
+def advisories(report: Report) -> str:
     rows = [
         [
-            f"<b>{escape(a.get('title', ''))}</b><br><small>{escape(a.get('rule', ''))}</small>",
-            ms(a.get("gain_s"))
-            + (f" ({escape(a['gain_kind'])})" if a.get("gain_kind") else "")
-            + _rests_on(a),
-            _evidence(a.get("evidence") or []),
-            escape(a.get("advice") or ""),
+            f"<b>{escape(a.title)}</b><br><small>{escape(a.rule)}</small>",
+            ms(a.gain_s) + (f" ({escape(a.gain_kind)})" if a.gain_kind else "") + _rests_on(a),
+            _evidence(a.evidence),
+            escape(a.extra.get("advice") or ""),
         ]
-        for a in sorted(report.get("advisories") or [], key=lambda a: -(a.get("gain_s") or 0))
+        for a in sorted(report.advisories, key=lambda a: -(a.gain_s or 0))
     ]
     return table(
         "advisories-table",
@@ -79,27 +77,26 @@ def advisories(report: dict[str, Any]) -> str:
     )
 
 
-def top(report: dict[str, Any]) -> str:
+def top(report: Report) -> str:
     """ "Where is the time going", with the time no evidence explains marked as such."""
     rows = []
-    for r in report.get("top") or []:
-        what = escape(r["name"])
-        if r.get("kind") == "unattributed":
+    for r in report.top:
+        what = escape(r.name)
+        if r.kind == "unattributed":
             what = f'<span class="unattributed">unattributed</span> {what}'
         else:
-            what += f" <small>{escape(r.get('kind') or '')}</small>"
+            what += f" <small>{escape(r.kind or '')}</small>"
         rows.append(
             [
-                str(r.get("rank", "")),
-                escape(r.get("stage") or ""),
+                str(r.rank),
+                escape(r.stage or ""),
                 what,
-                ms(r.get("start_s")),
-                ms(r.get("duration_s")),
-                escape(r.get("source") or ""),
+                ms(r.start_s),
+                ms(r.duration_s),
+                escape(r.source or ""),
             ]
         )
-    rest = report.get("unattributed") or {}
-    by = rest.get("by_stage") or {}
+    by = report.unattributed.by_stage if report.unattributed else {}
     note = (
         '<p class="note">Unattributed: console silences no evidence explains, '
         + ", ".join(f"{escape(k)} {ms(v)}" for k, v in by.items())
@@ -107,7 +104,7 @@ def top(report: dict[str, Any]) -> str:
         if by
         else ""
     )
-    notes = (report.get("analysis") or {}).get("notes") or []
+    notes = report.analysis.notes
     pacing = "".join(f'<p class="note">{escape(n)}</p>' for n in notes if "console" in n)
     body = table(
         "top-table",
@@ -118,18 +115,18 @@ def top(report: dict[str, Any]) -> str:
     return body + note + pacing
 
 
-def slowest_initcalls(report: dict[str, Any], n: int = 15) -> str:
-    calls = [c for c in report.get("initcalls") or [] if c.get("duration_s") is not None]
-    calls.sort(key=lambda c: -c["duration_s"])
+def slowest_initcalls(report: Report, n: int = 15) -> str:
+    calls = [(c, c.duration_s) for c in report.initcalls if c.duration_s is not None]
+    calls.sort(key=lambda cd: -cd[1])
     rows = [
         [
-            f"<code>{escape(c['name'])}</code>",
-            escape(c.get("module") or "built-in"),
-            ms(c.get("start_s")),
-            ms(c["duration_s"]),
-            escape(str(c.get("return"))),
+            f"<code>{escape(c.name)}</code>",
+            escape(c.module or "built-in"),
+            ms(c.start_s),
+            ms(d),
+            escape(str(c.return_code)),
         ]
-        for c in calls[:n]
+        for c, d in calls[:n]
     ]
     return table(
         "initcalls-table",
@@ -139,8 +136,9 @@ def slowest_initcalls(report: dict[str, Any], n: int = 15) -> str:
     )
 
 
-def clocks(report: dict[str, Any]) -> str:
-    c = report.get("clocks") or {}
+def clocks(report: Report) -> str:
+    # The clock fits are the timing code's own sections (docs/analysis.md): dicts.
+    c = report.clocks
     parts = []
     if fit := c.get("printk"):
         parts.append(
@@ -155,21 +153,22 @@ def clocks(report: dict[str, Any]) -> str:
     return "<br>".join(escape(p) for p in parts) or "No clock fits."
 
 
-def boots(reports: Sequence[dict[str, Any]]) -> str:
+def outcome(value: str) -> str:
+    """The outcome as a badge: green for ok, red for anything else."""
+    cls = "ok" if value == Outcome.OK else "bad"
+    return f'<span class="outcome {cls}">{escape(value)}</span>'
+
+
+def boots(reports: Sequence[Report]) -> str:
     rows = [
         [
-            f"<code>{escape(r.get('run_id', '?'))}</code>",
-            escape(str(r.get("board"))),
-            escape(str(r.get("variant") or "—")),
-            f'<span class="outcome {"ok" if r.get("outcome") == Outcome.OK else "bad"}">'
-            f"{escape(str(r.get('outcome')))}</span>",
-            seconds(r.get("power_to_ui_s"))
-            + (
-                " " + plus_minus(r.get("power_to_ui_uncertainty_s"))
-                if r.get("power_to_ui_s")
-                else ""
-            ),
-            escape(str(r.get("started_utc") or "—")),
+            f"<code>{escape(r.run_id or '?')}</code>",
+            escape(str(r.board)),
+            escape(r.variant or "—"),
+            outcome(r.outcome),
+            seconds(r.power_to_ui_s)
+            + (" " + plus_minus(r.power_to_ui_uncertainty_s) if r.power_to_ui_s else ""),
+            escape(r.started_utc or "—"),
         ]
         for r in reports
     ]
@@ -181,15 +180,15 @@ def boots(reports: Sequence[dict[str, Any]]) -> str:
     )
 
 
-def groups(reports: Sequence[dict[str, Any]]) -> str:
+def groups(reports: Sequence[Report]) -> str:
     """Power-to-UI statistics per board/variant: the variance-aware comparison."""
     by: dict[str, list[float]] = defaultdict(list)
     counts: dict[str, int] = defaultdict(int)
     for r in reports:
-        key = f"{r.get('board')} / {r.get('variant') or '—'}"
+        key = f"{r.board} / {r.variant or '—'}"
         counts[key] += 1
-        if r.get("power_to_ui_s") is not None:
-            by[key].append(r["power_to_ui_s"])
+        if r.power_to_ui_s is not None:
+            by[key].append(r.power_to_ui_s)
     rows = []
     for key in sorted(counts):
         v = sorted(by[key])

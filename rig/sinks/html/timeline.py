@@ -4,11 +4,10 @@ markers drawn across all three."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from rig.model.report import Boundary, Report
 from rig.sinks.html.console import ConsoleLine
 from rig.sinks.html.current import add_current, supply_trace
 from rig.sinks.html.flame import add_initcalls
@@ -25,31 +24,34 @@ from rig.sinks.html.style import (
 STAGES, INITCALLS, CONSOLE, CURRENT = 1, 2, 3, 4
 
 
-def end_of_boot(report: dict[str, Any], console: list[ConsoleLine]) -> float:
-    times = [e["t_s"] for e in report.get("events") or []]
-    times += [s["end_s"] or s["start_s"] or 0.0 for s in report.get("stages") or []]
+def _boundary(b: Boundary | None) -> str:
+    """The event a boundary is at and where it came from ("?" for what is not known)."""
+    return f"{b.event if b else '?'} via {b.source if b else '?'}"
+
+
+def end_of_boot(report: Report, console: list[ConsoleLine]) -> float:
+    times: list[float | None] = [e.t_s for e in report.events]
+    times += [s.end_s or s.start_s or 0.0 for s in report.stages]
     times += [c.t_s for c in console[-1:]]
     return max([t for t in times if t is not None] or [0.0])
 
 
-def add_stages(fig: go.Figure, report: dict[str, Any]) -> None:
-    stages = report.get("stages") or []
-    colours = stage_colours(s["name"] for s in stages)
-    done = [s for s in stages if s.get("duration_s") is not None]
+def add_stages(fig: go.Figure, report: Report) -> None:
+    stages = report.stages
+    colours = stage_colours(s.name for s in stages)
+    done = [s for s in stages if s.reached]
     fig.add_trace(
         go.Bar(
             name="stages",
             orientation="h",
-            y=[s["name"] for s in done],
-            x=[s["duration_s"] for s in done],
-            base=[s["start_s"] for s in done],
-            marker={"color": [colours[s["name"]] for s in done], "line": {"width": 0}},
-            text=[ms(s["duration_s"]) for s in done],
+            y=[s.name for s in done],
+            x=[s.duration_s for s in done],
+            base=[s.start_s for s in done],
+            marker={"color": [colours[s.name] for s in done], "line": {"width": 0}},
+            text=[ms(s.duration_s) for s in done],
             textposition="auto",
             textangle=0,
-            customdata=[
-                [s["source"], plus_minus(s["uncertainty_s"]), ms(s["start_s"])] for s in done
-            ],
+            customdata=[[s.source, plus_minus(s.uncertainty_s), ms(s.start_s)] for s in done],
             hovertemplate="<b>%{y}</b><br>%{customdata[2]} + %{text} %{customdata[1]}"
             "<br>source %{customdata[0]}<extra></extra>",
             showlegend=False,
@@ -60,15 +62,12 @@ def add_stages(fig: go.Figure, report: dict[str, Any]) -> None:
     # Each boundary with its own uncertainty (the stage's combines its two ends).
     xs, ys, us, tips = [], [], [], []
     for s in done:
-        for side in ("start", "end"):
-            b = s.get(side) or {}
-            xs.append(s[f"{side}_s"])
-            ys.append(s["name"])
-            us.append(b.get("uncertainty_s") or 0.0)
-            tips.append(
-                hover(f"{s['name']} {side}: {b.get('event', '?')} via {b.get('source', '?')}")
-                + f" {plus_minus(b.get('uncertainty_s'))}"
-            )
+        for side, at, b in (("start", s.start_s, s.start), ("end", s.end_s, s.end)):
+            u = b.uncertainty_s if b else None
+            xs.append(at)
+            ys.append(s.name)
+            us.append(u or 0.0)
+            tips.append(hover(f"{s.name} {side}: {_boundary(b)}") + f" {plus_minus(u)}")
     fig.add_trace(
         go.Scatter(
             name="boundary ± uncertainty",
@@ -83,13 +82,13 @@ def add_stages(fig: go.Figure, report: dict[str, Any]) -> None:
         row=STAGES,
         col=1,
     )
-    missing = [s for s in stages if s.get("duration_s") is None]
+    missing = [s for s in stages if not s.reached]
     if missing:
         fig.add_trace(
             go.Scatter(
                 name="not reached",
-                x=[s.get("start_s") or 0.0 for s in missing],
-                y=[s["name"] for s in missing],
+                x=[s.start_s or 0.0 for s in missing],
+                y=[s.name for s in missing],
                 mode="markers+text",
                 marker={"symbol": "x", "size": 12, "color": "#b2182b"},
                 text=["not reached"] * len(missing),
@@ -100,13 +99,13 @@ def add_stages(fig: go.Figure, report: dict[str, Any]) -> None:
         )
     fig.update_yaxes(
         categoryorder="array",
-        categoryarray=[s["name"] for s in reversed(stages)],
+        categoryarray=[s.name for s in reversed(stages)],
         row=STAGES,
         col=1,
     )
 
 
-def add_console(fig: go.Figure, report: dict[str, Any], console: list[ConsoleLine]) -> None:
+def add_console(fig: go.Figure, report: Report, console: list[ConsoleLine]) -> None:
     if not console:
         row_note(fig, CONSOLE, "No console in this folder")
         return
@@ -142,16 +141,16 @@ def add_console(fig: go.Figure, report: dict[str, Any], console: list[ConsoleLin
     lines = {c.index: c for c in console}
     evidence = [
         (a, e)
-        for a in report.get("advisories") or []
-        for e in a.get("evidence") or []
-        if isinstance(e, dict) and e.get("t_s") is not None and e.get("line") in lines
+        for a in report.advisories
+        for e in a.evidence
+        if e.t_s is not None and e.line in lines
     ]
     if evidence:
         fig.add_trace(
             go.Scatter(
                 name="advisory evidence",
-                x=[e["t_s"] for _, e in evidence],
-                y=[e["line"] for _, e in evidence],
+                x=[e.t_s for _, e in evidence],
+                y=[e.line for _, e in evidence],
                 mode="markers",
                 marker={
                     "symbol": "star",
@@ -159,7 +158,7 @@ def add_console(fig: go.Figure, report: dict[str, Any], console: list[ConsoleLin
                     "color": "#e08214",
                     "line": {"width": 1, "color": "#7f3b08"},
                 },
-                hovertext=[hover(f"{a['title']}: {e.get('text', '')}") for a, e in evidence],
+                hovertext=[hover(f"{a.title}: {e.text or ''}") for a, e in evidence],
                 hoverinfo="text",
             ),
             row=CONSOLE,
@@ -168,16 +167,16 @@ def add_console(fig: go.Figure, report: dict[str, Any], console: list[ConsoleLin
     fig.update_yaxes(autorange="reversed", title_text="line", row=CONSOLE, col=1)
 
 
-def add_markers(fig: go.Figure, report: dict[str, Any]) -> None:
+def add_markers(fig: go.Figure, report: Report) -> None:
     """Every GPIO marker (or host marker without a capture) as a line through all rows."""
-    events = [e for e in report.get("events") or [] if e.get("source") in ("gpio",)]
+    events = [e for e in report.events if e.source in ("gpio",)]
     if not events:
-        events = [e for e in report.get("events") or [] if e.get("name") == "power"]
+        events = [e for e in report.events if e.name == "power"]
     for i, e in enumerate(events):
         fig.add_shape(
             type="line",
-            x0=e["t_s"],
-            x1=e["t_s"],
+            x0=e.t_s,
+            x1=e.t_s,
             xref="x",
             yref="paper",
             y0=0,
@@ -185,19 +184,19 @@ def add_markers(fig: go.Figure, report: dict[str, Any]) -> None:
             line={"dash": "dot", "width": 1, "color": "#555"},
         )
         fig.add_annotation(
-            x=e["t_s"],
+            x=e.t_s,
             xref="x",
             yref="paper",
             y=1.065 + 0.022 * (i % 2),
-            text=hover(e["name"]),
+            text=hover(e.name),
             showarrow=False,
             font={"size": 10, "color": "#333"},
         )
 
 
-def boot_figure(report: dict[str, Any], console: list[ConsoleLine]) -> go.Figure:
+def boot_figure(report: Report, console: list[ConsoleLine]) -> go.Figure:
     # an empty flame chart only needs room for its note
-    heights = [0.27, 0.43, 0.30] if report.get("initcalls") else [0.38, 0.14, 0.48]
+    heights = [0.27, 0.43, 0.30] if report.initcalls else [0.38, 0.14, 0.48]
     titles = [
         "Stages (Gantt), boundaries ± uncertainty",
         "Initcalls (flame chart, time order; colour = duration)",
@@ -222,7 +221,7 @@ def boot_figure(report: dict[str, Any], console: list[ConsoleLine]) -> go.Figure
     add_console(fig, report, console)
     add_current(fig, report, CURRENT)
     add_markers(fig, report)
-    reference = (report.get("time_base") or {}).get("reference", "?")
+    reference = report.time_base.reference if report.time_base else "?"
     fig.update_xaxes(
         title_text=f"seconds from power-on (reference clock: {reference})",
         row=CURRENT if current else CONSOLE,

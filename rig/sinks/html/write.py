@@ -6,11 +6,10 @@ from collections import Counter
 from collections.abc import Sequence
 from html import escape
 from pathlib import Path
-from typing import Any
 
 from rig.artifacts import atomic
-from rig.artifacts.rundir import REPORT, REPORT_HTML, read_json
-from rig.outcomes import Outcome
+from rig.artifacts.rundir import REPORT, REPORT_HTML, read_report
+from rig.model.report import Report
 from rig.sinks.html import tables
 from rig.sinks.html.compare import distribution_figure, stages_figure
 from rig.sinks.html.console import ConsoleLine, console_lines
@@ -21,35 +20,33 @@ from rig.sinks.html.timeline import boot_figure
 HTML = REPORT_HTML
 
 
-def _outcome(outcome: object) -> str:
-    cls = "ok" if outcome == Outcome.OK else "bad"
-    return f'<span class="outcome {cls}">{escape(str(outcome))}</span>'
+def _reference(report: Report) -> str:
+    return report.time_base.reference if report.time_base else "?"
 
 
-def boot_header(report: dict[str, Any]) -> str:
-    reference = (report.get("time_base") or {}).get("reference", "?")
-    total = report.get("power_to_ui_s")
+def boot_header(report: Report) -> str:
+    total = report.power_to_ui_s
     total_html = (
-        f"{seconds(total)} <small>{plus_minus(report.get('power_to_ui_uncertainty_s'))}</small>"
+        f"{seconds(total)} <small>{plus_minus(report.power_to_ui_uncertainty_s)}</small>"
         if total is not None
         else "no power-to-UI <small>(the boot did not reach the UI)</small>"
     )
     meta = (
-        f"run {escape(str(report.get('run_id')))} · rig {escape(str(report.get('rig') or '—'))}"
-        f" · started {escape(str(report.get('started_utc') or '—'))} UTC"
-        f" · reference clock: {escape(str(reference))}"
+        f"run {escape(str(report.run_id))} · rig {escape(report.rig or '—')}"
+        f" · started {escape(report.started_utc or '—')} UTC"
+        f" · reference clock: {escape(_reference(report))}"
     )
     return (
-        f'<h1 id="title">{escape(str(report.get("board")))} / '
-        f"{escape(str(report.get('variant') or '—'))} {_outcome(report.get('outcome'))}</h1>"
+        f'<h1 id="title">{escape(str(report.board))} / '
+        f"{escape(report.variant or '—')} {tables.outcome(report.outcome)}</h1>"
         f'<div class="meta">{meta}</div>'
         f'<div class="total" id="power-to-ui">power-to-UI {total_html}</div>'
     )
 
 
-def boot_page(report: dict[str, Any], console: list[ConsoleLine], js_mode: str = "gzip") -> str:
+def boot_page(report: Report, console: list[ConsoleLine], js_mode: str = "gzip") -> str:
     note = ""
-    if (report.get("time_base") or {}).get("reference") == "host":
+    if _reference(report) == "host":
         note = (
             '<p class="note">No analyzer capture: t = 0 is the power-on command and every '
             "time carries the serial latency band.</p>"
@@ -62,7 +59,7 @@ def boot_page(report: dict[str, Any], console: list[ConsoleLine], js_mode: str =
         section("Slowest initcalls", tables.slowest_initcalls(report), "initcalls"),
         section("Clocks", f'<p class="note">{tables.clocks(report)}</p>', "clocks"),
     ]
-    title = f"bootrig · {report.get('board')} · {report.get('run_id')}"
+    title = f"bootrig · {report.board} · {report.run_id}"
     figures = {"timeline": boot_figure(report, console)}
     return document(title, boot_header(report), sections, figures, js_mode)
 
@@ -75,24 +72,24 @@ def _write(path: Path, text: str) -> None:
 def write_html(folder: Path, js_mode: str = "gzip", out: Path | None = None) -> Path:
     """Write report.html next to report.json in an artifact folder (or to `out`)."""
     folder = Path(folder)
-    report = read_json(folder / REPORT)
+    report = read_report(folder / REPORT)
     path = out or folder / HTML
     _write(path, boot_page(report, console_lines(report, folder), js_mode))
     return path
 
 
-def comparison_header(reports: Sequence[dict[str, Any]]) -> str:
-    outcomes = Counter(str(r.get("outcome")) for r in reports)
-    groups = sorted({f"{r.get('board')}/{r.get('variant') or '—'}" for r in reports})
+def comparison_header(reports: Sequence[Report]) -> str:
+    outcomes = Counter(r.outcome for r in reports)
+    groups = sorted({f"{r.board}/{r.variant or '—'}" for r in reports})
     return (
         f'<h1 id="title">{len(reports)} boots · {escape(", ".join(groups))}</h1>'
         '<div class="meta">'
-        + " ".join(f"{_outcome(o)} ×{n}" for o, n in sorted(outcomes.items()))
+        + " ".join(f"{tables.outcome(o)} ×{n}" for o, n in sorted(outcomes.items()))
         + "</div>"
     )
 
 
-def comparison_page(reports: Sequence[dict[str, Any]], js_mode: str = "gzip") -> str:
+def comparison_page(reports: Sequence[Report], js_mode: str = "gzip") -> str:
     figures = {"compare-stages": stages_figure(reports)}
     dist = distribution_figure(reports)
     sections = [
@@ -108,7 +105,9 @@ def comparison_page(reports: Sequence[dict[str, Any]], js_mode: str = "gzip") ->
 
 
 def write_comparison(report_files: Sequence[Path], out: Path, js_mode: str = "gzip") -> Path:
-    reports = [read_json(f) for f in report_files]
-    reports.sort(key=lambda r: (str(r.get("started_utc") or ""), str(r.get("run_id"))))
+    """The comparison page of several report.json files; one that cannot be read is an
+    ArtifactError naming the file (and the key that does not fit)."""
+    reports = [read_report(f) for f in report_files]
+    reports.sort(key=lambda r: (r.started_utc or "", str(r.run_id)))
     _write(out, comparison_page(reports, js_mode))
     return out
