@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from functools import cache
 from typing import Any
 
@@ -229,14 +229,32 @@ def _median(x: Sequence[float]) -> float | None:
     return float(np.median(np.asarray(x, float))) if len(x) else None
 
 
+BONFERRONI = "bonferroni"
+CORRECTIONS = (BONFERRONI, "none")
+
+
+def stage_settings(settings: Settings, count: int, correction: str) -> Settings:
+    """The settings each of `count` stages is judged with. Bonferroni: alpha / count per
+    stage, so that all verdicts together are wrong with probability <= alpha (a gate that
+    fails on any `slower` stage would otherwise fail ~count * alpha / 2 of the time with
+    nothing changed); the intervals widen to 1 - alpha / count to match."""
+    if correction not in CORRECTIONS:
+        raise ValueError(f"correction {correction!r}: expected one of {', '.join(CORRECTIONS)}")
+    if correction == BONFERRONI and count > 1:
+        return replace(settings, alpha=settings.alpha / count)
+    return settings
+
+
 def compare_all(
     names: Sequence[str],
     before: Mapping[str, Sequence[float]],
     after: Mapping[str, Sequence[float]],
     settings: Settings,
+    correction: str = BONFERRONI,
 ) -> list[StageComparison]:
     """`compare` for each name, in order; a name a side lacks compares as empty."""
-    return [compare(s, before.get(s, ()), after.get(s, ()), settings) for s in names]
+    each = stage_settings(settings, len(names), correction)
+    return [compare(s, before.get(s, ()), after.get(s, ()), each) for s in names]
 
 
 def regressed(results: Sequence[StageComparison]) -> list[StageComparison]:

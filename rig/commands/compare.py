@@ -16,7 +16,14 @@ from rich import box
 from rich.markup import escape
 from rich.table import Table
 
-from rig.analysis.compare import SLOWER, Settings, StageComparison, compare_all
+from rig.analysis.compare import (
+    BONFERRONI,
+    CORRECTIONS,
+    SLOWER,
+    Settings,
+    StageComparison,
+    compare_all,
+)
 from rig.commands.common import config_option, console, emit_json, fail, json_option
 from rig.compare_inputs import DEFAULT_WARMUP, Side, load_side, stage_names
 from rig.errors import EXIT_BOARD_FAILED, EXIT_OK, InputError
@@ -68,8 +75,10 @@ def print_comparison(
     # 80 columns (a pipe, a CI log) hold the verdict columns; medians, counts and boots
     # needed join them on a wider terminal, and are printed below the table otherwise.
     wide = console.width >= 110
+    each = f"{results[0].confidence:.1%}" if results else conf
+    per = f" ({each} each)" if each != f"{1 - s.alpha:.1%}" else ""
     t = Table(
-        title=f"after - before in ms, {conf} confidence (Hodges-Lehmann, Mann-Whitney)",
+        title=f"after - before (ms), {conf} confidence overall{per}",
         box=box.SIMPLE_HEAD,
         padding=(0, 1),
         pad_edge=False,
@@ -105,7 +114,8 @@ def print_comparison(
     console.print(
         f"MDD: smallest change these boots detect with {s.power:.0%} power"
         + (f"; boots: per side to detect {s.detect_s * 1e3:g} ms" if s.detect_s else "")
-        + f". A verdict needs p < {s.alpha:g} and a CI excluding 0"
+        + f". A verdict needs p < {1 - results[0].confidence if results else s.alpha:.3g}"
+        + " and a CI excluding 0"
         + (f" and at least {s.threshold_s * 1e3:g} ms" if s.threshold_s else "")
         + ".",
         highlight=False,
@@ -126,12 +136,18 @@ def print_comparison(
 
 
 def result_json(
-    results: list[StageComparison], before: Side, after: Side, s: Settings, warmup: int
+    results: list[StageComparison],
+    before: Side,
+    after: Side,
+    s: Settings,
+    warmup: int,
+    correction: str,
 ) -> dict[str, Any]:
     return {
         "stages": [r.to_json() for r in results],
         "alpha": s.alpha,
         "confidence": 1 - s.alpha,
+        "correction": correction,
         "power": s.power,
         "threshold_s": s.threshold_s,
         "detect_s": s.detect_s,
@@ -179,6 +195,14 @@ def result_json(
     default=None,
     help="Also write a page with both distributions per stage.",
 )
+@click.option(
+    "--correction",
+    type=click.Choice(CORRECTIONS),
+    default=BONFERRONI,
+    show_default=True,
+    help="Multiple stages: bonferroni holds --alpha for all verdicts together "
+    "(each stage at alpha / stages); none judges each stage at --alpha.",
+)
 @config_option("Rig config: its results_dir holds soak ids, its [influx] the influx: sources.")
 @json_option
 def compare(
@@ -189,6 +213,7 @@ def compare(
     detect: str | None,
     threshold: str,
     html_path: Path | None,
+    correction: str,
     config_path: Path,
     as_json: bool,
 ) -> None:
@@ -210,8 +235,8 @@ def compare(
     before = load_side("before", specs[:n], warmup, config_path)
     after = load_side("after", specs[n:], warmup, config_path)
     names = stage_names(before, after)
-    results = compare_all(names, before.samples(), after.samples(), settings)
-    doc = result_json(results, before, after, settings, warmup)
+    results = compare_all(names, before.samples(), after.samples(), settings, correction)
+    doc = result_json(results, before, after, settings, warmup, correction)
     if html_path is not None:
         from rig.sinks.html.beforeafter import write_page
 

@@ -27,10 +27,14 @@ def _ms(v: float | None, sign: bool = False) -> str:
     return f"{v * 1e3:+.2f} ms" if sign else f"{v * 1e3:.2f} ms"
 
 
+def _each(results: list[StageComparison], s: Settings) -> str:
+    return f"{results[0].confidence if results else 1 - s.alpha:.1%}"
+
+
 def table(results: list[StageComparison], s: Settings) -> str:
     head = (
         "<tr><th>stage</th><th>before (median)</th><th>after (median)</th>"
-        f"<th>difference</th><th>{1 - s.alpha:.0%} CI</th><th>p</th><th>verdict</th>"
+        f"<th>difference</th><th>CI ({_each(results, s)})</th><th>p</th><th>verdict</th>"
         f"<th>n before/after</th><th>detectable (power {s.power:.0%})</th><th>boots for "
         f"{_ms(s.detect_s) if s.detect_s else '–'}</th></tr>"
     )
@@ -101,7 +105,8 @@ def page(results: list[StageComparison], before: Side, after: Side, s: Settings)
     headline = _ms(total.difference_s, True) if total else "–"
     header = (
         "<h1>Before / after</h1>"
-        f'<div class="meta">{1 - s.alpha:.0%} confidence · Hodges-Lehmann difference, '
+        f'<div class="meta">{1 - s.alpha:.0%} confidence for all stages together '
+        f"({_each(results, s)} each) · Hodges-Lehmann difference, "
         "Mann-Whitney U · slower: "
         f"{escape(', '.join(regressions)) or 'none'}</div>"
         f'<div class="total">{headline} <small>power-to-UI, after - before</small></div>'

@@ -1,0 +1,293 @@
+"""`rig compare` (issue 13 item 1): the statistics on samples with a known shift, the
+false-positive rate on the simulator's own timing model, an end-to-end comparison of two
+soaks of the simulated board whose kernel stage differs by a known 20 ms, the --json
+contract, bad input, and InfluxDB as a source (the real influxd)."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from rig.analysis.compare import (
+    FASTER,
+    NO_CHANGE,
+    SLOWER,
+    Settings,
+    compare,
+    compare_all,
+    cut_count,
+    u_pmf,
+)
+from rig.sim.profile import load
+from rig.sim.timeline import plan
+from rig.sinks.influx.deliver import deliver
+from rig.sinks.influx.sample import sample_report
+from rig.sinks.influx.server import PrivateServer
+from tests.e2e import REPO, make_config
+from tests.influx_env import influx_server, settings_for  # noqa: F401 - the fixture `server`
+
+FAST = REPO / "config" / "boards" / "fast.toml"
+SHIFT_S = 0.020  # the slow profile's kernel stage is this much longer (nominal)
+
+
+def rig(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "rig", *args], cwd=cwd, capture_output=True, text=True, timeout=300
+    )
+
+
+# -- statistics ------------------------------------------------------------------------
+
+
+def test_exact_u_distribution_matches_scipy() -> None:
+    # P(U <= u) from our recurrence against scipy's exact two-sided p of a tie-free sample.
+    rng = np.random.default_rng(3)
+    a, b = rng.normal(0, 1, 7), rng.normal(0.5, 1, 9)
+    u = int(stats.mannwhitneyu(a, b, method="exact").statistic)
+    cdf = np.cumsum(u_pmf(7, 9))
+    lo = min(u, 63 - u)
+    ours = min(1.0, 2 * cdf[lo])
+    assert ours == pytest.approx(stats.mannwhitneyu(a, b, method="exact").pvalue, rel=1e-9)
+    assert u_pmf(7, 9).sum() == pytest.approx(1.0)
+    assert cut_count(3, 3, 0.05, exact=True) == 0  # 3 against 3 cannot reach 95 %
+
+
+@pytest.mark.parametrize("shift", [-0.015, 0.010, 0.030])
+def test_known_shift_direction_and_interval(shift: float) -> None:
+    covered = right = 0
+    for seed in range(200):
+        rng = np.random.default_rng(seed)
+        before = 0.12 + rng.lognormal(-6, 0.5, 25)  # skewed, as boot stages are
+        after = 0.12 + shift + rng.lognormal(-6, 0.5, 25)
+        r = compare("kernel", before, after, Settings())
+        covered += r.ci_low_s is not None and r.ci_low_s <= shift <= r.ci_high_s
+        right += r.verdict == (SLOWER if shift > 0 else FASTER)
+        assert r.difference_s is not None and (r.difference_s > 0) == (shift > 0)
+    assert covered >= 180  # nominal 95 % of 200, with binomial slack
+    assert right == 200
+    again = compare("k", [0.1, 0.12, 0.11, 0.13, 0.1], [0.2, 0.21, 0.22, 0.2, 0.23], Settings())
+    assert again == compare(
+        "k", [0.1, 0.12, 0.11, 0.13, 0.1], [0.2, 0.21, 0.22, 0.2, 0.23], Settings()
+    )
+
+
+def test_threshold_power_and_small_samples() -> None:
+    rng = np.random.default_rng(1)
+    before, after = rng.normal(1.0, 0.01, 30), rng.normal(1.02, 0.01, 30)
+    assert compare("t", before, after, Settings()).verdict == SLOWER
+    big = compare("t", before, after, Settings(threshold_s=0.1, detect_s=0.005))
+    assert big.verdict == NO_CHANGE and "threshold" in (big.note or "")
+    # n = 2 ((z_0.975 + z_0.8) sigma / change)^2 / (3 / pi), sigma the pooled MAD spread.
+    assert big.spread_s is not None and 0.007 < big.spread_s < 0.013
+    z = stats.norm.ppf(0.975) + stats.norm.ppf(0.8)
+    assert big.boots_needed == math.ceil(2 * (z * big.spread_s / 0.005) ** 2 / (3 / math.pi))
+    assert big.detectable_s is not None and 0.005 < big.detectable_s < 0.012
+    few = compare("t", [1.0, 1.1], [2.0, 2.1], Settings())
+    assert few.verdict == NO_CHANGE and few.ci_low_s is None and "too few" in (few.note or "")
+    empty = compare("t", [], [1.0], Settings())
+    assert empty.verdict == NO_CHANGE and empty.difference_s is None
+
+
+def _sim_side(profile: Path, seed: int, boots: int = 20) -> dict[str, list[float]]:
+    """Stage durations of boots 1.. of a simulator started with `seed`: the simulator's
+    own timing model (rig.sim.timeline), without the instruments."""
+    prof = load(profile)
+    out: dict[str, list[float]] = {}
+    for k in range(1, boots + 1):
+        tl = plan(prof, seed, k)
+        for s in tl.stages:
+            out.setdefault(s.name, []).append(s.end_s - s.start_s)
+        out.setdefault("power_to_ui", []).append(tl.markers["ui_ready"])
+    return out
+
+
+def test_identical_profiles_no_change_95_of_100() -> None:
+    """Identical profiles, different seeds: at 95 % confidence (the default Bonferroni
+    over the stages), at least 95 of 100 comparisons say no_change for every stage at
+    once. Without the correction each stage is a 5 % test on its own: about 5 false
+    alarms per 100, and more than 10 would be a bug (P < 1.2 % for a 5 % test)."""
+    all_quiet = 0
+    per_stage: dict[str, int] = {}
+    for i in range(100):
+        a, b = _sim_side(FAST, 10_000 + 2 * i), _sim_side(FAST, 10_001 + 2 * i)
+        names = list(a)
+        all_quiet += all(r.verdict == NO_CHANGE for r in compare_all(names, a, b, Settings()))
+        for r in compare_all(names, a, b, Settings(), correction="none"):
+            per_stage[r.name] = per_stage.get(r.name, 0) + (r.verdict == NO_CHANGE)
+    print(f"no_change: all stages {all_quiet}/100, per stage {per_stage}")
+    assert all_quiet >= 95
+    assert min(per_stage.values()) >= 90, per_stage
+
+
+def _slow_profile(tmp: Path) -> Path:
+    text = FAST.read_text()
+    assert text.count("duration_s = 0.12\n") == 1
+    path = tmp / "fast-slow-kernel.toml"
+    path.write_text(text.replace("duration_s = 0.12\n", f"duration_s = {0.12 + SHIFT_S}\n"))
+    return path
+
+
+def test_known_shift_on_the_timing_model(tmp_path: Path) -> None:
+    slow = _slow_profile(tmp_path)
+    covered = 0
+    for i in range(40):
+        a, b = _sim_side(FAST, 500 + 2 * i), _sim_side(slow, 501 + 2 * i)
+        res = {r.name: r for r in compare_all(list(a), a, b, Settings())}
+        assert res["kernel"].verdict == SLOWER
+        k = res["kernel"]
+        covered += k.ci_low_s is not None and k.ci_low_s <= SHIFT_S <= k.ci_high_s
+    assert covered >= 36  # the intervals are 99.2 % each (Bonferroni over 6)
+
+
+# -- end to end on the simulated board ---------------------------------------------------
+
+
+def _soak(tmp: Path, name: str, board: Path, seed: int, cycles: int = 12) -> None:
+    config = make_config(tmp, name=f"{name}.toml", set_keys={"seed": seed})
+    text = config.read_text().replace(str(FAST), str(board))
+    config.write_text(text)
+    proc = rig("soak", "--config", str(config), "--cycles", str(cycles), "--id", name, "--json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.fixture(scope="module")
+def soaks(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp = tmp_path_factory.mktemp("compare")
+    _soak(tmp, "before", FAST, seed=1)
+    _soak(tmp, "after", _slow_profile(tmp), seed=2)
+    return tmp
+
+
+@pytest.mark.slow
+def test_soaks_kernel_slower_by_the_known_amount(soaks: Path) -> None:
+    html = soaks / "cmp.html"
+    proc = rig(
+        "compare", "--config", str(soaks / "before.toml"), "before", "--", "after",
+        "--json", "--html", str(html), "--detect", "2ms",
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # a stage is slower: the gate
+    doc = json.loads(proc.stdout)
+    stages = {s["name"]: s for s in doc["stages"]}
+    assert list(stages) == ["bootloader", "kernel", "rootfs_mount", "init", "application",
+                            "power_to_ui"]  # fmt: skip
+    for s in doc["stages"]:  # the DESIGN contract's keys
+        assert {"name", "difference_s", "ci_low_s", "ci_high_s", "p_value", "verdict"} <= set(s)
+    k = stages["kernel"]
+    assert k["verdict"] == "slower" and k["ci_low_s"] <= SHIFT_S <= k["ci_high_s"]
+    total = stages["power_to_ui"]
+    assert total["verdict"] == "slower" and total["ci_low_s"] <= SHIFT_S <= total["ci_high_s"]
+    for name in ("bootloader", "rootfs_mount", "init", "application"):
+        assert stages[name]["verdict"] == "no_change", stages[name]
+    assert doc["regressions"] == ["kernel", "power_to_ui"]
+    # The warm-up rule: the first cycle of each soak is shown, not counted.
+    for side in ("before", "after"):
+        (src,) = doc[side]["sources"]
+        assert src["kind"] == "soak" and len(src["warmup"]) == 1 and src["boots"] == 11
+    assert stages["kernel"]["n_before"] == 11 and stages["kernel"]["boots_needed"] >= 4
+    page = html.read_text()
+    assert "Plotly.newPlot" in page and "kernel" in page and doc["html"] == str(html)
+
+
+@pytest.mark.slow
+def test_reversed_is_faster_and_exits_0(soaks: Path) -> None:
+    results = soaks / "results"
+    proc = rig("compare", str(results / "after"), "--", str(results / "before"), "--json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    stages = {s["name"]: s for s in json.loads(proc.stdout)["stages"]}
+    assert stages["kernel"]["verdict"] == "faster"
+    assert stages["kernel"]["ci_low_s"] <= -SHIFT_S <= stages["kernel"]["ci_high_s"]
+    # The terminal table names the verdicts and the warm-up boots.
+    text = rig("compare", str(results / "before"), "--", str(results / "after")).stdout
+    assert "slower" in text and "warm-up left out" in text
+
+
+@pytest.mark.slow
+def test_run_folders_and_warmup_option(soaks: Path) -> None:
+    results = soaks / "results"
+    runs = sorted(p for p in (results / "before").iterdir() if (p / "report.json").is_file())
+    proc = rig("compare", *map(str, runs[:6]), "--", str(results / "before"), "--warmup", "3",
+               "--json")  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    doc = json.loads(proc.stdout)
+    assert [s["kind"] for s in doc["before"]["sources"]] == ["run"] * 6  # never warm-up
+    assert len(doc["after"]["sources"][0]["warmup"]) == 3
+    assert all(s["verdict"] == "no_change" for s in doc["stages"])  # a subset of itself
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        (["/no/such/run", "--", "{runs}"], "/no/such/run"),
+        (["{runs}", "--"], "after: nothing given"),
+        (["{runs}", "{runs}"], "BEFORE... -- AFTER..."),
+        (["{runs}", "--", "{runs}", "--warmup", "100"], "no boot counts"),
+        (["{runs}", "--", "{runs}", "--detect", "fast"], "--detect 'fast'"),
+        (["{runs}", "--", "influx:board=x"], "no [influx] table"),
+        (["{runs}", "--", "{runs}", "--alpha", "1.5"], "alpha"),
+    ],
+)
+def test_bad_input_exits_2_naming_it(
+    args: list[str], named: str, tmp_path: Path, soaks: Path
+) -> None:
+    runs = str(soaks / "results" / "before")
+    argv = [a.replace("{runs}", runs) for a in args]
+    proc = rig("compare", "--config", str(soaks / "before.toml"), *argv, "--json")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    out = proc.stdout + proc.stderr
+    assert named in out and "Traceback" not in out
+
+
+def test_run_folder_without_report(tmp_path: Path) -> None:
+    run = tmp_path / "20250101T000000Z-abcdef"
+    run.mkdir()
+    (run / "run.json").write_text("{}")
+    proc = rig("compare", str(run), "--", str(run))
+    assert proc.returncode == 2 and "rig analyze" in proc.stderr and "Traceback" not in proc.stderr
+
+
+# -- InfluxDB as a source ------------------------------------------------------------------
+
+
+def _seed(settings: Any, tmp: Path, variant: str, first: int, extra_kernel_s: float) -> None:
+    for i in range(first, first + 15):
+        r = sample_report(i, initcalls=2, variant=variant)
+        kernel = r.stage("kernel")
+        assert kernel is not None and kernel.duration_s is not None
+        kernel.duration_s += extra_kernel_s
+        r.power_to_ui_s = (r.power_to_ui_s or 0.0) + extra_kernel_s
+        assert deliver(r, settings, tmp).status == "written"
+
+
+def test_influx_source(
+    server: PrivateServer, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    s = settings_for(server, request)
+    _seed(s, tmp_path, "baseline", 0, 0.0)
+    _seed(s, tmp_path, "optimised", 100, -0.03)
+    config = make_config(
+        tmp_path, extra=f'\n[influx]\nurl = "{s.url}"\ndatabase = "{s.database}"\n'
+    )
+    proc = rig(
+        "compare", "--config", str(config), "influx:board=ecovec,variant=baseline",
+        "--", "influx:board=ecovec,variant=optimised", "--json",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    doc = json.loads(proc.stdout)
+    stages = {st["name"]: st for st in doc["stages"]}
+    assert list(stages)[:2] == ["bootloader", "kernel"]
+    assert stages["kernel"]["verdict"] == "faster"
+    assert stages["kernel"]["ci_low_s"] <= -0.03 <= stages["kernel"]["ci_high_s"]
+    assert stages["bootloader"]["verdict"] == "no_change"
+    src = doc["before"]["sources"][0]
+    assert src["kind"] == "influx" and src["boots"] == 14 and len(src["warmup"]) == 1
+    missing = rig("compare", "--config", str(config), "influx:board=nope", "--",
+                  "influx:board=ecovec", "--json")  # fmt: skip
+    assert missing.returncode == 2 and "no boots for this selection" in missing.stdout
