@@ -153,8 +153,12 @@ class Advisory:
     rule: str
     title: str
     gain_s: float | None = None
-    gain_kind: str | None = None
+    gain_kind: str | None = None  # measured | estimated | bound
     evidence: list[Evidence] = field(default_factory=list)
+    evidence_s: float | None = opt()  # the time the evidence itself shows (basis says how)
+    basis: str | None = opt()  # what evidence_s is, in words
+    advice: str | None = opt()  # what to change, for people
+    detail: JSONObject | None = opt()  # the rule's own figures
     extra: JSONObject = rest()
 
 

@@ -52,10 +52,10 @@ def _evidence(items: Sequence[Evidence]) -> str:
 def _rests_on(a: Advisory) -> str:
     """What the gain comes from: the measured time (it never exceeds it) and what it is."""
     # `evidence_s` and `basis` are the rule's own keys (docs/analysis.md), kept in `extra`.
-    measured = a.extra.get("evidence_s")
+    measured = a.evidence_s
     if measured is None:
         return ""
-    basis = a.extra.get("basis") or ""
+    basis = a.basis or ""
     return f"<br><small>of {ms(measured)} measured: {escape(basis)}</small>"
 
 
@@ -65,7 +65,7 @@ def advisories(report: Report) -> str:
             f"<b>{escape(a.title)}</b><br><small>{escape(a.rule)}</small>",
             ms(a.gain_s) + (f" ({escape(a.gain_kind)})" if a.gain_kind else "") + _rests_on(a),
             _evidence(a.evidence),
-            escape(a.extra.get("advice") or ""),
+            escape(a.advice or ""),
         ]
         for a in sorted(report.advisories, key=lambda a: -(a.gain_s or 0))
     ]
