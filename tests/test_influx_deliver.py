@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from rig.artifacts.rundir import write_json
+from rig.model.summary import CycleCounts, Distribution, Limits, Memory, SoakSummary
 from rig.sinks.influx.batch import batches, write_split
 from rig.sinks.influx.client import Client
 from rig.sinks.influx.deliver import deliver_or_note
@@ -127,18 +128,32 @@ def test_soak_point_delivers_the_same_way(
     server: PrivateServer, request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
     s = settings_for(server, request)
-    summary = {
-        "started_utc": "2025-01-01T02:03:04Z",
-        "soak_id": "soak-1",
-        "rig": "sim-rig",
-        "cycles": {"run": 4},
-        "failures": 1,
-        "failure_rate": 0.25,
-        "status": "completed",
-        "outcomes": {"ok": 3, "panic": 1},
-        "power_to_ui": {"p50": 0.3},
-        "stages": [],
-    }
+    summary = SoakSummary(
+        started_utc="2025-01-01T02:03:04Z",
+        soak_id="soak-1",
+        rig="sim-rig",
+        board=None,
+        variant=None,
+        config=None,
+        updated_utc=None,
+        limits=Limits(4, None),
+        sessions=1,
+        elapsed_s=9.0,
+        cycles=CycleCounts(run=4, classified=4, recovered=0, interrupted=0, unjournaled=0),
+        failures=1,
+        failure_rate=0.25,
+        failure_rates={"panic": 0.25},
+        measured=4,
+        not_measured=0,
+        status="completed",
+        outcomes={"ok": 3, "panic": 1},
+        power_to_ui=Distribution(n=3, p50=0.3),
+        stages=[],
+        overhead=Distribution(n=0),
+        influx={},
+        rss=Memory(None, None),
+        folder="soak-1",
+    )
     away = deliver_soak_point(summary, replace(s, url=UNREACHABLE), tmp_path)
     assert away.status == "spooled" and away.note == "spooled"
     (entry,) = [Spool(spool_dir(tmp_path)).read(p) for p in Spool(spool_dir(tmp_path)).paths()]
@@ -146,7 +161,7 @@ def test_soak_point_delivers_the_same_way(
     assert deliver_soak_point(summary, s, tmp_path).note == "written"
     assert len(Spool(spool_dir(tmp_path)).paths()) == 1  # no drain: see deliver_soak_point
     assert deliver_soak_point(summary, None, tmp_path).note == "off"
-    broken = deliver_soak_point({**summary, "started_utc": "yesterday"}, s, tmp_path)
+    broken = deliver_soak_point(replace(summary, started_utc="yesterday"), s, tmp_path)
     assert broken.note.startswith("failed: started_utc")
     with Client(s) as c:
         res = c.query('SELECT "cycles_count" FROM "soak"', s.database)

@@ -17,6 +17,7 @@ import pytest
 
 from rig.config import RigConfig, load_config
 from rig.model.soak import HeaderRecord
+from rig.model.summary import SoakSummary
 from rig.soak.journal import SCHEMA, Journal, read_journal
 from rig.soak.runner import INTERRUPTED, Limits, SoakRunner, SoakState
 from rig.soak.session import Session
@@ -69,7 +70,11 @@ def test_soak_journals_and_summarises_every_cycle(tmp_path: Path) -> None:
         assert run["capture"]["samples"] > 0
         assert not (folder / rec["run_id"] / "capture.bin").exists()
     assert (folder / "summary.html").read_text().count("<svg") == 6
-    assert json.loads((folder / "summary.json").read_text())["soak_id"] == "clean"
+    text = (folder / "summary.json").read_text()
+    assert json.loads(text)["soak_id"] == "clean"
+    # The summary model reads and writes summary.json back byte for byte.
+    again = SoakSummary.from_json(json.loads(text)).to_json()
+    assert json.dumps(again, indent=2) + "\n" == text
 
 
 def test_ctrl_c_closes_cleanly_and_resume_finishes(tmp_path: Path) -> None:

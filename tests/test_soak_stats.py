@@ -73,7 +73,8 @@ def test_summary_and_html_from_a_journal(tmp_path: Path) -> None:
         j.append(_cycle(10, "ok", 0.2, session=2))
         j.append(EndRecord(reason="completed", elapsed_s=11.0))
     records, _ = read_records(folder / "journal.jsonl")
-    s = summarize(folder, records)
+    summary = summarize(folder, records)
+    s = summary.to_json()
     assert s["status"] == "completed" and s["sessions"] == 2 and s["elapsed_s"] == 11.0
     assert s["cycles"] == {
         "run": 10,
@@ -88,7 +89,7 @@ def test_summary_and_html_from_a_journal(tmp_path: Path) -> None:
     assert kernel["n"] == 9 and kernel["max"] == 0.2  # ok boots only
     assert s["influx"] == {"spooled": 5, "written": 5}
     assert s["rss"]["growth_kb"] == 9 - 1  # session 1: cycles 1..9
-    page = render(s, [r for r in records if isinstance(r, CycleRecord)])
+    page = render(summary, [r for r in records if isinstance(r, CycleRecord)])
     assert page.count("<svg") == len(STAGES) + 1 and "hang_in_kernel" in page
     assert "20250101T000009Z-abcdef/console.log" in page
 

@@ -39,27 +39,27 @@ def _ms(v: Any) -> str:
 
 def print_summary(result: SoakResult) -> None:
     s = result.summary
-    title = escape(f"soak {s['soak_id']}: {s['board']} ({s['variant']})")
+    title = escape(f"soak {s.soak_id}: {s.board} ({s.variant})")
     t = Table(title=title, title_justify="left")
     t.add_column("stage")
     for col in ("n", "min", "p50", "p95", "p99", "max", "stddev"):
         t.add_column(col if col == "n" else f"{col} (ms)", justify="right")
-    for st in [*s["stages"], {"name": "power_to_ui", **s["power_to_ui"]}]:
+    for name, st in [*((x.name, x) for x in s.stages), ("power_to_ui", s.power_to_ui)]:
         t.add_row(
-            escape(st["name"]),
-            str(st.get("n", 0)),
-            *(_ms(st.get(k)) for k in ("min", "p50", "p95", "p99", "max", "stddev")),
+            escape(name),
+            str(st.n),
+            *(_ms(getattr(st, k)) for k in ("min", "p50", "p95", "p99", "max", "stddev")),
         )
     console.print(t)
-    c = s["cycles"]
-    rates = ", ".join(f"{k} {v:.2%}" for k, v in s["failure_rates"].items()) or "none"
+    c = s.cycles
+    rates = ", ".join(f"{k} {v:.2%}" for k, v in s.failure_rates.items()) or "none"
     console.print(
-        f"{c['run']} cycles ({c['recovered']} recovered, {c['interrupted']} interrupted) "
-        f"in {s['sessions']} session(s); status {s['status']}; "
-        f"failure rate {s['failure_rate']:.2%} ({rates})"
+        f"{c.run} cycles ({c.recovered} recovered, {c.interrupted} interrupted) "
+        f"in {s.sessions} session(s); status {s.status}; "
+        f"failure rate {s.failure_rate:.2%} ({rates})"
     )
-    if s.get("influx"):
-        console.print(escape("influx: " + ", ".join(f"{k} {v}" for k, v in s["influx"].items())))
+    if s.influx:
+        console.print(escape("influx: " + ", ".join(f"{k} {v}" for k, v in s.influx.items())))
     console.print(escape(f"journal {result.journal}\nsummary {result.html}"))
 
 
@@ -127,7 +127,7 @@ def soak(
     if as_json:
         emit_json(
             {
-                **result.summary,
+                **result.summary.to_json(),
                 "reason": result.reason,
                 "exit_code": result.exit_code,
                 "journal": str(result.journal),

@@ -175,10 +175,9 @@ class BootRig(SoakStatistics, EnergyBudgets, RegressionCheck):
                 continue  # a cycle without a report (the rig failed before power-on)
         s = result.summary
         logger.info(
-            f"Soak {s['soak_id']}: {s['cycles']['run']} cycles, outcomes {s['outcomes']}; "
-            f"summary {result.html}"
+            f"Soak {s.soak_id}: {s.cycles.run} cycles, outcomes {s.outcomes}; summary {result.html}"
         )
-        return s
+        return s.to_json()
 
     def _add(self, boot: Boot) -> None:
         self.boots.append(boot)

@@ -12,7 +12,6 @@ import contextlib
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 
@@ -21,6 +20,7 @@ from rig.artifacts import rundir
 from rig.config import RigConfig, SoakConfig
 from rig.errors import EXIT_BOARD_FAILED, EXIT_INPUT, EXIT_OK, EXIT_RIG_FAILED
 from rig.model.soak import EndRecord, ResumeRecord
+from rig.model.summary import SoakSummary
 from rig.sinks.influx.client import Client, InfluxError
 from rig.sinks.influx.replay import replay
 from rig.sinks.influx.spool import Spool, spool_dir
@@ -45,7 +45,7 @@ class SoakResult:
     folder: Path
     reason: str  # completed | interrupted | aborted
     exit_code: int
-    summary: dict[str, Any]
+    summary: SoakSummary
 
     @property
     def journal(self) -> Path:
@@ -64,7 +64,7 @@ def _drain_spool(cfg: RigConfig) -> None:
         replay(client, Spool(spool_dir(cfg.results_dir)), cfg.influx.batch_points)
 
 
-def _finish(opened: Opened, cfg: RigConfig, reason: str, elapsed_s: float) -> dict[str, Any]:
+def _finish(opened: Opened, cfg: RigConfig, reason: str, elapsed_s: float) -> SoakSummary:
     opened.journal.append(
         EndRecord(
             reason=reason,
@@ -78,20 +78,20 @@ def _finish(opened: Opened, cfg: RigConfig, reason: str, elapsed_s: float) -> di
     _drain_spool(cfg)
     if cfg.influx is not None:
         point = deliver_soak_point(summary, cfg.influx, cfg.results_dir)
-        summary["influx_soak_point"] = point.note
-    rundir.write_json(opened.folder / SUMMARY_JSON, summary)
+        summary.influx_soak_point = point.note
+    rundir.write_json(opened.folder / SUMMARY_JSON, summary.to_json())
     (opened.folder / SUMMARY_HTML).write_text(
         html.render(summary, cycle_records(records)), encoding="utf-8"
     )
     return summary
 
 
-def exit_code(reason: str, summary: dict[str, Any], max_failure_rate: float, stop: StopFlag) -> int:
+def exit_code(reason: str, summary: SoakSummary, max_failure_rate: float, stop: StopFlag) -> int:
     if reason == INTERRUPTED:
         return stop.exit_code
     if reason == ABORTED:
         return EXIT_ABORTED
-    return EXIT_FAILURES if summary["failure_rate"] > max_failure_rate else EXIT_OK
+    return EXIT_FAILURES if summary.failure_rate > max_failure_rate else EXIT_OK
 
 
 def run_soak(

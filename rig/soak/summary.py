@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
-from typing import Any
 
+from rig.model.codec import load
 from rig.model.soak import (
     CycleRecord,
     EndRecord,
@@ -20,11 +20,19 @@ from rig.model.soak import (
     Record,
     ResumeRecord,
 )
+from rig.model.summary import (
+    CycleCounts,
+    Distribution,
+    FailedCycle,
+    Limits,
+    Memory,
+    SoakSummary,
+    StageDistribution,
+)
 from rig.outcomes import Outcome
 from rig.soak.recover import orphans
 from rig.soak.stats import describe, failure_rates
 
-SUMMARY_SCHEMA = "bootrig.soak-summary/1"
 SUMMARY_JSON = "summary.json"
 SUMMARY_HTML = "summary.html"
 
@@ -38,17 +46,16 @@ def _influx(cycles: list[CycleRecord]) -> dict[str, int]:
     return dict(sorted(kinds.items()))
 
 
-def _rss(cycles: list[CycleRecord]) -> dict[str, Any]:
+def _rss(cycles: list[CycleRecord]) -> Memory:
     """Resident memory per session, first cycle to last (a leak shows as growth)."""
     by_session: dict[int, list[int]] = {}
     for r in cycles:
         if r.rss_kb is not None:
             by_session.setdefault(r.session or 1, []).append(r.rss_kb)
     growth = [v[-1] - v[0] for v in by_session.values() if v]
-    return {
-        "max_kb": max((max(v) for v in by_session.values()), default=None),
-        "growth_kb": max(growth, default=None),
-    }
+    return Memory(
+        max((max(v) for v in by_session.values()), default=None), max(growth, default=None)
+    )
 
 
 def status(records: list[Record]) -> str:
@@ -64,7 +71,11 @@ def _stage_values(ok: list[CycleRecord], name: str) -> list[float]:
     return [v for r in ok if (v := r.stages.get(name)) is not None]
 
 
-def summarize(folder: Path, records: list[Record]) -> dict[str, Any]:
+def _dist(values: list[float]) -> Distribution:
+    return load(Distribution, describe(values))
+
+
+def summarize(folder: Path, records: list[Record]) -> SoakSummary:
     header = records[0]
     assert isinstance(header, HeaderRecord)  # rig.soak.journal reads no other first line
     cycles = cycle_records(records)
@@ -72,49 +83,50 @@ def summarize(folder: Path, records: list[Record]) -> dict[str, Any]:
     stage_names = list(header.stages or [])
     for r in cycles:  # stages the config did not name (an older journal) still count
         stage_names += [n for n in r.stages if n not in stage_names]
-    stages = [{"name": name, **describe(_stage_values(ok, name))} for name in stage_names]
+    stages = [
+        StageDistribution(name=name, **vars(_dist(_stage_values(ok, name)))) for name in stage_names
+    ]
     overheads = [r.overhead_s for r in cycles if isinstance(r.overhead_s, float)]
     rates = failure_rates(r.outcome for r in cycles)
     ends = [r for r in records if isinstance(r, EndRecord)]
     elapsed = [r.elapsed_s or 0.0 for r in [*cycles, *ends]]
-    return {
-        "schema": SUMMARY_SCHEMA,
-        "soak_id": header.soak_id,
-        "rig": header.rig,
-        "board": header.board,
-        "variant": header.variant,
-        "config": header.config,
-        "started_utc": header.started_utc,
-        "updated_utc": _utc(records[-1]),
-        "status": status(records),
-        "limits": {"cycles": header.cycles, "duration_s": header.duration_s},
-        "sessions": 1 + sum(1 for r in records if isinstance(r, ResumeRecord)),
-        "elapsed_s": max(elapsed, default=0.0),
-        "cycles": {
-            "run": len(cycles),
-            "classified": sum(1 for r in cycles if r.outcome),
-            "recovered": sum(1 for r in cycles if r.recovered),
-            "interrupted": sum(1 for r in records if isinstance(r, InterruptedRecord)),
-            "unjournaled": len(orphans(folder, records)),
-        },
-        "outcomes": rates["counts"],
-        "measured": rates["measured"],  # cycles whose outcome is the board's
-        "not_measured": rates["not_measured"],  # interrupted, rig_error, invalid_artifacts
-        "failures": rates["failures"],
-        "failure_rate": rates["failure_rate"],
-        "failure_rates": rates["rates"],
-        "power_to_ui": describe([r.power_to_ui_s for r in ok if r.power_to_ui_s]),
-        "stages": stages,
-        "overhead": describe(overheads),
-        "influx": _influx(cycles),
-        "rss": _rss(cycles),
-        "failed_cycles": [
-            {"cycle": r.cycle, "run_id": r.run_id, "outcome": r.outcome, "detail": r.detail}
+    return SoakSummary(
+        soak_id=header.soak_id,
+        rig=header.rig,
+        board=header.board,
+        variant=header.variant,
+        config=header.config,
+        started_utc=header.started_utc,
+        updated_utc=_utc(records[-1]),
+        status=status(records),
+        limits=Limits(header.cycles, header.duration_s),
+        sessions=1 + sum(1 for r in records if isinstance(r, ResumeRecord)),
+        elapsed_s=max(elapsed, default=0.0),
+        cycles=CycleCounts(
+            run=len(cycles),
+            classified=sum(1 for r in cycles if r.outcome),
+            recovered=sum(1 for r in cycles if r.recovered),
+            interrupted=sum(1 for r in records if isinstance(r, InterruptedRecord)),
+            unjournaled=len(orphans(folder, records)),
+        ),
+        outcomes=rates["counts"],
+        measured=rates["measured"],
+        not_measured=rates["not_measured"],
+        failures=rates["failures"],
+        failure_rate=rates["failure_rate"],
+        failure_rates=rates["rates"],
+        power_to_ui=_dist([r.power_to_ui_s for r in ok if r.power_to_ui_s]),
+        stages=stages,
+        overhead=_dist(overheads),
+        influx=_influx(cycles),
+        rss=_rss(cycles),
+        failed_cycles=[
+            FailedCycle(r.cycle, r.run_id, r.outcome, r.detail)
             for r in cycles
             if r.outcome != Outcome.OK
         ],
-        "folder": str(folder),
-    }
+        folder=str(folder),
+    )
 
 
 def _utc(record: Record) -> str | None:
