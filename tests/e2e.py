@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 import subprocess
 import sys
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +66,24 @@ def rig_run_json(config: Path, timeout: float = 120) -> dict[str, Any]:
     )
     assert proc.returncode == 0, proc.stderr or proc.stdout  # --json errors go to stdout
     return json.loads(proc.stdout)  # type: ignore[no-any-return]
+
+
+def interrupt_when(
+    proc: subprocess.Popen[bytes], ready: Callable[[], bool], settle_s: float, timeout: float = 60
+) -> tuple[bytes, bytes]:
+    """Ctrl-C for `proc` once `ready()` holds and `settle_s` more have passed; its output.
+    A child that outlives the wait is killed, so a failing test leaves no rig running."""
+    try:
+        deadline = time.monotonic() + timeout
+        while not ready() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(settle_s)
+        proc.send_signal(signal.SIGINT)
+        return proc.communicate(timeout=timeout)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
 
 
 def truth_boot(folder: Path) -> dict[str, Any]:

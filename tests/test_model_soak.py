@@ -5,10 +5,8 @@ for outside tools); a line that does not fit names the file, the line and the ke
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -25,7 +23,7 @@ from rig.model.soak import (
 )
 from rig.soak.journal import JOURNAL, SCHEMA, Journal, JournalError, read_records
 from tests.conftest import REPO
-from tests.e2e import make_config
+from tests.e2e import interrupt_when, make_config
 
 KEYS = {"boot_s": 1.0, "post_ui_s": 0.02}
 
@@ -55,19 +53,9 @@ def real_journal(tmp_path_factory: pytest.TempPathFactory) -> Path:
     before = {p.name for p in folder.iterdir() if p.is_dir()}
     cmd = soak_cmd("--resume", str(folder), "--config", str(hang), "--cycles", "4")
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO)
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if {p.name for p in folder.iterdir() if p.is_dir()} - before:
-                break  # the resumed session's first cycle has begun
-            time.sleep(0.05)
-        time.sleep(1.0)  # into its boot, which hangs
-        proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    # Once the resumed session's first cycle has begun, and 1 s into its boot (it hangs).
+    started = lambda: bool({p.name for p in folder.iterdir() if p.is_dir()} - before)  # noqa: E731
+    _, err = interrupt_when(proc, started, 1.0)
     assert proc.returncode == 130, err
     return folder / JOURNAL
 

@@ -23,7 +23,7 @@ from rig.soak.runner import INTERRUPTED, Limits, SoakRunner, SoakState
 from rig.soak.session import Session
 from rig.soak.signals import StopFlag
 from tests.conftest import REPO
-from tests.e2e import make_config
+from tests.e2e import interrupt_when, make_config
 
 pytestmark = pytest.mark.slow
 
@@ -84,17 +84,8 @@ def test_ctrl_c_closes_cleanly_and_resume_finishes(tmp_path: Path) -> None:
         [*cmd, "--id", "cc", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO
     )
     folder = tmp_path / "results" / "cc"
-    try:
-        deadline = time.monotonic() + 60
-        while types_or_empty(folder).count("cycle") < 2 and time.monotonic() < deadline:
-            time.sleep(0.05)
-        time.sleep(0.25)  # into the next boot
-        proc.send_signal(signal.SIGINT)
-        stdout, _ = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    # Two cycles journaled, then 0.25 s into the next boot.
+    stdout, _ = interrupt_when(proc, lambda: types_or_empty(folder).count("cycle") >= 2, 0.25)
     assert proc.returncode == 130
     out = json.loads(stdout)
     assert out["status"] == "interrupted" and out["reason"] == "interrupted"
