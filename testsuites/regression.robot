@@ -11,6 +11,7 @@ Suite Setup         Make Slow Kernel Board
 ${CONFIG}           ${CURDIR}/../config/rig.toml
 ${BOARD}            ${CURDIR}/../config/boards/fast.toml
 ${CYCLES}           10
+${THRESHOLD}        5ms
 ${REGRESSED}        Stage 'kernel' regressed: \\+\\d+\\.\\d\\d ms after - before \\(median shift, \\d+% CI \\+\\d+\\.\\d\\d ms \\.\\. \\+\\d+\\.\\d\\d ms, Mann-Whitney p = [0-9.e-]+\\); \\d+ measured boots in /.+ against \\d+ of baseline /.+
 
 *** Test Cases ***
@@ -20,16 +21,21 @@ Baseline Soak
 
 Same Board Does Not Regress
     Baseline.Measure Boots    ${CYCLES}
-    ${result}=    Baseline.Stage Should Not Regress    kernel    baseline=${BASELINE}    last=${CYCLES}
+    # A practical threshold (as ChromeOS counts changes from 100 ms): the board's jitter
+    # is about 1 ms, so a check run in every CI cannot fail by chance (2.5 % per check
+    # at alpha 0.05 without one).
+    ${result}=    Baseline.Stage Should Not Regress    kernel    baseline=${BASELINE}
+    ...    last=${CYCLES}    threshold=${THRESHOLD}
     Should Be Equal    ${result}[verdict]    no_change
     Baseline.Stage Should Not Regress    power_to_ui    baseline=${BASELINE}    last=${CYCLES}
+    ...    threshold=${THRESHOLD}
 
 A Longer Kernel Is Caught
     Import Library    rig.robot.BootRig    config=${CONFIG}    board=${SLOW BOARD}    AS    Slow
     Slow.Run Soak    cycles=${CYCLES}
     Run Keyword And Expect Error    REGEXP:${REGRESSED}
-    ...    Slow.Stage Should Not Regress    kernel    baseline=${BASELINE}
-    Slow.Stage Should Not Regress    bootloader    baseline=${BASELINE}
+    ...    Slow.Stage Should Not Regress    kernel    baseline=${BASELINE}    threshold=${THRESHOLD}
+    Slow.Stage Should Not Regress    bootloader    baseline=${BASELINE}    threshold=${THRESHOLD}
 
 *** Keywords ***
 Make Slow Kernel Board
