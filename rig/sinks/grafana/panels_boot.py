@@ -44,6 +44,37 @@ def stacked_bars(
     )
 
 
+#: Grafana's table transformations for one InfluxQL result: merge the series of a
+#: GROUP BY into one table, and drop the time column.
+MERGED = [
+    {"id": "merge", "options": {}},
+    {"id": "organize", "options": {"excludeByName": {"Time": True}}},
+]
+
+
+def stats_table(
+    title: str,
+    description: str,
+    query: str,
+    grid: GridPos,
+    *,
+    transformations: list[dict[str, object]] | None = None,
+    sort_by: str | None = None,
+) -> Table:
+    """A table of per-group statistics in seconds, with a `boots` count column."""
+    return Table(
+        title=title,
+        description=description,
+        dataSource=DATASOURCE,
+        targets=[target("A", query, table=True)],
+        gridPos=grid,
+        unit="s",
+        overrides=[unit_override("boots", "none")],
+        transformations=MERGED if transformations is None else transformations,
+        sortBy=[TableSortByField(displayName=sort_by, desc=True)] if sort_by else [],
+    )
+
+
 def unit_override(column: str, unit: str) -> dict[str, object]:
     return {
         "matcher": {"id": "byName", "options": column},
@@ -114,27 +145,14 @@ def stage_breakdown(grid: GridPos) -> TimeSeries:
 
 
 def stage_percentiles(grid: GridPos) -> Table:
-    return Table(
-        title="Per-stage p50 / p95 per variant",
-        description="Over the time range, boots with outcome ok.",
-        dataSource=DATASOURCE,
-        targets=[
-            target(
-                "A",
-                'SELECT percentile("duration_s", 50) AS "p50", '
-                'percentile("duration_s", 95) AS "p95", count("duration_s") AS "boots" '
-                f'FROM "stage" WHERE {SELECTION} AND "outcome" = \'ok\' AND $timeFilter '
-                'GROUP BY "board", "variant", "stage"',
-                table=True,
-            )
-        ],
-        gridPos=grid,
-        unit="s",
-        overrides=[unit_override("boots", "none")],
-        transformations=[
-            {"id": "merge", "options": {}},
-            {"id": "organize", "options": {"excludeByName": {"Time": True}}},
-        ],
+    return stats_table(
+        "Per-stage p50 / p95 per variant",
+        "Over the time range, boots with outcome ok.",
+        'SELECT percentile("duration_s", 50) AS "p50", '
+        'percentile("duration_s", 95) AS "p95", count("duration_s") AS "boots" '
+        f'FROM "stage" WHERE {SELECTION} AND "outcome" = \'ok\' AND $timeFilter '
+        'GROUP BY "board", "variant", "stage"',
+        grid,
     )
 
 

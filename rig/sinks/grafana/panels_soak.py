@@ -3,11 +3,11 @@ advisories. One function per panel; each owns its query."""
 
 from __future__ import annotations
 
-from grafanalib.core import GridPos, PieChartv2, Table, TableSortByField, TimeSeries
+from grafanalib.core import GridPos, PieChartv2, Table, TimeSeries
 
 from rig.outcomes import Outcome
 from rig.sinks.grafana.common import DATASOURCE, SELECTION
-from rig.sinks.grafana.panels_boot import stacked_bars, target, unit_override
+from rig.sinks.grafana.panels_boot import MERGED, stacked_bars, stats_table, target
 
 # `stages_reached_count` is on every boot point, whatever the outcome (a failed boot
 # has no power_to_ui_s), so counting it counts boots.
@@ -56,47 +56,25 @@ def outcomes_by_class(grid: GridPos) -> PieChartv2:
 
 
 def slowest_initcalls(grid: GridPos) -> Table:
-    return Table(
-        title="Slowest initcalls",
-        description="The 20 initcalls with the highest p95 duration over the time range.",
-        dataSource=DATASOURCE,
-        targets=[
-            target(
-                "A",
-                'SELECT top("p95", "initcall", 20) AS "p95", "mean", "max", "boots" FROM '
-                '(SELECT percentile("duration_s", 95) AS "p95", mean("duration_s") AS "mean", '
-                'max("duration_s") AS "max", count("duration_s") AS "boots" '
-                f'FROM "initcall" WHERE {SELECTION} AND $timeFilter GROUP BY "initcall")',
-                table=True,
-            )
-        ],
-        gridPos=grid,
-        unit="s",
-        overrides=[unit_override("boots", "none")],
-        transformations=[{"id": "organize", "options": {"excludeByName": {"Time": True}}}],
-        sortBy=[TableSortByField(displayName="p95", desc=True)],
+    return stats_table(
+        "Slowest initcalls",
+        "The 20 initcalls with the highest p95 duration over the time range.",
+        'SELECT top("p95", "initcall", 20) AS "p95", "mean", "max", "boots" FROM '
+        '(SELECT percentile("duration_s", 95) AS "p95", mean("duration_s") AS "mean", '
+        'max("duration_s") AS "max", count("duration_s") AS "boots" '
+        f'FROM "initcall" WHERE {SELECTION} AND $timeFilter GROUP BY "initcall")',
+        grid,
+        transformations=MERGED[1:],  # one series (top() already ranks): nothing to merge
+        sort_by="p95",
     )
 
 
 def advisories(grid: GridPos) -> Table:
-    return Table(
-        title="Advisories: what could be saved",
-        description="Known offenders flagged by the analysis, with the mean estimated gain.",
-        dataSource=DATASOURCE,
-        targets=[
-            target(
-                "A",
-                'SELECT mean("gain_s") AS "mean_gain", count("gain_s") AS "boots" '
-                f'FROM "advisory" WHERE {SELECTION} AND $timeFilter GROUP BY "rule"',
-                table=True,
-            )
-        ],
-        gridPos=grid,
-        unit="s",
-        overrides=[unit_override("boots", "none")],
-        transformations=[
-            {"id": "merge", "options": {}},
-            {"id": "organize", "options": {"excludeByName": {"Time": True}}},
-        ],
-        sortBy=[TableSortByField(displayName="mean_gain", desc=True)],
+    return stats_table(
+        "Advisories: what could be saved",
+        "Known offenders flagged by the analysis, with the mean estimated gain.",
+        'SELECT mean("gain_s") AS "mean_gain", count("gain_s") AS "boots" '
+        f'FROM "advisory" WHERE {SELECTION} AND $timeFilter GROUP BY "rule"',
+        grid,
+        sort_by="mean_gain",
     )
