@@ -1,35 +1,10 @@
-# Shared by build-stock.sh and build-systemd.sh (sourced, not run): messages, Debian
-# package checks, and the private arm64 apt state (lists, .deb cache) that build.sh
-# uses too. The sourcing script sets `prog`, `apt_dir` and `meta` first and lists this
-# file among the inputs of its hash.
+# The private arm64 apt state (lists only: the machine's dpkg is not touched), the
+# package versions the builds take from it and the shared .deb cache. Sourced by
+# build-common.sh (which sets prog, apt_dir and debs and defines log and die), so an input
+# of every build script's hash.
 # shellcheck shell=bash
-: "${prog:?}" "${apt_dir:?}" "${meta:?}" # set by the sourcing script
-
-log() { echo "$prog: $*" >&2; }
-die() {
-	echo "$prog: error: $*" >&2
-	exit 2
-}
-
-require() {
-	local missing=() item what pkg
-	for item in "$@"; do
-		what=${item%%:*}
-		pkg=${item#*:}
-		if [[ $what == /* ]]; then
-			[[ -e $what ]] || missing+=("$pkg")
-		else
-			command -v "$what" >/dev/null || missing+=("$pkg")
-		fi
-	done
-	if ((${#missing[@]})); then
-		die "missing Debian packages: ${missing[*]} (install: apt-get install ${missing[*]})"
-	fi
-}
-
-pkg_version() {
-	dpkg-query -W -f='${Version}' "$1" 2>/dev/null || die "Debian package $1 is not installed"
-}
+: "${prog:?}" "${apt_dir:?}" "${debs:?}" # set by build-common.sh
+meta=linux-image-arm64 # Debian's "current arm64 kernel" package; we take what it depends on
 
 apt_opts=(
 	-o "APT::Architecture=arm64" -o "APT::Architectures=arm64"
@@ -55,11 +30,12 @@ apt_update() {
 	fi
 }
 
-# What `$2` prints (apt's answers: slow), noted once per list update as $1.version.
+# What the command `${@:2}` prints (apt's answers: slow), noted once per list update as
+# $1.version.
 noted() {
 	local note=$apt_dir/$1.version
 	if [[ ! -s $note || $note -ot $apt_dir/lists ]]; then
-		{ "$2" >"$note.tmp" && mv "$note.tmp" "$note"; } || die "could not resolve $1"
+		{ "${@:2}" >"$note.tmp" && mv "$note.tmp" "$note"; } || die "could not resolve $1"
 	fi
 	cat "$note"
 }
@@ -81,44 +57,47 @@ kernel_pkg() {
 	echo "${BASH_REMATCH[1]} ${BASH_REMATCH[2]}"
 }
 
-# `--dir`: print the output folder and exit 0 if it is built, 1 if not. Otherwise take
-# the cache's lock, exit if another build finished it meanwhile, and start an empty
-# build folder. Reads the sourcing script's mode, hash, out_root and debs; sets out, tmp,
-# buildlog and t0 for it.
-# shellcheck disable=SC2034,SC2154
-begin_build() {
-	out=$out_root/$hash
-	if [[ $mode == dir ]]; then
-		echo "$out"
-		[[ -f $out/manifest.json ]] && exit 0
-		exit 1
-	fi
-	require flock:util-linux dpkg-deb:dpkg mke2fs:e2fsprogs mkenvimage:u-boot-tools cpio:cpio \
-		gzip:gzip "/usr/aarch64-linux-gnu/include/linux/gpio.h:linux-libc-dev-arm64-cross"
-	mkdir -p "$out_root" "$debs"
-	exec {lock}>"$out_root/.lock"
-	flock "$lock"
-	if [[ -f $out/manifest.json ]]; then
-		echo "$out"
-		exit 0
-	fi
-	rm -rf "$out_root"/.build-*
-	t0=$SECONDS
-	tmp=$(mktemp -d "$out_root/.build-$hash.XXXXXX")
-	trap 'rm -rf "$tmp"' EXIT
-	buildlog=$tmp/build.log
-	: >"$buildlog"
+busybox_pkg() { echo "busybox-static $(candidate busybox-static)"; }
+
+# "package version" lines (stdin) as "package:arm64 version" (how inputs and manifests
+# name them).
+as_arm64() { sed 's/^\([^ ]*\) /\1:arm64 /'; }
+
+# The cached .deb of package $1 version $2 (for arm64 or all architectures), or nothing.
+cached_deb() {
+	local d
+	for d in "$debs/$1"_*.deb; do
+		[[ -f $d && $(dpkg-deb -f "$d" Package Version Architecture | tr '\n' ' ') == \
+		"Package: $1 Version: $2 Architecture: "@(arm64|all)" " ]] && echo "$d" && return 0
+	done
+	return 1
 }
 
-# Run a build step, its output in the build log; on failure show the log's end and keep
-# it as failed-build.log.
-step() {
-	local what=$1
-	shift
-	log "$what"
-	if ! "$@" >>"$buildlog" 2>&1; then
-		tail -n 40 "$buildlog" >&2
-		cp "$buildlog" "$out_root/failed-build.log"
-		die "$what failed; full log: $out_root/failed-build.log"
+# The .debs of "package version" lines (stdin), one path per line in the same order: from
+# the shared cache, the missing ones downloaded in one apt-get call into $tmp/dl (and kept
+# in the cache).
+fetch_debs() {
+	local lines line pkg ver d want=()
+	mapfile -t lines
+	for line in "${lines[@]}"; do
+		read -r pkg ver <<<"$line"
+		cached_deb "$pkg" "$ver" >/dev/null || want+=("$pkg:arm64=$ver")
+	done
+	if ((${#want[@]} == 1)); then
+		log "downloading ${want[0]/=/ }"
+	elif ((${#want[@]})); then
+		log "downloading ${#want[@]} arm64 packages"
 	fi
+	if ((${#want[@]})); then
+		mkdir -p "$tmp/dl"
+		(cd "$tmp/dl" && apt-get "${apt_opts[@]}" -qq download "${want[@]}") >&2 ||
+			die "could not download ${want[*]}; try --update"
+		for d in "$tmp/dl"/*.deb; do
+			[[ -f $d ]] && mv "$d" "$debs/"
+		done
+	fi
+	for line in "${lines[@]}"; do
+		read -r pkg ver <<<"$line"
+		cached_deb "$pkg" "$ver" || die "apt-get download left no arm64 $pkg $ver .deb"
+	done
 }

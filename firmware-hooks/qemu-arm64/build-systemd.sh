@@ -16,14 +16,9 @@
 # Exit codes: 0 ok, 1 not built (--dir), 2 error, 3 arm64 package lists unavailable.
 set -euo pipefail
 
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-hooks=$(dirname "$here")
-cache_root=${BOOTRIG_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/bootrig}
-out_root=$cache_root/qemu-arm64-systemd
-apt_dir=${BOOTRIG_APT_DIR:-$cache_root/apt-arm64}
-debs=$cache_root/debs
-cross=aarch64-linux-gnu-
-meta=linux-image-arm64 # Debian's "current arm64 kernel" package; we take what it depends on
+target=qemu-arm64-systemd
+# shellcheck source=build-common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/build-common.sh"
 # The userspace: systemd and its Depends/Pre-Depends closure (no Recommends: no udev, no
 # dbus), base-files for /etc/os-release and base-passwd for /etc/passwd and /etc/group.
 roots="systemd base-files base-passwd"
@@ -33,23 +28,7 @@ rootfs_mib=128
 prune="usr/share/doc usr/share/man usr/share/info usr/share/locale usr/share/lintian
 usr/share/bug usr/share/zsh usr/share/bash-completion usr/lib/aarch64-linux-gnu/gconv"
 
-prog=build-systemd.sh
-# shellcheck source=arm64-apt.sh
-source "$here/arm64-apt.sh"
-
-mode=build
-update=0
-for arg in "$@"; do
-	case $arg in
-	--dir) mode=dir ;;
-	--update) update=1 ;;
-	-h | --help)
-		sed -n '2,17s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"
-		exit 0
-		;;
-	*) die "unknown argument '$arg' (try --help)" ;;
-	esac
-done
+parse_args "$@"
 
 # "package version" per line: the roots and everything they depend on, as apt resolves it
 # against the private state's empty dpkg status (so nothing counts as installed).
@@ -61,98 +40,27 @@ closure() {
 	sed -n 's/^Inst \([^ ]*\) (\([^ ]*\) .*/\1 \2/p' <<<"$plan" | LC_ALL=C sort
 }
 
-# --- inputs and their hash -------------------------------------------------------------
-input_lines() {
-	local f line
-	echo "bootrig qemu-arm64-systemd inputs 1"
-	while read -r f; do
-		[[ -f $hooks/$f ]] || die "input $hooks/$f is missing"
-		printf '%s %s %s\n' "$f" "$([[ -x $hooks/$f ]] && echo x || echo -)" \
-			"$(sha256sum <"$hooks/$f" | cut -d' ' -f1)"
-	done < <(cd "$hooks" && {
-		echo qemu-arm64/build-systemd.sh
-		echo qemu-arm64/arm64-apt.sh
-		echo userspace/ui-ready.c
-		find qemu-arm64/systemd -type f
-	} | LC_ALL=C sort)
-	echo "kernel:arm64 $kernel"
-	while read -r line; do
-		echo "userspace:arm64 $line"
-	done <<<"$userspace"
-	echo "cross-gcc $gcc_version"
-	echo "libc6-dev-arm64-cross $libc_version"
-}
-
-require dpkg-query:dpkg apt-get:apt sha256sum:coreutils "${cross}gcc:gcc-aarch64-linux-gnu" \
-	"/usr/aarch64-linux-gnu/lib/libc.a:libc6-dev-arm64-cross"
-gcc_version=$("${cross}gcc" --version | head -n1)
-libc_version=$(pkg_version libc6-dev-arm64-cross)
-if ((update)) || ! apt_lists_present; then
-	apt_update
-fi
+toolchain_and_lists
 kernel=$(noted stock-kernel kernel_pkg)
 userspace=$(noted systemd-closure closure)
 [[ $userspace == *"systemd "* ]] || die "the closure of $roots has no systemd"
-hash=$(input_lines | sha256sum | cut -c1-16)
+packages=$(as_arm64 <<<"$kernel
+$userspace")
+input_files() { find qemu-arm64/systemd -type f; }
 
 # --- build ---------------------------------------------------------------------------------
-begin_build # --dir answers here; otherwise the lock is held and $tmp is empty
-
-# The cached .deb of "package version", or nothing.
-cached_deb() {
-	local pkg=$1 ver=$2 d
-	for d in "$debs/${pkg}"_*.deb; do
-		[[ -f $d && $(dpkg-deb -f "$d" Package) == "$pkg" && $(dpkg-deb -f "$d" Version) == "$ver" ]] &&
-			echo "$d" && return 0
-	done
-	return 1
-}
-
-# The .debs of "package version" lines (stdin), from the shared cache or downloaded in one
-# apt-get call (and kept there); prints their paths.
-fetch_debs() {
-	local pkg ver d want=() paths=()
-	while read -r pkg ver; do
-		if d=$(cached_deb "$pkg" "$ver"); then
-			paths+=("$d")
-		else
-			want+=("$pkg:arm64=$ver")
-		fi
-	done
-	if ((${#want[@]})); then
-		log "downloading ${#want[@]} arm64 packages"
-		mkdir -p "$tmp/dl"
-		(cd "$tmp/dl" && apt-get "${apt_opts[@]}" -qq download "${want[@]}") >&2 ||
-			die "could not download ${want[*]}; try --update"
-		for d in "$tmp/dl"/*.deb; do
-			mv "$d" "$debs/" && paths+=("$debs/$(basename "$d")")
-		done
-	fi
-	printf '%s\n' "${paths[@]}"
-}
+begin_build cpio:cpio gzip:gzip # --dir answers here; otherwise the lock is held and $tmp is empty
 
 td=$SECONDS
 kdeb=$(fetch_debs <<<"$kernel")
-mapfile -t udebs < <(fetch_debs <<<"$userspace")
+udeb_list=$(fetch_debs <<<"$userspace")
+mapfile -t udebs <<<"$udeb_list"
 download_seconds=$((SECONDS - td))
-(($(wc -l <<<"$userspace") == ${#udebs[@]})) || die "got ${#udebs[@]} .debs for $(wc -l <<<"$userspace") packages"
-[[ $(dpkg-deb -f "$kdeb" Architecture) == arm64 ]] || die "$kdeb is not arm64"
 
-# The kernel as Debian ships it: /boot/vmlinuz-<release> and its config (not the modules:
-# the initramfs needs none, GPIO_PL061 and the PL011 console are built in).
-kver=${kernel%% *}
-kver=${kver#linux-image-}
-kx() { dpkg-deb --fsys-tarfile "$kdeb" | tar -x -C "$tmp/kernel" "./boot/vmlinuz-$kver" "./boot/config-$kver"; }
-mkdir -p "$tmp/kernel"
-step "unpacking vmlinuz-$kver from $(basename "$kdeb")" kx
 # The second line: what systemd 252's README lists as required that a module could provide.
-for opt in CONFIG_GPIO_PL061=y CONFIG_GPIO_CDEV=y CONFIG_BLK_DEV_INITRD=y CONFIG_RD_GZIP=y \
-	CONFIG_SERIAL_AMBA_PL011_CONSOLE=y CONFIG_DEVTMPFS=y CONFIG_TMPFS=y \
-	CONFIG_CGROUPS=y CONFIG_FHANDLE=y CONFIG_INOTIFY_USER=y CONFIG_SIGNALFD=y CONFIG_UNIX=y; do
-	grep -qxF "$opt" "$tmp/kernel/boot/config-$kver" || die "Debian's $kver lacks $opt"
-done
-cp "$tmp/kernel/boot/vmlinuz-$kver" "$tmp/Image"
-cp "$tmp/kernel/boot/config-$kver" "$tmp/kernel.config"
+debian_kernel "$kdeb" CONFIG_GPIO_PL061=y CONFIG_GPIO_CDEV=y CONFIG_BLK_DEV_INITRD=y \
+	CONFIG_RD_GZIP=y CONFIG_SERIAL_AMBA_PL011_CONSOLE=y CONFIG_DEVTMPFS=y CONFIG_TMPFS=y \
+	CONFIG_CGROUPS=y CONFIG_FHANDLE=y CONFIG_INOTIFY_USER=y CONFIG_SIGNALFD=y CONFIG_UNIX=y
 
 # The initramfs: every package of the closure unpacked as dpkg would (no maintainer
 # scripts run: what they would do that systemd needs is done below), merged /usr as
@@ -193,9 +101,7 @@ ln -s ../run/lock "$ird/var/lock"
 # Debian's systemd-sysv would make /sbin/init; the kernel runs /init from an initramfs.
 ln -s lib/systemd/systemd "$ird/init"
 [[ -x $ird/usr/lib/systemd/systemd ]] || die "the closure left no /lib/systemd/systemd"
-step "building ui-ready (static arm64)" "${cross}gcc" -O2 -Wall -Wextra -Werror -static \
-	-o "$ird/usr/bin/ui-ready" "$hooks/userspace/ui-ready.c"
-"${cross}strip" "$ird/usr/bin/ui-ready"
+build_ui_ready "$ird"
 cp "$here/systemd/ui-ready.service" "$ird/etc/systemd/system/"
 ln -s ../ui-ready.service "$ird/etc/systemd/system/multi-user.target.wants/ui-ready.service"
 # Masked units and generators (systemd/masked-units: one per line, why in a comment
@@ -209,47 +115,11 @@ while read -r unit; do
 	*) ln -s /dev/null "$ird/etc/systemd/system/$unit" ;;
 	esac
 done < <(sed -e 's/#.*//' -e 's/[[:space:]]//g' "$here/systemd/masked-units")
-mkcpio() { (cd "$ird" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet | gzip -6n >"$tmp/initrd.img"); }
-step "making initrd.img (newc cpio, gzip)" mkcpio
+make_initrd "$ird" 6
 unpacked_kib=$(du -sk "$ird" | cut -f1)
+make_boot_disk "$rootfs_mib"
+make_flash "$here/systemd/u-boot-env.txt"
 
-# The disk U-Boot reads the kernel and the initramfs from (the kernel never mounts it).
-disk=$tmp/disk
-mkdir -p "$disk/boot"
-cp "$tmp/Image" "$disk/boot/vmlinuz"
-cp "$tmp/initrd.img" "$disk/boot/initrd.img"
-step "making rootfs.img (ext4, ${rootfs_mib} MiB, /boot only)" mke2fs -q -F -t ext4 \
-	-L bootrig-boot -E root_owner=0:0 -d "$disk" "$tmp/rootfs.img" "${rootfs_mib}M"
-cp "$here/systemd/u-boot-env.txt" "$tmp/u-boot-env.txt"
-step "making flash1.img" mkenvimage -s 0x40000 -o "$tmp/flash1.img" "$tmp/u-boot-env.txt"
-truncate -s 64M "$tmp/flash1.img"
-
-rm -rf "$tmp/kernel" "$tmp/initramfs" "$tmp/disk" "$tmp/dl"
-build_seconds=$((SECONDS - t0))
-packages=$(while read -r pkg ver; do printf '    "%s:arm64": "%s",\n' "$pkg" "$ver"; done <<<"$kernel
-$userspace")
-cat >"$tmp/manifest.json" <<EOF
-{
-  "schema": "bootrig.qemu-image/1",
-  "target": "qemu-arm64-systemd",
-  "hash": "$hash",
-  "kernel_release": "$kver",
-  "build_seconds": $build_seconds,
-  "download_seconds": $download_seconds,
-  "initramfs_unpacked_kib": $unpacked_kib,
-  "built_utc": "$(date -u +%Y-%m-%dT%H:%M:%SZ)",
-  "packages": {
-$packages
-    "libc6-dev-arm64-cross": "$libc_version",
-    "cross-gcc": "${gcc_version//\"/\\\"}"
-  },
-  "files": ["Image", "initrd.img", "rootfs.img", "flash1.img", "u-boot-env.txt",
-            "kernel.config", "build.log"]
-}
-EOF
-chmod 755 "$tmp"
-chmod 644 "$tmp"/*
-mv "$tmp" "$out"
-trap - EXIT
-log "built in ${build_seconds} s (downloads ${download_seconds} s): $out"
-echo "$out"
+files=(Image initrd.img rootfs.img flash1.img u-boot-env.txt kernel.config build.log)
+finish_build "$kver" "downloads ${download_seconds} s" download_seconds="$download_seconds" \
+	initramfs_unpacked_kib="$unpacked_kib"
