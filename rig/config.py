@@ -171,6 +171,9 @@ def load_config(path: Path, board: Path | None = None, overrides: Sequence[str] 
                 s.error("pdu_port", "a TCP port 1..65535", opts["pdu_port"])
         if s.has("faults"):
             opts["faults"] = _fault_rates(s.table("faults"))
+        for k in ("quiet", "initcall_debug"):  # the board's kernel command line (docs/cost.md)
+            if s.has(k):
+                opts[k] = "on" if s.bool(k) else "off"
         s.done()
         sim = SimConfig(profile=profile, seed=seed, options=opts)
 

@@ -57,6 +57,23 @@ def _rates(text: str | None, as_json: bool) -> Any:
         fail(f"--faults: {e}", as_json)
 
 
+def _instrumentation(f: Any) -> Any:
+    """`--quiet on|off` and `--initcall-debug on|off`: the board's kernel command line
+    (rig.sim.instrumentation); each stage's budget stays the profile's as written."""
+    on_off = click.Choice(["on", "off"])
+    f = click.option("--initcall-debug", type=on_off, help="initcall_debug lines on or off.")(f)
+    return click.option("--quiet", type=on_off, help="`quiet`: printk lines off the console.")(f)
+
+
+def _switches(quiet: str | None, initcall_debug: str | None) -> dict[str, bool | None]:
+    from rig.sim.instrumentation import switch
+
+    return {
+        "quiet": switch(quiet, "--quiet"),
+        "initcall_debug": switch(initcall_debug, "--initcall-debug"),
+    }
+
+
 def _load(profile: Path, as_json: bool, **overrides: Any) -> Any:
     from rig.sim.profile import load
     from rig.tomlcheck import ConfigError
@@ -83,6 +100,7 @@ def _load(profile: Path, as_json: bool, **overrides: Any) -> Any:
 @click.option("--nominal", is_flag=True, help="No run-to-run variance: every boot is nominal.")
 @click.option("--fault", "fault_text", metavar="FAULT", help=_FAULT_HELP)
 @click.option("--faults", "faults_json", metavar="JSON", help=_FAULTS_HELP)
+@_instrumentation
 @click.option(
     "--power-switch",
     type=click.Choice(["relay", "supply"]),
@@ -110,6 +128,8 @@ def _load(profile: Path, as_json: bool, **overrides: Any) -> Any:
 @json_option
 def serve(
     profile: Path,
+    quiet: str | None,
+    initcall_debug: str | None,
     seed: int | None,
     state_dir: Path | None,
     drift_ppm: float | None,
@@ -151,6 +171,7 @@ def serve(
             plan(prof, seed, 0, nominal, fault)  # a fault the profile cannot honour fails now
         except ValueError as e:
             fail(str(e), as_json)
+    prof = prof.with_overrides(**_switches(quiet, initcall_debug))
     own_dir = state_dir is None
     state = Path(tempfile.mkdtemp(prefix="bootrig-sim-")) if state_dir is None else state_dir
     state.mkdir(parents=True, exist_ok=True)
@@ -185,9 +206,12 @@ def serve(
 @click.option("--drift-ppm", type=float, help="Override the kernel clock drift.")
 @click.option("--lines", "show_lines", is_flag=True, help="Also list every console line.")
 @click.option("--fault", "fault_text", metavar="FAULT", help=_FAULT_HELP)
+@_instrumentation
 @json_option
 def timeline(
     profile: Path,
+    quiet: str | None,
+    initcall_debug: str | None,
     seed: int,
     boot: int,
     nominal: bool,
@@ -200,7 +224,7 @@ def timeline(
     from rig.sim.timeline import plan
     from rig.sim.timeline_view import as_dict, print_timeline
 
-    prof = _load(profile, as_json, drift_ppm=drift_ppm)
+    prof = _load(profile, as_json, drift_ppm=drift_ppm, **_switches(quiet, initcall_debug))
     fault = _fault(fault_text, as_json)
     try:
         tl = plan(prof, seed=seed, boot=boot, nominal=nominal, fault=fault)

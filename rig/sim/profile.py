@@ -10,6 +10,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rig.sim.instrumentation import Instrumentation
+from rig.sim.instrumentation import parse as parse_instrumentation
 from rig.sim.steps import KernelStart, Marker, Rest, SimStep, Text, parse_step
 from rig.tomlcheck import ConfigError, Table, load_toml
 
@@ -91,6 +93,8 @@ class Profile:
     kernel_clock: KernelClock
     stages: tuple[Stage, ...]
     supply: SupplySpec = field(default_factory=lambda: _supply(Table(Path(), {})))
+    # quiet / initcall_debug on the kernel command line (rig.sim.instrumentation)
+    instrumentation: Instrumentation = field(default_factory=Instrumentation)
 
     def with_overrides(
         self,
@@ -98,9 +102,20 @@ class Profile:
         usb_latency_ms: float | None = None,
         usb_buffer_bytes: int | None = None,
         supply_rate: float | None = None,
+        quiet: bool | None = None,
+        initcall_debug: bool | None = None,
     ) -> Profile:
         """The same board with command-line overrides applied (validated like the file)."""
         p = self
+        if quiet is not None or initcall_debug is not None:
+            old = p.instrumentation
+            p = dataclasses.replace(
+                p,
+                instrumentation=Instrumentation(
+                    quiet=old.quiet if quiet is None else quiet,
+                    initcall_debug=old.initcall_debug if initcall_debug is None else initcall_debug,
+                ),
+            )
         if supply_rate is not None:
             if supply_rate < 0:
                 raise _bad(p.path, "--supply-rate", "readings per second >= 0", supply_rate)
@@ -301,8 +316,9 @@ def parse(path: Path, data: dict) -> Profile:
 
     supply = _supply(root.table("supply"))
     stages = _stages(root, supply.current_a)
+    instrumentation = parse_instrumentation(root.table("instrumentation"))
     root.done()
-    return Profile(path, board, console, power, clock, stages, supply)
+    return Profile(path, board, console, power, clock, stages, supply, instrumentation)
 
 
 def load(path: Path) -> Profile:

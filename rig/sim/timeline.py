@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from rig.names import MARKERS
+from rig.sim.instrumentation import instrumented
 from rig.sim.profile import STAGES, Profile, Stage
 from rig.sim.steps import Countdown, Initcall, Initcalls, KernelStart, Marker, Rest, Text, Wait
 from rig.tomlcheck import ConfigError
@@ -345,8 +346,9 @@ def plan(
     spans = []
     start = 0.0
     halted = None
-    try:
-        for stage, f in zip(profile.stages, fs, strict=True):
+    try:  # the budget is the profile's as written; instrumentation adds or removes lines
+        stages = instrumented(profile.stages, profile.instrumentation)
+        for stage, f in zip(stages, fs, strict=True):
             end = cpu.stage(stage, f, budget[stage.name] * f, fault)
             spans.append(StageSpan(stage.name, start, end, stage.duration_s, f))
             start = end

@@ -17,6 +17,7 @@ from rig.sim.board import Boot
 from rig.sim.capture import Arming, first_sample, sample_count
 from rig.sim.profile import Profile
 from rig.sim.supply import boot_rail
+from rig.sim.timeline import plan
 
 
 def boot_truth(
@@ -99,6 +100,12 @@ def truth(
         "armed_ns": arming.armed_ns,
         "stopped_ns": stopped_ns,
         "wiring": arming.wiring,
+        # quiet / initcall_debug, and each stage's duration at factor 1 with them: the
+        # true cost of a variant is planned_s with it on minus planned_s with it off.
+        "instrumentation": {
+            **profile.instrumentation.as_dict(),
+            "planned_s": {s.name: s.duration_s for s in plan(profile, 0, 0, True).stages},
+        },
         "boots": [boot_truth(b, profile, arming, stopped_ns, seed) for b in inside],
     }
 
