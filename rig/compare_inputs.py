@@ -15,7 +15,10 @@ Warm-up: the first `warmup` boots of every source that is a sequence (a soak, a 
 of runs, a query) are left out, whatever their outcome, and listed: the first boot after
 a flash runs with cold caches and first-boot work (generated keys, ldconfig, a journal
 created) that later boots do not do. A run folder named on its own is never warm-up: it
-was picked. Only boots with outcome `ok` count; the others are listed with theirs.
+was picked. Only boots with outcome `ok` count; the others are listed with theirs. A
+boot the report flags as not a true cold boot (`cold_boot.true_cold_boot` false: the
+rail was not off long enough, or was back-powered; docs/cold-boot.md) is listed as
+excluded with its reason, unless `include_warm` (`rig compare --include-warm`).
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ class Boot:
     outcome: str
     durations: dict[str, float]
     order: tuple[str, ...] = ()  # stage names in boot order
+    not_cold: str | None = None  # why it was not a true cold boot, when it was not
 
 
 @dataclass
@@ -107,18 +111,27 @@ def report_boot(report: Report, where: str) -> Boot:
     if report.power_to_ui_s is not None:
         durations[TOTAL] = float(report.power_to_ui_s)
     order = tuple(s.name for s in report.stages)
-    return Boot(str(report.run_id or Path(where).name), where, report.outcome, durations, order)
+    cold = report.cold_boot
+    # The reasons' codes (`back_powered`, `short_off`): the report has the figures.
+    codes = ", ".join(r.split(":", 1)[0] for r in cold.reasons) if cold else ""
+    why = (codes or "flagged") if report.not_cold else None
+    return Boot(
+        str(report.run_id or Path(where).name), where, report.outcome, durations, order, why
+    )
 
 
-def split(boots: Sequence[Boot], source: Source, warmup: int) -> Source:
+def split(boots: Sequence[Boot], source: Source, warmup: int, include_warm: bool = False) -> Source:
     """Fill `source` from a sequence of boots in time order: warm-up first, then the
-    boots that count and those that do not (outcome not ok, nothing measured)."""
+    boots that count and those that do not (outcome not ok, nothing measured, not a true
+    cold boot unless `include_warm`)."""
     source.warmup = list(boots[:warmup])
     for b in boots[warmup:]:
         if b.outcome != Outcome.OK:
             source.excluded.append((b.id, f"outcome {b.outcome}"))
         elif TOTAL not in b.durations:
             source.excluded.append((b.id, "no power-to-UI"))
+        elif b.not_cold is not None and not include_warm:
+            source.excluded.append((b.id, f"not a cold boot ({b.not_cold})"))
         else:
             source.boots.append(b)
     return source
@@ -134,7 +147,9 @@ def _run_folders(folder: Path) -> list[Path]:
     )
 
 
-def _sequence(spec: str, kind: str, folder: Path, warmup: int) -> Source:
+def _sequence(
+    spec: str, kind: str, folder: Path, warmup: int, include_warm: bool = False
+) -> Source:
     source = Source(spec, kind, str(folder))
     boots: list[Boot] = []
     for run in _run_folders(folder):
@@ -148,7 +163,7 @@ def _sequence(spec: str, kind: str, folder: Path, warmup: int) -> Source:
     if not boots:
         what = "soak" if kind == "soak" else "folder"
         raise InputError(f"{spec}: this {what} holds no run folders (report.json or run.json)")
-    return split(boots, source, warmup)
+    return split(boots, source, warmup, include_warm)
 
 
 def load_source(
@@ -156,6 +171,7 @@ def load_source(
     warmup: int,
     config: Path | None,
     query: Callable[[str, Path | None, int], Source] | None = None,
+    include_warm: bool = False,
 ) -> Source:
     """One source from what the user typed (see the module doc); `query` reads an
     `influx:` selector (rig.sinks.influx.select.load_query)."""
@@ -171,15 +187,15 @@ def load_source(
     if p.is_dir():
         if (p / REPORT).is_file():
             boot = report_boot(read_report(p / REPORT), str(p))
-            return split([boot], Source(spec, "run", str(p)), 0)
+            return split([boot], Source(spec, "run", str(p)), 0, include_warm)
         if (p / JOURNAL).is_file():
-            return _sequence(spec, "soak", p.resolve(), warmup)
+            return _sequence(spec, "soak", p.resolve(), warmup, include_warm)
         if (p / RUN).is_file():
             raise InputError(f"{p}: a run folder without {REPORT}: run `rig analyze {p}` first")
-        return _sequence(spec, "runs", p, warmup)
+        return _sequence(spec, "runs", p, warmup, include_warm)
     if p.exists():
         raise InputError(f"{spec}: not a run folder, soak folder or report.json")
-    return _sequence(spec, "soak", _soak_by_id(spec, config), warmup)
+    return _sequence(spec, "soak", _soak_by_id(spec, config), warmup, include_warm)
 
 
 def _soak_by_id(spec: str, config: Path | None) -> Path:
@@ -198,11 +214,17 @@ def _soak_by_id(spec: str, config: Path | None) -> Path:
     )
 
 
-def load_side(name: str, specs: Sequence[str], warmup: int, config: Path | None = None) -> Side:
+def load_side(
+    name: str,
+    specs: Sequence[str],
+    warmup: int,
+    config: Path | None = None,
+    include_warm: bool = False,
+) -> Side:
     """A side from its specs; InputError (naming the side and what) when it is empty."""
     if not specs:
         raise InputError(f"{name}: nothing given (usage: rig compare BEFORE... -- AFTER...)")
-    side = Side(name, [load_source(s, warmup, config) for s in specs])
+    side = Side(name, [load_source(s, warmup, config, include_warm=include_warm) for s in specs])
     if not side.boots:
         shown = "; ".join(
             f"{s.spec}: {len(s.warmup)} warm-up, {len(s.excluded)} excluded" for s in side.sources

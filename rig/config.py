@@ -163,7 +163,9 @@ def load_config(path: Path, board: Path | None = None, overrides: Sequence[str] 
             raise ConfigError(f"{where}: board profile {profile} does not exist")
         seed = s.int("seed", 1)
         opts: dict[str, Any] = {
-            k: s.float(k) for k in ("usb_latency_ms", "usb_buffer_bytes", "drift_ppm") if s.has(k)
+            k: s.float(k)
+            for k in ("usb_latency_ms", "usb_buffer_bytes", "drift_ppm", "back_power_v")
+            if s.has(k)
         }
         if s.has("pdu_port"):  # a fixed port, for a labgrid exporter set up beforehand
             opts["pdu_port"] = s.int("pdu_port", min=1)

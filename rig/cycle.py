@@ -242,7 +242,7 @@ def _cycle(
         if describe is not None:
             instruments[f"{role}_device"] = describe()  # what answered, for the record
 
-    bench.power.off()
+    run.power_off_ns = bench.power.off()  # the off-hold's start: docs/cold-boot.md
     t_off = time.monotonic_ns()
     with steps.step("off-hold", hold_s=cfg.power.off_hold_s):
         if during_hold is not None:

@@ -107,7 +107,10 @@ def analyze_folder(
     power = powerlog.read(folder)  # a bench supply's readings, when it had one
     if power is not None:
         artifacts["power"] = powerlog.POWER_JSONL
-    boot = BootArtifacts(run, chunks, artifacts, scan, uart, uart_error, power)
+    hold = powerlog.read(folder, powerlog.HOLD_JSONL)  # the off-hold before the boot
+    if hold is not None:
+        artifacts["power_hold"] = powerlog.HOLD_JSONL
+    boot = BootArtifacts(run, chunks, artifacts, scan, uart, uart_error, power, hold)
     report = build_report(boot, inputs.stages, inputs.console_baud, inputs.options)
     if rename and report.capture is not None:
         report.capture.channel_map = dict(rename)  # how this capture was read

@@ -18,11 +18,16 @@ class AnalysisOptions:
     min_gain_s: float = 0.001  # advisories promising less than this are dropped
     silence_min_s: float = 0.001  # unattributed silences shorter than this are not listed
     app_events: tuple[AppPattern, ...] = ()
+    #: A rail down for less than this before the power-on was not a cold boot.
+    min_off_s: float = 0.05
+    #: Below this the rail counts as off; a rail that never fell below it while the board
+    #: was switched off was back-powered (docs/cold-boot.md).
+    rail_off_v: float = 0.3
 
     @classmethod
     def from_mapping(cls, m: Mapping[str, Any] | None, where: str = "analysis") -> AnalysisOptions:
         """Keys: initcall_threshold_ms, top_n, min_gain_ms, silence_min_ms, app_events
-        ([{name, regex}])."""
+        ([{name, regex}]), min_off_s, rail_off_v."""
         m = m or {}
         if not isinstance(m, Mapping):
             raise InputError(f"key '{where}': expected a table, found {type(m).__name__}")
@@ -49,11 +54,21 @@ class AnalysisOptions:
             min_gain_s=ms["min_gain_ms"] / 1e3,
             silence_min_s=ms["silence_min_ms"] / 1e3,
             app_events=patterns,
+            min_off_s=_plain(m, "min_off_s", d.min_off_s, where),
+            rail_off_v=_plain(m, "rail_off_v", d.rail_off_v, where),
         )
 
 
 #: The `[analysis]` keys (docs/analysis.md).
-KEYS = ("initcall_threshold_ms", "top_n", "min_gain_ms", "silence_min_ms", "app_events")
+KEYS = (
+    "initcall_threshold_ms",
+    "top_n",
+    "min_gain_ms",
+    "silence_min_ms",
+    "app_events",
+    "min_off_s",
+    "rail_off_v",
+)
 _DEFAULT_MS = {
     "initcall_threshold_ms": "initcall_threshold_s",
     "min_gain_ms": "min_gain_s",
@@ -63,6 +78,13 @@ _DEFAULT_MS = {
 
 def _number(m: Mapping[str, Any], key: str, d: AnalysisOptions, where: str) -> float:
     v = m.get(key, getattr(d, _DEFAULT_MS[key]) * 1e3)
+    if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v < 0:
+        raise InputError(f"key '{where}.{key}': expected a finite number >= 0, found {v!r}")
+    return float(v)
+
+
+def _plain(m: Mapping[str, Any], key: str, default: float, where: str) -> float:
+    v = m.get(key, default)
     if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v < 0:
         raise InputError(f"key '{where}.{key}': expected a finite number >= 0, found {v!r}")
     return float(v)

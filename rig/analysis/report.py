@@ -8,6 +8,7 @@ from typing import Any
 
 from rig import __version__
 from rig.analysis import validity
+from rig.analysis.coldboot import assess
 from rig.analysis.console import analyze_console
 from rig.analysis.energy import add_energy
 from rig.analysis.events import (
@@ -58,8 +59,8 @@ def _tap(uart: UartBytes | None, error: str | None, matched: int) -> dict[str, A
 class BootArtifacts:
     """What one boot left, read: the run, the console's reads, the capture's markers
     and tapped UART (or why the tap gave nothing), a supply's readings (power.jsonl,
-    which give each stage its energy), and the files present (the report's
-    `artifacts`)."""
+    which give each stage its energy; power_hold.jsonl, the off-hold before the boot),
+    and the files present (the report's `artifacts`)."""
 
     run: Run
     chunks: Sequence[Chunk]
@@ -68,6 +69,7 @@ class BootArtifacts:
     uart: UartBytes | None = None
     uart_error: str | None = None
     power: Sequence[Mapping[str, Any]] | None = None
+    power_hold: Sequence[Mapping[str, Any]] | None = None
 
 
 def build_report(
@@ -175,6 +177,14 @@ def build_report(
     )
     if power:
         add_energy(report, power_on_ns, power, tb.host)
+    opts = (
+        analysis
+        if isinstance(analysis, AnalysisOptions)
+        else AnalysisOptions.from_mapping(analysis)
+    )
+    report.cold_boot = assess(
+        run, scan, tb.power_sample, power, boot.power_hold, opts.min_off_s, opts.rail_off_v
+    )
     return report
 
 

@@ -17,24 +17,28 @@ from rig.artifacts.atomic import atomic_open
 from rig.artifacts.rundir import ArtifactError, check_regular
 
 POWER_JSONL = "power.jsonl"
+#: The same records across the off-hold before the boot (OUTP OFF to OUTP ON), when the
+#: supply switched the board: the rail's fall and whether it reached 0 V.
+HOLD_JSONL = "power_hold.jsonl"
 
 
 class PowerLogError(ArtifactError):
     """power.jsonl is there but unreadable; the message names file and line."""
 
 
-def write(folder: Path, records: Iterable[dict[str, Any]]) -> Path:
+def write(folder: Path, records: Iterable[dict[str, Any]], name: str = POWER_JSONL) -> Path:
     """Write atomically (a reader never sees half a file) and fsync: evidence."""
-    path = Path(folder) / POWER_JSONL
+    path = Path(folder) / name
     with atomic_open(path, "w") as f:
         for r in records:
             f.write(json.dumps(r, separators=(",", ":"), allow_nan=False) + "\n")
     return path
 
 
-def read(folder: Path) -> list[dict[str, Any]] | None:
-    """The records, or None when the folder has no power.jsonl."""
-    path = Path(folder) / POWER_JSONL
+def read(folder: Path, name: str = POWER_JSONL) -> list[dict[str, Any]] | None:
+    """The records, or None when the folder has no such file (power.jsonl, or
+    power_hold.jsonl)."""
+    path = Path(folder) / name
     if not check_regular(path):
         return None
     out: list[dict[str, Any]] = []

@@ -203,6 +203,12 @@ def result_json(
     help="Multiple stages: bonferroni holds --alpha for all verdicts together "
     "(each stage at alpha / stages); none judges each stage at --alpha.",
 )
+@click.option(
+    "--include-warm",
+    is_flag=True,
+    help="Count boots the report flags as not a true cold boot (rail not off long enough, "
+    "or back-powered); by default they are listed as excluded with the reason.",
+)
 @config_option("Rig config: its results_dir holds soak ids, its [influx] the influx: sources.")
 @json_option
 def compare(
@@ -214,6 +220,7 @@ def compare(
     threshold: str,
     html_path: Path | None,
     correction: str,
+    include_warm: bool,
     config_path: Path,
     as_json: bool,
 ) -> None:
@@ -232,8 +239,8 @@ def compare(
         )
     except ValueError as e:
         fail(str(e), as_json)
-    before = load_side("before", specs[:n], warmup, config_path)
-    after = load_side("after", specs[n:], warmup, config_path)
+    before = load_side("before", specs[:n], warmup, config_path, include_warm)
+    after = load_side("after", specs[n:], warmup, config_path, include_warm)
     names = stage_names(before, after)
     results = compare_all(names, before.samples(), after.samples(), settings, correction)
     doc = result_json(results, before, after, settings, warmup, correction)

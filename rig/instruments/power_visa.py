@@ -5,7 +5,9 @@ Raw TCP sockets (`TCPIP::host::5025::SOCKET`, how LAN supplies serve SCPI), VXI-
 driver asks `*IDN?`, sets voltage and current limit (`VOLT`/`CURR`, or `APPL`) and reads
 them back; `OUTP ON|OFF` switches the board. From power-on a thread reads the supply's
 current and voltage (`MEAS:CURR?`, `MEAS:VOLT?`) until the cycle collects them
-(`artifacts`, written as power.jsonl) or powers off. Any VISA failure is an
+(`artifacts`, written as power.jsonl) or powers off; from power-off to the next
+power-on it reads them too (the off-hold: power_hold.jsonl, docs/cold-boot.md), so the
+analysis can tell how long the rail was down and whether it reached 0 V. Any VISA failure is an
 InstrumentError naming the resource; a failure while sampling ends the sampling and is
 recorded, it does not end the boot being measured.
 """
@@ -128,6 +130,12 @@ class VisaPower(PowerProtocol):
         self._thread: threading.Thread | None = None
         self._records: list[dict[str, Any]] = []
         self._error: str | None = None
+        # The off-hold: readings from an OUTP OFF (its stamp) to the next OUTP ON.
+        self._holding = False
+        self._hold: list[dict[str, Any]] = []
+        self._hold_off_ns = 0
+        self._hold_error: str | None = None
+        self._last_hold: tuple[int, list[dict[str, Any]], str | None] | None = None
         self._rm: Any = None
         self._inst: Any = None
         self._errors: tuple[type[BaseException], ...] = (pyvisa.Error, OSError, ValueError)
@@ -198,17 +206,18 @@ class VisaPower(PowerProtocol):
     # -- PowerProtocol -------------------------------------------------------------------
     @as_step("power on")
     def on(self) -> int:
+        holding = self._holding
         self._halt()
+        self._last_hold = (self._hold_off_ns, self._hold, self._hold_error) if holding else None
         self._records, self._error = [], None
         t = self._write("OUTP ON")
-        self._stop.clear()
-        self._thread = threading.Thread(target=self._sample, name="visa-sampler", daemon=True)
-        self._thread.start()
+        self._start(self._records, "boot")
         return t
 
     @as_step("power off")
     def off(self) -> int:
-        self._halt()
+        if not self._holding:  # already off and reading the hold: it goes on
+            self._halt()
         t = self._write("OUTP OFF")
         # A write to a supply that is gone can still succeed (TCP buffers it): the read
         # back is what proves the board is unpowered.
@@ -218,6 +227,10 @@ class VisaPower(PowerProtocol):
             raise InstrumentError(f"{e} (reading back OUTP OFF)") from None
         if state not in ("0", "OFF"):
             raise InstrumentError(f"visa power {self.resource}: OUTP OFF: output reads {state!r}")
+        if not self._holding:
+            self._hold, self._hold_off_ns, self._hold_error = [], t, None
+            self._start(self._hold, "hold")
+            self._holding = True
         return t
 
     def describe(self) -> dict[str, Any]:
@@ -249,6 +262,15 @@ class VisaPower(PowerProtocol):
         if self._error:
             out["error"] = self._error
         powerlog.write(folder, recs)
+        if self._last_hold is not None:  # the off-hold before this boot
+            off_ns, hold, error = self._last_hold
+            self._last_hold = None
+            out["hold_file"] = powerlog.HOLD_JSONL
+            out["hold_readings"] = len(hold)
+            out["hold_off_ns"] = off_ns  # the OUTP OFF that began it
+            if error:
+                out["hold_error"] = error
+            powerlog.write(folder, hold, powerlog.HOLD_JSONL)
         return {"power_readings": out}
 
     def close(self) -> None:
@@ -265,8 +287,16 @@ class VisaPower(PowerProtocol):
         if self._thread is not None:
             self._thread.join()
             self._thread = None
+        self._holding = False
 
-    def _sample(self) -> None:
+    def _start(self, records: list[dict[str, Any]], what: str) -> None:
+        self._stop.clear()
+        self._thread = threading.Thread(
+            target=self._sample, args=(records, what), name=f"visa-{what}", daemon=True
+        )
+        self._thread.start()
+
+    def _sample(self, records: list[dict[str, Any]], what: str) -> None:
         period = 1.0 / self.sample_hz if self.sample_hz > 0 else 0.0
         due = time.monotonic()
         while not self._stop.is_set():
@@ -276,9 +306,13 @@ class VisaPower(PowerProtocol):
                 ans = time.monotonic_ns()
                 v = self._number("MEAS:VOLT?")
             except InstrumentError as e:
-                self._error = str(e)  # the boot goes on; run.json says why readings stop
+                # The boot goes on; run.json says why readings stop.
+                if what == "hold":
+                    self._hold_error = str(e)
+                else:
+                    self._error = str(e)
                 return
-            self._records.append(
+            records.append(
                 {"t_ns": (req + ans) // 2, "v": v, "a": a, "t_req_ns": req, "t_ans_ns": ans}
             )
             if period:

@@ -219,6 +219,28 @@ class PowerSummary:
 
 
 @dataclass
+class ColdBoot:
+    """Whether the boot started from a rail that was truly off (docs/cold-boot.md):
+    how long the rail was down before the power-on, how fast it rose, where it sat while
+    off. `true_cold_boot` null: the artifacts cannot tell (`reasons` says what is
+    missing); false: the boot is flagged and kept out of statistics unless asked."""
+
+    off_time_s: float | None
+    off_time_uncertainty_s: float | None
+    off_time_source: str | None  # supply, capture, relay
+    off_time_bound: str | None  # null: an estimate +- its uncertainty; "upper", "lower"
+    rise_time_s: float | None  # 10-90 %, an upper bound from the supply's readings
+    rise_time_source: str | None
+    rail_min_v: float | None  # lowest reading across the off-hold
+    back_powered: bool | None
+    true_cold_boot: bool | None
+    reasons: list[str] = field(default_factory=list)
+    min_off_s: float | None = None  # the thresholds it was judged by
+    rail_off_v: float | None = None
+    extra: JSONObject = rest()
+
+
+@dataclass
 class AnalysisInfo:
     rig_version: str | None = None
     notes: list[str] = field(default_factory=list)
@@ -262,6 +284,7 @@ class Report:
     artifacts: dict[str, str] = field(default_factory=dict)
     analysis: AnalysisInfo = field(default_factory=AnalysisInfo)
     power: PowerSummary | None = opt()
+    cold_boot: ColdBoot | None = opt()
     extra: JSONObject = rest()
 
     @classmethod
@@ -284,6 +307,12 @@ class Report:
     @property
     def boot_outcome(self) -> BootOutcome:
         return BootOutcome.parse(self.outcome)
+
+    @property
+    def not_cold(self) -> bool:
+        """The evidence says this was not a true cold boot: flagged, kept out of
+        statistics unless asked (null evidence is not a flag)."""
+        return self.cold_boot is not None and self.cold_boot.true_cold_boot is False
 
     def stage(self, name: str) -> Stage | None:
         return next((s for s in self.stages if s.name == name), None)

@@ -79,6 +79,8 @@ class Run:
     instruments: JSONObject | None = opt()
     capture: RunCapture | None = opt()
     analyzer_armed_ns: int | None = opt()
+    #: Host ns of the power-off command before the boot (the off-hold's start).
+    power_off_ns: int | None = opt()
     power_on_ns: int
     power_on_utc: str | None = opt()
     analyzer_stopped_ns: int | None = opt()

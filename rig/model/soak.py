@@ -72,6 +72,10 @@ class CycleRecord:
     overhead_s: float | None = None
     hold_work_s: float | None = None
     detail: str | None = opt()  # why the rig failed (rig_error) or what resume found
+    #: The report's cold_boot.true_cold_boot (absent: the report could not tell) and,
+    #: when false, its reasons: a flagged boot stays out of the stage statistics.
+    cold_boot: bool | None = opt()
+    not_cold: list[str] | None = opt()
     recovered: bool | None = opt()  # true: journaled on resume
     rss_kb: int | None = None
     utc: str | None = opt()

@@ -87,6 +87,9 @@ class SoakSummary:
     outcomes: dict[str, int]
     measured: int  # cycles whose outcome is the board's
     not_measured: int  # interrupted, rig_error, invalid_artifacts, analyzer_error
+    #: ok boots flagged as not a true cold boot (docs/cold-boot.md): out of the stage
+    #: and power-to-UI statistics unless the summary was asked to include them.
+    not_cold: int | None = opt()
     failures: int
     failure_rate: float
     failure_rates: dict[str, float]

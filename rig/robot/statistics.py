@@ -33,12 +33,32 @@ class SoakStatistics:
             raise AssertionError("No boot measured yet: use Measure Boots or Run Soak first")
         return boots
 
+    def _cold(self, boots: list[Boot], include_warm: bool) -> list[Boot]:
+        """The boots statistics count: those the report flags as not a true cold boot
+        (docs/cold-boot.md) are left out, and said so, unless `include_warm`."""
+        if include_warm:
+            return boots
+        cold = [b for b in boots if not b.report.not_cold]
+        if len(cold) < len(boots):
+            warm = ", ".join(b.run_id for b in boots if b.report.not_cold)
+            logger.info(
+                f"{len(boots) - len(cold)} of {len(boots)} boots were not a true cold boot "
+                f"(left out; include_warm=True counts them): {warm}"
+            )
+        return cold
+
     def _percentile(
-        self, what: str, label: str, q: float, budget: timedelta | None, last: int | None
+        self,
+        what: str,
+        label: str,
+        q: float,
+        budget: timedelta | None,
+        last: int | None,
+        include_warm: bool = False,
     ) -> None:
         if not 0 < q < 100:
             raise AssertionError(f"percentile must be between 0 and 100, got {q:g}")
-        boots = self._window(last)
+        boots = self._cold(self._window(last), include_warm)
         limit = seconds(budget) if budget is not None else self._budget(what, q)
         values = [(b, d) for b in boots if (d := b.duration(what)) is not None]
         if not values:
@@ -65,12 +85,14 @@ class SoakStatistics:
         percentile: float,
         budget: timedelta | None = None,
         last: int | None = None,
+        include_warm: bool = False,
     ) -> None:
         """Fails if the ``percentile`` (0 < q < 100) of ``stage``'s duration over the last
         ``last`` measured boots (default: all of them) exceeds ``budget``.
 
         Boots that did not measure the stage are left out (`Failure Rate Should Be At
-        Most` counts them). Percentiles interpolate linearly between closest ranks.
+        Most` counts them), and so are boots the report flags as not a true cold boot
+        unless ``include_warm=True``. Percentiles interpolate linearly between closest ranks.
         Without ``budget``, ``[boards.<board>.percentiles.<q>]`` of the loaded budgets
         gives it.
 
@@ -82,27 +104,34 @@ class SoakStatistics:
         boots with their artifact folders.
         """
         self._known_stage(stage)
-        self._percentile(stage, f"stage '{stage}'", percentile, budget, last)
+        self._percentile(stage, f"stage '{stage}'", percentile, budget, last, include_warm)
 
     @keyword("Power To UI Percentile Should Be Within Budget")
     def power_to_ui_percentile_should_be_within_budget(
-        self, percentile: float, budget: timedelta | None = None, last: int | None = None
+        self,
+        percentile: float,
+        budget: timedelta | None = None,
+        last: int | None = None,
+        include_warm: bool = False,
     ) -> None:
         """Like `Stage Percentile Should Be Within Budget`, for power-to-UI.
 
         | Power To UI Percentile Should Be Within Budget | 99 | 0.8s |
         """
-        self._percentile(TOTAL, "power-to-UI", percentile, budget, last)
+        self._percentile(TOTAL, "power-to-UI", percentile, budget, last, include_warm)
 
     @keyword("Failure Rate Should Be At Most")
-    def failure_rate_should_be_at_most(self, rate: str, last: int | None = None) -> None:
+    def failure_rate_should_be_at_most(
+        self, rate: str, last: int | None = None, include_warm: bool = False
+    ) -> None:
         """Fails if more than ``rate`` of the last ``last`` measured boots (default all)
         did not succeed. ``rate`` is a fraction (``0.05``) or a percentage (``5 %``).
+        Boots flagged as not a true cold boot are left out unless ``include_warm=True``.
 
         | Failure Rate Should Be At Most | 2 % |
         """
         limit = _rate(rate)
-        window = self._window(last)
+        window = self._cold(self._window(last), include_warm)
         # Runs the rig or the operator ended say nothing of the board: not counted.
         boots = [b for b in window if is_boards(b.outcome)]
         if len(boots) < len(window):
@@ -125,7 +154,9 @@ class SoakStatistics:
             )
 
     @keyword("Get Stage Statistics")
-    def get_stage_statistics(self, stage: str, last: int | None = None) -> dict[str, Any]:
+    def get_stage_statistics(
+        self, stage: str, last: int | None = None, include_warm: bool = False
+    ) -> dict[str, Any]:
         """Returns ``n``, ``min``, ``p50``, ``p95``, ``p99``, ``max``, ``mean`` and
         ``stddev`` (seconds) of ``stage`` (or ``power_to_ui``) over the last ``last``
         measured boots that measured it.
@@ -135,7 +166,8 @@ class SoakStatistics:
         """
         if stage != TOTAL:
             self._known_stage(stage)
-        values = [d for b in self._window(last) if (d := b.duration(stage)) is not None]
+        boots = self._cold(self._window(last), include_warm)
+        values = [d for b in boots if (d := b.duration(stage)) is not None]
         return describe(values)
 
 

@@ -46,6 +46,7 @@ class Boot:
     switch: str = "relay"  # what switched it on: "relay" or "supply"
     volts: float = 5.0  # the supply's set-point at power-on
     limit_a: float = 3.0  # its current limit
+    prev_drop_ns: int | None = None  # the rail fell before this boot (None: never up)
 
     def arrivals_ns(self) -> np.ndarray:
         """Host ns at which each console byte's stop bit ends (enters the adapter)."""
@@ -88,6 +89,7 @@ class Board:
         self.limit_a = profile.supply.current_limit_a
         self.boots: list[Boot] = []
         self.boot_count = 0
+        self._drop_ns: int | None = None  # the rail last fell (kept after snapshot forgets)
         c = profile.console
         self._latency_ns = c.usb_latency_ms * 1e6
         # The adapter's latency timer runs from before we exist: a seeded random phase.
@@ -200,6 +202,7 @@ class Board:
             switch=by,
             volts=self.volts,
             limit_a=self.limit_a,
+            prev_drop_ns=self._drop_ns,
         )
         self.boots.append(boot)
         self._plan_console(boot, len(boot.timeline.data))
@@ -210,6 +213,7 @@ class Board:
         boot = self.boots[-1]
         boot.off_ns = t_ns
         boot.drop_ns = t_ns + self._delay_ns(by)
+        self._drop_ns = boot.drop_ns
         # Bytes whose stop bit was not out when the rail fell never reach the adapter.
         self._plan_console(boot, boot.timeline.bytes_sent_by(boot.cut_s()))
 

@@ -115,6 +115,12 @@ def _load(profile: Path, as_json: bool, **overrides: Any) -> Any:
     help="Override [supply] max_readings_per_s (a slow supply answers a few per second).",
 )
 @click.option(
+    "--back-power-v",
+    type=float,
+    help="Override [power] back_power_v: the rail's voltage while unpowered, held up by the "
+    "console adapter's TX line (0: the rail falls to 0 V).",
+)
+@click.option(
     "--supply-port", type=int, default=0, help="TCP port of the SCPI supply (default: a free one)."
 )
 @click.option(
@@ -140,6 +146,7 @@ def serve(
     faults_json: str | None,
     power_switch: str,
     supply_rate: float | None,
+    back_power_v: float | None,
     supply_port: int,
     pdu_port: int,
     exit_with_parent: bool,
@@ -159,6 +166,7 @@ def serve(
         usb_latency_ms=usb_latency_ms,
         usb_buffer_bytes=usb_buffer_bytes,
         supply_rate=supply_rate,
+        back_power_v=back_power_v,
     )
     fault = _fault(fault_text, as_json)
     rates = _rates(faults_json, as_json)

@@ -58,6 +58,9 @@ class PowerSpec:
     relay_delay_ms: float
     bounce_ms: tuple[float, float]
     bounce_opens: tuple[int, int]
+    #: The rail while the board is unpowered: 0, or the voltage the console adapter's TX
+    #: line holds it at through the SoC's protection diodes (back-powering).
+    back_power_v: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -102,6 +105,7 @@ class Profile:
         usb_latency_ms: float | None = None,
         usb_buffer_bytes: int | None = None,
         supply_rate: float | None = None,
+        back_power_v: float | None = None,
         quiet: bool | None = None,
         initcall_debug: bool | None = None,
     ) -> Profile:
@@ -115,6 +119,13 @@ class Profile:
                     quiet=old.quiet if quiet is None else quiet,
                     initcall_debug=old.initcall_debug if initcall_debug is None else initcall_debug,
                 ),
+            )
+        if back_power_v is not None:
+            if not 0.0 <= back_power_v <= BACK_POWER_MAX_V:
+                want = f"volts within 0..{BACK_POWER_MAX_V:g}"
+                raise _bad(p.path, "--back-power-v", want, back_power_v)
+            p = dataclasses.replace(
+                p, power=dataclasses.replace(p.power, back_power_v=back_power_v)
             )
         if supply_rate is not None:
             if supply_rate < 0:
@@ -138,6 +149,10 @@ class Profile:
                 p, console=dataclasses.replace(p.console, usb_buffer_bytes=usb_buffer_bytes)
             )
         return p
+
+
+#: A back-powered rail sags below the logic's supply: a few volts at most.
+BACK_POWER_MAX_V = 5.0
 
 
 def _bad(path: Path, key: str, expected: str, found: object) -> ConfigError:
@@ -300,6 +315,7 @@ def parse(path: Path, data: dict) -> Profile:
         # Gaps stay well under 1 ms so a 1 ms debounce sees one clean edge.
         bounce_ms=_pair(p, "bounce_ms", [0.3, 1.0], float, 0.0, 1.0),
         bounce_opens=_pair(p, "bounce_opens", [1, 3], int, 0, 10),
+        back_power_v=p.float("back_power_v", 0.0, min=0.0, max=BACK_POWER_MAX_V),
     )
     if power.bounce_opens[1] > 0 and power.bounce_ms[0] <= 0.0:
         p.error(

@@ -136,7 +136,9 @@ class Supply:
         return value, end
 
     def _window(self, t0_ns: int, t1_ns: int) -> tuple[float, float]:
-        idle_v = self.board.volts if self.board.output_on else 0.0
+        # With its output off the supply reads its terminals: the board's rail, which
+        # the console adapter may hold up (back-powering).
+        idle_v = self.board.volts if self.board.output_on else self.profile.power.back_power_v
         boot = self.board.latest(t1_ns)
         if boot is None:
             return 0.0, idle_v
@@ -144,7 +146,7 @@ class Supply:
         r = self._rails.get(key)
         if r is None:
             self._rails = {k: v for k, v in self._rails.items() if k[0] == boot.index}
-            idle = boot.volts if boot.switch == "relay" else 0.0
+            idle = boot.volts if boot.switch == "relay" else self.profile.power.back_power_v
             r = self._rails[key] = boot_rail(self.profile, self.seed, boot, idle)
         edge = boot.power_edge_ns
         return r.mean((t0_ns - edge) / 1e9, (t1_ns - edge) / 1e9)

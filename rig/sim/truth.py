@@ -38,6 +38,12 @@ def boot_truth(
         "bounce_s": [(float(b) - float(boot.bounce_ns[-1])) / 1e9 for b in boot.bounce_ns],
         "relay_off_ns": boot.off_ns,
         "power_drop_ns": boot.drop_ns,
+        # How long the rail was down before this boot's edge (null: it had never been up
+        # in this simulator) and where it sat meanwhile (0, or held up by the console).
+        "off_before_s": (boot.power_edge_ns - boot.prev_drop_ns) / 1e9
+        if boot.prev_drop_ns is not None
+        else None,
+        "back_power_v": profile.power.back_power_v,
         "markers": {k: t for k, t in tl.markers.items() if t < cut},
         # energy_j: what the supply delivered over the stage's true span (V x I, exact).
         "stages": [

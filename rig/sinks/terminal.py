@@ -142,5 +142,8 @@ def print_report(report: Report, console: Console, folder: str | None = None) ->
         )
     elif tap:
         console.print(f"[yellow]UART tap failed: {escape(str(tap['error']))}[/]")
+    if report.not_cold and report.cold_boot is not None:
+        why = "; ".join(report.cold_boot.reasons) or "flagged"
+        console.print(f"[yellow]not a true cold boot (left out of statistics): {escape(why)}[/]")
     if folder:
         console.print(f"artifacts: {escape(folder)}")

@@ -83,6 +83,7 @@ def finish(
         timing: RunTiming | None = rundir.read_run(folder).timing
     except rundir.ArtifactError:
         timing = None
+    cold = report.cold_boot if report else None
     rec = CycleRecord(
         cycle=cycle,
         run_id=folder.name,
@@ -98,6 +99,8 @@ def finish(
         overhead_s=timing.overhead_s if timing else None,
         hold_work_s=timing.hold_work_s if timing else None,
         detail=detail or None,
+        cold_boot=cold.true_cold_boot if cold else None,
+        not_cold=cold.reasons if cold and cold.true_cold_boot is False else None,
         recovered=True if recovered else None,
         rss_kb=rss_kb(),
         utc=rundir.utc_now(),

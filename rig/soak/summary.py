@@ -2,7 +2,10 @@
 
 Stage statistics are over the boots whose outcome is `ok`: a failed boot is not a
 sample of the same process (a hang's earlier stages are fine, but mixing them in would
-weight each stage by a different set of boots). Failure rates are over every cycle.
+weight each stage by a different set of boots). Nor is a boot that was not a true cold
+boot (the rail not off long enough, or back-powered: docs/cold-boot.md): it keeps its
+outcome but stays out of the statistics, counted in `not_cold`, unless `include_warm`.
+Failure rates are over every cycle.
 """
 
 from __future__ import annotations
@@ -75,11 +78,12 @@ def _dist(values: list[float]) -> Distribution:
     return load(Distribution, describe(values))
 
 
-def summarize(folder: Path, records: list[Record]) -> SoakSummary:
+def summarize(folder: Path, records: list[Record], include_warm: bool = False) -> SoakSummary:
     header = records[0]
     assert isinstance(header, HeaderRecord)  # rig.soak.journal reads no other first line
     cycles = cycle_records(records)
-    ok = [r for r in cycles if r.outcome == Outcome.OK]
+    all_ok = [r for r in cycles if r.outcome == Outcome.OK]
+    ok = [r for r in all_ok if include_warm or r.cold_boot is not False]
     stage_names = list(header.stages or [])
     for r in cycles:  # stages the config did not name (an older journal) still count
         stage_names += [n for n in r.stages if n not in stage_names]
@@ -112,6 +116,7 @@ def summarize(folder: Path, records: list[Record]) -> SoakSummary:
         outcomes=rates["counts"],
         measured=rates["measured"],
         not_measured=rates["not_measured"],
+        not_cold=sum(1 for r in all_ok if r.cold_boot is False),
         failures=rates["failures"],
         failure_rate=rates["failure_rate"],
         failure_rates=rates["rates"],

@@ -57,8 +57,9 @@ def common_tags(report: Report) -> dict[str, str]:
 
 def boot_fields(report: Report) -> dict[str, FieldValue]:
     # A supply's readings (report.power) add the boot's energy; a failed reading
-    # section has an error and no totals.
-    power = report.power
+    # section has an error and no totals. `cold_boot` (false: flagged, not a true cold
+    # boot; absent: the rig could not tell) lets dashboards leave warm boots out.
+    power, cold = report.power, report.cold_boot
     return _fields(
         power_to_ui_s=report.power_to_ui_s,
         power_to_ui_uncertainty_s=report.power_to_ui_uncertainty_s,
@@ -70,6 +71,9 @@ def boot_fields(report: Report) -> dict[str, FieldValue]:
         advisory_gain_s=float(sum(a.gain_s or 0.0 for a in report.advisories)),
         stages_energy_j=power.stages_energy_j if power else None,
         stages_energy_uncertainty_j=power.stages_energy_uncertainty_j if power else None,
+        cold_boot=cold.true_cold_boot if cold else None,
+        off_time_s=cold.off_time_s if cold else None,
+        rail_min_v=cold.rail_min_v if cold else None,
     )
 
 
