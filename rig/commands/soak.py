@@ -58,6 +58,11 @@ def print_summary(result: SoakResult) -> None:
         f"in {s.sessions} session(s); status {s.status}; "
         f"failure rate {s.failure_rate:.2%} ({rates})"
     )
+    if s.not_cold:
+        console.print(
+            f"[yellow]{s.not_cold} ok boot(s) were not a true cold boot: left out of the "
+            "statistics (docs/cold-boot.md)[/]"
+        )
     if s.influx:
         console.print(escape("influx: " + ", ".join(f"{k} {v}" for k, v in s.influx.items())))
     console.print(escape(f"journal {result.journal}\nsummary {result.html}"))
