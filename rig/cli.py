@@ -10,6 +10,7 @@ from rig import __version__
 from rig.commands.analyze import analyze
 from rig.commands.common import fail
 from rig.commands.compare import compare
+from rig.commands.cost import cost
 from rig.commands.decoders import decoders
 from rig.commands.grafana import grafana
 from rig.commands.influx import influx
@@ -37,6 +38,7 @@ main.add_command(grafana)
 main.add_command(soak)
 main.add_command(qemu)
 main.add_command(compare)
+main.add_command(cost)
 
 
 def entry() -> None:

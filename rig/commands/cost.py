@@ -1,0 +1,208 @@
+"""`rig cost`: what the instrumentation itself costs each stage of the boot, measured
+with interleaved on/off boots through config variants (docs/cost.md).
+
+Exit code: 0 measured (whatever the costs), 1 a variant had no boot that counts (the
+board failed), 2 bad input (a variant's syntax or key), 3 the rig failed, 130/143
+interrupted."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+from rich import box
+from rich.markup import escape
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from rig.analysis.compare import BONFERRONI, CORRECTIONS, Settings
+from rig.analysis.cost import OFF, ON, ORDERS, VARIANTS, StageCost, schedule, stage_costs
+from rig.artifacts import rundir
+from rig.artifacts.rundir import probe_results_dir
+from rig.commands.common import (
+    config_option,
+    console,
+    emit_json,
+    engine_option,
+    fail,
+    json_option,
+    recover_leftovers,
+)
+from rig.compare_inputs import stage_names
+from rig.costrun import RESULT, CostRun, parse_variants, run_cost, variant_configs
+from rig.errors import EXIT_BOARD_FAILED, EXIT_OK
+from rig.soak.signals import StopFlag
+
+_STYLE = {"costs": "bold red", "saves": "bold green", "no_cost": "dim"}
+
+
+def _ms(v: float | None, sign: bool = False) -> str:
+    if v is None:
+        return "-"
+    return f"{v * 1e3:+.2f}" if sign else f"{v * 1e3:.2f}"
+
+
+def _p(v: float | None) -> str:
+    return "-" if v is None else (f"{v:.2g}" if v < 0.001 else f"{v:.3f}")
+
+
+def print_costs(doc: dict[str, Any], costs: list[StageCost]) -> None:
+    each = f"{costs[0].confidence:.1%}" if costs else ""
+    t = Table(
+        title=f"cost = on - off (ms), {1 - doc['alpha']:.0%} confidence overall ({each} each)",
+        box=box.SIMPLE_HEAD,
+        padding=(0, 1),
+        pad_edge=False,
+    )
+    for name in ("stage", "off", "on", "cost", "CI low", "CI high", "p", "verdict"):
+        left = name in ("stage", "verdict")
+        t.add_column(name, justify="left" if left else "right", no_wrap=left)
+    for c in costs:
+        t.add_row(
+            c.name, _ms(c.median_off_s), _ms(c.median_on_s), _ms(c.cost_s, True),
+            _ms(c.ci_low_s, True), _ms(c.ci_high_s, True), _p(c.p_value),
+            f"[{_STYLE[c.verdict]}]{c.verdict}[/]",
+        )  # fmt: skip
+    console.print(t)
+    for v in VARIANTS:
+        info = doc["variants"][v]
+        sets = ", ".join(info["overrides"]) or "the config as it is"
+        line = f"{v}: {escape(sets)}: {info['boots']} boot(s) count"
+        if info["excluded"]:
+            line += "; excluded: " + escape(", ".join(f"{b} ({r})" for b, r in info["excluded"]))
+        console.print(line, highlight=False)
+    b = doc["bench"]
+    starts = ", ".join(f"{s['variant']} {s['s']:.1f} s" for s in b["starts"])
+    how = "both open throughout" if b["concurrent"] else "one at a time, restarted"
+    console.print(
+        f"pairs: {doc['pairs']}, order {doc['order']} (seed {doc['seed']}), warm-up "
+        f"{doc['warmup']} a variant; benches {how}: {starts}; {doc['wall_s']:.1f} s",
+        highlight=False,
+    )
+    for c in costs:
+        if c.note:
+            console.print(f"[yellow]note:[/] {escape(c.name)}: {escape(c.note)}", highlight=False)
+    console.print(f"boots: [bold]{escape(doc['folder'])}[/]", highlight=False)
+
+
+def cost_doc(
+    run: CostRun,
+    costs: list[StageCost],
+    variants: dict[str, Any],
+    settings: Settings,
+    args: dict[str, Any],
+) -> dict[str, Any]:
+    sides = {v: run.sides[v].sources[0] for v in VARIANTS}
+    return {
+        "stages": [c.to_json() for c in costs],
+        "pairs": args["pairs"],
+        "variants": {
+            v: {
+                **variants[v].to_json(),
+                "boots": len(sides[v].boots),
+                "warmup": [b.id for b in sides[v].warmup],
+                "excluded": [[i, r] for i, r in sides[v].excluded],
+            }
+            for v in VARIANTS
+        },
+        "order": args["order"],
+        "seed": args["seed"],
+        "sequence": [b.run_id for b in run.boots],
+        "warmup": args["warmup"],
+        "alpha": settings.alpha,
+        "correction": args["correction"],
+        "folder": str(run.folder),
+        "bench": {"concurrent": run.concurrent, "starts": run.bench_starts},
+        "wall_s": round(run.wall_s, 3),
+        "interrupted": run.interrupted,
+    }
+
+
+@click.command()
+@config_option()
+@click.option(
+    "--variant",
+    "variant_texts",
+    multiple=True,
+    metavar="on|off:KEY=VALUE[,KEY=VALUE]",
+    help="A variant: its name (on: instrumentation on, off: off), then config overrides as "
+    "--set takes them, e.g. on:'qemu.kernel_args=\"initcall_debug loglevel=8\"' or "
+    "off:sim.quiet=true. Give both.",
+)
+@click.option(
+    "--set",
+    "common",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Override a config key for both variants (before each variant's own), e.g. "
+    "--set timeouts.boot_s=20.",
+)
+@click.option("--pairs", type=click.IntRange(min=1), default=10, show_default=True)
+@click.option("--order", type=click.Choice(ORDERS), default="random", show_default=True,
+              help="Boot order (docs/cost.md): random blocks of on-off-off-on / off-on-on-off "
+              "(seeded), abba, or abab.")  # fmt: skip
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of --order random.")
+@click.option("--warmup", type=click.IntRange(min=0), default=1, show_default=True,
+              help="Uncounted boots of each variant before the pairs.")  # fmt: skip
+@click.option("--alpha", type=float, default=0.05, show_default=True, help="1 - confidence.")
+@click.option("--correction", type=click.Choice(CORRECTIONS), default=BONFERRONI,
+              show_default=True, help="bonferroni: every interval holds at once.")  # fmt: skip
+@engine_option
+@json_option
+def cost(
+    config_path: Path,
+    variant_texts: tuple[str, ...],
+    common: tuple[str, ...],
+    pairs: int,
+    order: str,
+    seed: int,
+    warmup: int,
+    alpha: float,
+    correction: str,
+    engine: str,
+    as_json: bool,
+) -> None:
+    """Measure what instrumentation costs: interleaved boots with it on and off."""
+    try:
+        settings = Settings(alpha=alpha)
+    except ValueError as e:
+        fail(f"--alpha: {e}", as_json)
+    variants = parse_variants(variant_texts)
+    cfgs = variant_configs(config_path, variants, common)
+    results_dir = cfgs[OFF].results_dir
+    probe_results_dir(results_dir, f"{cfgs[OFF].path}: key 'rig.results_dir'")
+    recover_leftovers(results_dir, as_json)
+    sequence = schedule(pairs, order, seed)
+    stop = StopFlag()
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+        disable=as_json,
+    ) as progress:
+        task = progress.add_task("starting instruments", total=None)
+        with stop.installed():
+            run = run_cost(
+                cfgs, sequence, warmup, engine, stop.event,
+                lambda text: progress.update(task, description=text),
+            )  # fmt: skip
+    on, off = run.sides[ON], run.sides[OFF]
+    names = stage_names(off, on)
+    costs = stage_costs(names, on.samples(), off.samples(), settings, correction)
+    args = {"pairs": pairs, "order": order, "seed": seed, "warmup": warmup}
+    doc = cost_doc(run, costs, variants, settings, {**args, "correction": correction})
+    empty = [v for v in VARIANTS if not run.sides[v].boots]
+    doc["error"] = f"variant {empty[0]}: no boot that counts" if empty else None
+    rundir.write_json(run.folder / RESULT, doc)
+    if as_json:
+        emit_json(doc)
+    else:
+        print_costs(doc, costs)
+        if doc["error"]:
+            console.print(f"[bold red]error:[/] {escape(doc['error'])}", highlight=False)
+    if run.interrupted:
+        raise SystemExit(stop.exit_code)
+    raise SystemExit(EXIT_BOARD_FAILED if empty else EXIT_OK)
