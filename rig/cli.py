@@ -18,6 +18,7 @@ from rig.commands.qemu import qemu
 from rig.commands.report import report
 from rig.commands.run import run
 from rig.commands.soak import soak
+from rig.commands.trend import trend
 from rig.errors import EXIT_OK, EXIT_SIGINT
 from rig.sim.cli import sim
 
@@ -38,6 +39,7 @@ main.add_command(grafana)
 main.add_command(soak)
 main.add_command(qemu)
 main.add_command(compare)
+main.add_command(trend)
 main.add_command(cost)
 
 

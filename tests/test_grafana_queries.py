@@ -19,8 +19,16 @@ from rig.model import Report as ReportModel
 from rig.sinks.grafana.budgets import load_budgets
 from rig.sinks.grafana.generate import load_dashboards
 from rig.sinks.grafana.macros import TimeRange, interval_ms
-from rig.sinks.grafana.run import QueryResult, panels, run_panels, run_variables
+from rig.sinks.grafana.run import (
+    QueryResult,
+    panels,
+    run_annotations,
+    run_panels,
+    run_variables,
+)
+from rig.sinks.influx.changepoints import Mark
 from rig.sinks.influx.client import Client
+from rig.sinks.influx.lineproto import encode_all
 from rig.sinks.influx.points import point_time_ns
 from rig.sinks.influx.sample import sample_report
 from rig.sinks.influx.server import private_server
@@ -86,6 +94,18 @@ def seed_reports() -> list[Report]:
 REPORTS = seed_reports()
 
 
+def mark(r: Report, stage: str, direction: str) -> Mark:
+    shift = 0.02 if direction == "slower" else -0.02
+    return Mark(r["board"], r["variant"] or "", stage, r["rig"], direction, time_ns(r),
+                r["run_id"], shift, 0.1, 0.1 + shift, 1e-5)  # fmt: skip
+
+
+# What `rig trend --mark` writes: change points at some boots, every kind of selection.
+MARKS = [mark(REPORTS[5], "kernel", "slower"), mark(REPORTS[14], "init", "faster"),
+         mark(REPORTS[20], "power_to_ui", "slower"), mark(REPORTS[-4], "kernel", "slower"),
+         mark(REPORTS[-2], "bootloader", "faster")]  # fmt: skip
+
+
 @pytest.fixture(scope="module")
 def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Client]:
     tmp = tmp_path_factory.mktemp("grafana-influx")
@@ -94,6 +114,7 @@ def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Client]:
         for r in REPORTS:
             assert deliver(ReportModel.from_json(r), settings, tmp / "results").status == "written"
         with Client(settings) as c:
+            c.write(encode_all(m.point() for m in MARKS))
             yield c
 
 
@@ -293,6 +314,33 @@ def test_panels_return_the_expected_series(client: Client, chosen: dict[str, lis
             CHECKS[title](res, rs)
 
 
+@pytest.mark.parametrize("chosen", SELECTIONS, ids=lambda c: ",".join(map(str, c.items())) or "all")
+def test_change_point_annotations(client: Client, chosen: dict[str, list[str]]) -> None:
+    def selected(m: Mark) -> bool:
+        tags = {"board": m.board, "variant": m.variant or None, "rig": m.rig}
+        return all(tags[k] in v for k, v in chosen.items())
+
+    for dash in DASHBOARDS:
+        results = run_annotations(client, DB, dash, chosen, RANGE)
+        assert [r.error for r in results if r.error] == []
+        if dash["uid"] != "bootrig-boot-time":
+            assert results == []
+            continue
+        assert [r.panel for r in results] == [
+            "annotation change points: slower",
+            "annotation change points: faster",
+        ]
+        for res, direction in zip(results, ("slower", "faster"), strict=True):
+            rows = [
+                dict(zip(s["columns"], v, strict=True)) for s in res.series for v in s["values"]
+            ]
+            want = [m for m in MARKS if m.direction == direction and selected(m)]
+            assert sorted((r["time"], r["stage"], r["run_id"], r["text"]) for r in rows) == sorted(
+                (m.time_ns, m.stage, m.run_id, m.text) for m in want
+            )
+            assert all(r["direction"] == direction for r in rows)
+
+
 def test_variable_queries(client: Client) -> None:
     def values(res: QueryResult) -> set[str]:
         return {v[1] for s in res.series for v in s["values"]}
@@ -318,7 +366,10 @@ def test_query_command(server_url: str, tmp_path: Path) -> None:
     assert out.exit_code == 0, out.output
 
     results = json.loads(out.output)["results"]
-    assert len(results) == 2 * 3 + sum(len(p["targets"]) for d in DASHBOARDS for p in panels(d))
+    annotations = sum(1 for d in DASHBOARDS for a in d["annotations"]["list"] if a.get("query"))
+    assert annotations == 2
+    targets = sum(len(p["targets"]) for d in DASHBOARDS for p in panels(d))
+    assert len(results) == 2 * 3 + targets + annotations
     latest = next(r for r in results if r["panel"] == "Latest boots")
     assert {row[2] for row in latest["series"][0]["values"]} == {"ecovec"}
     out = CliRunner().invoke(grafana, args)

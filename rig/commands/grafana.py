@@ -14,7 +14,7 @@ from rig.commands.common import config_option, console, emit_json, fail, json_op
 from rig.errors import EXIT_BOARD_FAILED, EXIT_OK, EXIT_RIG_FAILED
 from rig.sinks.grafana.generate import BUDGETS, DASHBOARDS_DIR, build, load_dashboards
 from rig.sinks.grafana.macros import TimeRange
-from rig.sinks.grafana.run import QueryResult, run_panels, run_variables
+from rig.sinks.grafana.run import QueryResult, run_annotations, run_panels, run_variables
 from rig.sinks.influx.client import Client
 from rig.sinks.influx.server import default_settings
 from rig.sinks.influx.settings import load_influx_config
@@ -99,7 +99,7 @@ def _table(results: list[QueryResult]) -> Table:
 def query_cmd(
     out_dir: Path, config_path: Path, since: str, var_args: tuple[str, ...], as_json: bool
 ) -> None:
-    """Run every panel and variable query against InfluxDB, as Grafana would."""
+    """Run every panel, variable and annotation query against InfluxDB, as Grafana would."""
     chosen: dict[str, list[str]] = {}
     for arg in var_args:
         name, sep, value = arg.partition("=")
@@ -117,6 +117,7 @@ def query_cmd(
         for dash in load_dashboards(out_dir):
             results += run_variables(client, settings.database, dash, chosen, rng)
             results += run_panels(client, settings.database, dash, chosen, rng)
+            results += run_annotations(client, settings.database, dash, chosen, rng)
     if not results:
         fail(f"{out_dir}: no dashboards", as_json)
     if as_json:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from grafanalib.core import Dashboard, GridPos, Template, Templating, Time
+from grafanalib.core import Annotations, Dashboard, GridPos, Template, Templating, Time
 
 from rig.sinks.grafana import panels_boot as boot
 from rig.sinks.grafana import panels_soak as soak
 from rig.sinks.grafana.budgets import Budget
-from rig.sinks.grafana.common import DATASOURCE
+from rig.sinks.grafana.common import DATASOURCE, SELECTION, ql_string
+from rig.sinks.influx.changepoints import CHANGE_POINT
 
 TAG = "bootrig"
 
@@ -50,8 +51,37 @@ def templating() -> Templating:
     )
 
 
-def _dashboard(title: str, uid: str, description: str, panels: list[Any]) -> Dashboard:
+#: The change points `rig trend --mark` writes (docs/trend.md): one annotation per
+#: direction, on every time series panel, filtered by the dashboard's selection.
+CHANGE_POINT_COLORS = {"slower": "red", "faster": "green"}
+
+
+def change_point_annotation(direction: str) -> dict[str, Any]:
+    query = (
+        f'SELECT "text", "stage", "direction", "run_id" FROM "{CHANGE_POINT}" '
+        f'WHERE $timeFilter AND "direction" = {ql_string(direction)} AND {SELECTION}'
+    )
+    return {
+        "datasource": DATASOURCE,
+        "enable": True,
+        "hide": False,
+        "iconColor": CHANGE_POINT_COLORS[direction],
+        "name": f"change points: {direction}",
+        "query": query,
+        "textColumn": "text",
+        "tagsColumn": "stage,direction",
+    }
+
+
+def _dashboard(
+    title: str,
+    uid: str,
+    description: str,
+    panels: list[Any],
+    annotations: list[dict[str, Any]] | None = None,
+) -> Dashboard:
     return Dashboard(
+        annotations=Annotations(list=annotations or []),
         title=title,
         uid=uid,
         description=description,
@@ -86,6 +116,7 @@ def boot_time(budgets: dict[str, Budget]) -> Dashboard:
             boot.stage_percentiles(GridPos(h=9, w=10, x=14, y=9)),
             boot.latest_boots(GridPos(h=9, w=24, x=0, y=18)),
         ],
+        [change_point_annotation(d) for d in CHANGE_POINT_COLORS],
     )
 
 

@@ -1,0 +1,228 @@
+"""Change points in a boot-time history (pure: durations in time order in, change points out).
+
+One series is the durations of one stage (or power_to_ui) of one board and variant, in
+power-on order. The method (docs/trend.md):
+
+1. ranks: the series is replaced by its ranks / n, so that a skewed or heavy-tailed
+   stage (a few slow boots) looks to the search like any other: its false alarm rate
+   does not depend on the distribution of the boot times.
+2. noise: sigma = 1.4826 * MAD(first differences) / sqrt(2) of that series.
+   Differences of neighbouring boots cancel any level, so a step does not inflate the
+   noise estimate (it moves one difference of n - 1).
+3. candidates: PELT (ruptures, `l2` cost: the squared deviations from each segment's
+   mean) with the penalty `beta * sigma^2 * ln(n)` per change point, a BIC rule for a
+   change in mean with known variance (beta = 2 is BIC proper: a change point costs
+   two parameters, its place and the new mean); the default beta = 4 is stricter, see
+   `PENALTY_FACTOR`. Segments have at least `min_segment` boots.
+4. verification: each candidate's two adjacent segments are compared with
+   `rig.analysis.compare.compare` (Hodges-Lehmann shift, Mann-Whitney p and interval);
+   a candidate stays only with a `slower` or `faster` verdict (p < alpha, interval off
+   zero, shift >= threshold). While one fails, the weakest (largest p) is dropped and
+   its neighbours merged, and the rest are tested again on the merged segments.
+
+Deterministic: no randomness anywhere; the same series gives the same change points.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+import ruptures
+from ruptures.base import BaseCost
+from ruptures.exceptions import NotEnoughPoints
+from scipy import stats
+
+from rig.analysis.compare import MAD_SCALE, NO_CHANGE, Settings, StageComparison, compare
+
+#: beta of the penalty beta * sigma^2 * ln(n). 2 is BIC for a change in mean with known
+#: variance, and finds a false change point in about 1 series of 20 (60 boots, no
+#: change); 4 brings it under 1 in 100 while a 3 sigma step in the middle of 60 boots is
+#: still found in 97 % of series (docs/trend.md; tests/test_trend.py measures both).
+PENALTY_FACTOR = 4.0
+DEFAULT_MIN_SEGMENT = 8
+#: Places PELT tries at most; a longer series is searched on a coarser grid and each
+#: change point refined to the boot (PELT's time grows faster than linearly with n).
+MAX_POSITIONS = 1000
+#: The rank test's level per change point. PELT puts a candidate where the two sides
+#: differ most, so the test on those same boots is optimistic: it is a filter for
+#: candidates the penalty let through, at a strict level.
+DEFAULT_ALPHA = 0.001
+
+
+@dataclass(frozen=True)
+class TrendSettings:
+    threshold_s: float = 0.0  # smallest shift reported (practical significance)
+    min_segment: int = DEFAULT_MIN_SEGMENT  # fewest boots on each side of a change point
+    alpha: float = DEFAULT_ALPHA  # the rank test's level for one change point
+    penalty_factor: float = PENALTY_FACTOR
+
+    def __post_init__(self) -> None:
+        if self.threshold_s < 0:
+            raise ValueError(f"threshold must be >= 0 s, found {self.threshold_s:g}")
+        if self.min_segment < 4:
+            raise ValueError(
+                f"min segment must be at least 4 boots (a rank test needs them), "
+                f"found {self.min_segment}"
+            )
+        if not 0 < self.alpha < 1:
+            raise ValueError(f"alpha must be between 0 and 1, found {self.alpha:g}")
+        if self.penalty_factor <= 0:
+            raise ValueError(f"penalty factor must be > 0, found {self.penalty_factor:g}")
+
+
+@dataclass(frozen=True)
+class ChangePoint:
+    """A change between boot `index - 1` and boot `index` (the first boot after it)."""
+
+    index: int
+    direction: str  # "slower" or "faster"
+    median_before_s: float
+    median_after_s: float
+    shift_s: float  # Hodges-Lehmann, after - before
+    ci_low_s: float
+    ci_high_s: float
+    p_value: float
+    n_before: int  # boots of the segment before (back to the previous change point)
+    n_after: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: round(v, 9) if isinstance(v, float) else v for k, v in asdict(self).items()}
+
+
+@dataclass(frozen=True)
+class Trend:
+    """One series' result: its noise, the penalty used, and the change points."""
+
+    n: int
+    noise_s: float  # the durations' boot-to-boot noise (rule of step 2, in seconds)
+    penalty: float  # on the ranks / n (step 3)
+    change_points: list[ChangePoint]
+    candidates: int  # PELT's change points before verification
+
+
+def noise(values: Sequence[float]) -> float:
+    """Robust standard deviation of the boot-to-boot noise, from first differences."""
+    x = np.asarray(values, float)
+    if len(x) < 3:
+        return 0.0
+    d = np.diff(x)
+    mad = float(np.median(np.abs(d - np.median(d)))) * MAD_SCALE / math.sqrt(2)
+    if mad > 0:
+        return mad
+    return float(np.std(d, ddof=1)) / math.sqrt(2)  # mostly identical durations
+
+
+def ranks(values: Sequence[float]) -> np.ndarray:
+    """Ranks / n (ties get their mean rank)."""
+    x = np.asarray(values, float)
+    return np.asarray(stats.rankdata(x), float) / max(len(x), 1)
+
+
+def penalty(values: Sequence[float], factor: float = PENALTY_FACTOR) -> float:
+    """beta * sigma^2 * ln(n), in the units of the l2 cost of `values`."""
+    n = len(values)
+    return factor * noise(values) ** 2 * math.log(max(n, 2))
+
+
+class CumulativeL2(BaseCost):  # type: ignore[misc]
+    """ruptures' `l2` cost (sum of squared deviations from the segment's mean), from
+    cumulative sums: O(1) a segment instead of O(length), the same values."""
+
+    model = "l2"
+
+    def __init__(self) -> None:
+        self.min_size = 1
+        self.signal: np.ndarray | None = None
+        self._s: list[float] = []
+        self._q: list[float] = []
+
+    def fit(self, signal: np.ndarray) -> CumulativeL2:
+        x = np.asarray(signal, float).reshape(len(signal), -1)[:, 0]
+        self.signal = x.reshape(-1, 1)
+        self._s = np.concatenate([[0.0], np.cumsum(x)]).tolist()
+        self._q = np.concatenate([[0.0], np.cumsum(x * x)]).tolist()
+        return self
+
+    def error(self, start: int, end: int) -> float:
+        if end - start < self.min_size:
+            raise NotEnoughPoints
+        s = self._s[end] - self._s[start]
+        return max(self._q[end] - self._q[start] - s * s / (end - start), 0.0)
+
+
+def candidates(values: Sequence[float], min_segment: int, pen: float) -> list[int]:
+    """PELT's change points: the index of the first boot of each new segment. A long
+    series is searched on a grid of at most MAX_POSITIONS places (ruptures' `jump`),
+    then each change point is moved to the best place within one grid step."""
+    x = np.asarray(values, float)
+    if len(x) < 2 * min_segment or pen <= 0:
+        return []
+    jump = max(1, math.ceil(len(x) / MAX_POSITIONS))
+    cost = CumulativeL2()
+    algo = ruptures.Pelt(custom_cost=cost, min_size=min_segment, jump=jump)
+    cps = [int(b) for b in algo.fit(x.reshape(-1, 1)).predict(pen=pen)[:-1]]
+    if jump == 1:
+        return cps
+    bounds = [0, *cps, len(x)]
+    for i in range(1, len(bounds) - 1):
+        lo = max(bounds[i] - jump, bounds[i - 1] + min_segment)
+        hi = min(bounds[i] + jump, bounds[i + 1] - min_segment)
+        if lo <= hi:
+            a, b = bounds[i - 1], bounds[i + 1]
+            bounds[i] = min(range(lo, hi + 1), key=lambda k: cost.error(a, k) + cost.error(k, b))
+    return bounds[1:-1]
+
+
+def _verdicts(x: np.ndarray, cps: list[int], s: Settings) -> list[StageComparison]:
+    bounds = [0, *cps, len(x)]
+    return [
+        compare("", x[bounds[i] : bounds[i + 1]], x[bounds[i + 1] : bounds[i + 2]], s)
+        for i in range(len(cps))
+    ]
+
+
+def detect(values: Sequence[float], settings: TrendSettings | None = None) -> Trend:
+    """The change points of one series (see the module doc)."""
+    s = settings or TrendSettings()
+    x = np.asarray(values, float)
+    r = ranks(x)
+    pen = penalty(r, s.penalty_factor)
+    cps = candidates(r, s.min_segment, pen)
+    found = len(cps)
+    cmp_settings = Settings(alpha=s.alpha, threshold_s=s.threshold_s)
+    while True:
+        results = _verdicts(x, cps, cmp_settings)
+        weak = [i for i, r in enumerate(results) if r.verdict == NO_CHANGE]
+        if not weak:
+            break
+        drop = max(weak, key=lambda i: (results[i].p_value or 1.0, -i))
+        cps.pop(drop)
+    points = [
+        ChangePoint(
+            index=i,
+            direction=r.verdict,
+            median_before_s=float(r.median_before_s or 0.0),
+            median_after_s=float(r.median_after_s or 0.0),
+            shift_s=float(r.difference_s or 0.0),
+            ci_low_s=float(r.ci_low_s or 0.0),
+            ci_high_s=float(r.ci_high_s or 0.0),
+            p_value=float(r.p_value if r.p_value is not None else 1.0),
+            n_before=r.n_before,
+            n_after=r.n_after,
+        )
+        for i, r in zip(cps, results, strict=True)
+    ]
+    return Trend(len(x), noise(x), pen, points, found)
+
+
+def is_known(times_ns: Sequence[int], index: int, window: int, known_ns: Sequence[int]) -> bool:
+    """Whether a change point at `index` of a series with these boot times is one already
+    reported (a time in `known_ns`): the same change is placed a boot or two apart as
+    boots are added, so a known first boot within `window` boots either side matches."""
+    lo = times_ns[max(index - window, 0)]
+    hi = times_ns[min(index + window, len(times_ns) - 1)]
+    return any(lo <= t <= hi for t in known_ns)

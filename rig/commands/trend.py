@@ -1,0 +1,241 @@
+"""`rig trend`: change points in the InfluxDB boot-time history, per board, variant and
+stage, each named by the first boot after it (docs/trend.md).
+
+Exit code: 0; with `--fail-on-new` 1 when a regression (slower change point) was found
+that the last `--fail-on-new` run had not reported (the nightly gate); 2 bad input; 3
+InfluxDB failed."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import click
+from rich import box
+from rich.markup import escape
+from rich.table import Table
+
+from rig.analysis.compare import SLOWER
+from rig.analysis.trend import (
+    DEFAULT_ALPHA,
+    DEFAULT_MIN_SEGMENT,
+    PENALTY_FACTOR,
+    ChangePoint,
+    TrendSettings,
+    detect,
+    is_known,
+)
+from rig.commands.common import config_option, console, emit_json, err_console, fail, json_option
+from rig.commands.compare import seconds
+from rig.errors import EXIT_BOARD_FAILED, EXIT_OK, InputError
+from rig.sinks.influx.changepoints import Mark, replace_marks
+from rig.sinks.influx.client import Client
+from rig.sinks.influx.history import Series, read_history
+from rig.sinks.influx.settings import load_influx_config
+from rig.trend_state import Known, default_path, load, save
+
+_DURATION = re.compile(r"^\d+(ns|u|ms|s|m|h|d|w)$")
+
+
+def utc(ns: int) -> str:
+    t = datetime.fromtimestamp(ns // 1_000_000_000, UTC).replace(microsecond=ns % 10**9 // 1000)
+    return t.isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def _cp_json(s: Series, cp: ChangePoint, new: bool | None) -> dict[str, Any]:
+    first = s.boots[cp.index]
+    doc = {"run_id": first.run_id, "time_utc": utc(first.time_ns), "time_ns": first.time_ns}
+    doc |= {"rig": first.rig, **cp.to_json()}
+    if new is not None:
+        doc["new"] = new
+    return doc
+
+
+def _mark(s: Series, cp: ChangePoint) -> Mark:
+    first = s.boots[cp.index]
+    return Mark(
+        s.board, s.variant, s.stage, first.rig, cp.direction, first.time_ns, first.run_id,
+        cp.shift_s, cp.median_before_s, cp.median_after_s, cp.p_value,
+    )  # fmt: skip
+
+
+def _print(doc: dict[str, Any]) -> None:
+    t = Table(title=f"change points, last {doc['since']}", box=box.SIMPLE_HEAD, pad_edge=False)
+    for col in ("board", "variant", "stage", "boots", "first boot after", "time (UTC)"):
+        t.add_column(col, no_wrap=True)
+    for col in ("before", "after", "shift", "p"):
+        t.add_column(f"{col} (ms)" if col != "p" else col, justify="right")
+    t.add_column("", no_wrap=True)
+    for s in doc["series"]:
+        for cp in s["change_points"]:
+            style = "bold red" if cp["direction"] == SLOWER else "bold green"
+            flag = f"[{style}]{cp['direction']}[/]" + (" [bold]NEW[/]" if cp.get("new") else "")
+            t.add_row(
+                escape(s["board"]), escape(s["variant"] or "-"), escape(s["stage"]),
+                str(s["boots"]), escape(cp["run_id"]), cp["time_utc"][:19],
+                f"{cp['median_before_s'] * 1e3:.2f}", f"{cp['median_after_s'] * 1e3:.2f}",
+                f"{cp['shift_s'] * 1e3:+.2f}", f"{cp['p_value']:.2g}", flag,
+            )  # fmt: skip
+    console.print(t)
+    n = sum(len(s["change_points"]) for s in doc["series"])
+    console.print(f"{len(doc['series'])} series, {n} change point(s)", highlight=False)
+    for note in doc["notes"]:
+        console.print(f"[yellow]note:[/] {escape(note)}", highlight=False)
+    if doc.get("new_regressions") is not None:
+        console.print(f"new regressions: {len(doc['new_regressions'])}", highlight=False)
+
+
+@click.command()
+@config_option("Rig config: its [influx] table names the server, its results_dir the state.")
+@click.option("--board", default=None, help="Only this board.")
+@click.option("--variant", default=None, help="Only this variant.")
+@click.option("--stage", default=None, help="Only this stage (or power_to_ui).")
+@click.option("--since", default="30d", show_default=True, help="History up to now: 12h, 30d, 8w.")
+@click.option(
+    "--threshold",
+    default="0",
+    metavar="TIME",
+    show_default=True,
+    help="Smallest shift reported (e.g. 5ms).",
+)
+@click.option(
+    "--min-segment",
+    type=int,
+    default=DEFAULT_MIN_SEGMENT,
+    show_default=True,
+    help="Fewest boots on each side of a change point.",
+)
+@click.option(
+    "--alpha", type=float, default=DEFAULT_ALPHA, show_default=True, help="Rank test level."
+)
+@click.option(
+    "--penalty",
+    type=float,
+    default=PENALTY_FACTOR,
+    show_default=True,
+    help="beta of the PELT penalty beta * noise^2 * ln(n).",
+)
+@click.option("--mark", is_flag=True, help="Write the change points for Grafana's annotations.")
+@click.option(
+    "--fail-on-new",
+    is_flag=True,
+    help="Exit 1 on a regression the last --fail-on-new run did not report (nightly gate).",
+)
+@click.option(
+    "--state",
+    "state_path",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="State of --fail-on-new (default <results_dir>/.trend/last.json).",
+)
+@click.option(
+    "--skip-without-influx",
+    is_flag=True,
+    help="Exit 0 with a note when the config has no [influx] table (the nightly script).",
+)
+@json_option
+def trend(
+    config_path: Path,
+    board: str | None,
+    variant: str | None,
+    stage: str | None,
+    since: str,
+    threshold: str,
+    min_segment: int,
+    alpha: float,
+    penalty: float,
+    mark: bool,
+    fail_on_new: bool,
+    state_path: Path | None,
+    skip_without_influx: bool,
+    as_json: bool,
+) -> None:
+    """Find change points in the boot-time history per board, variant and stage."""
+    if not _DURATION.match(since):
+        fail(f"--since {since!r}: expected a duration such as 12h, 30d or 8w", as_json)
+    try:
+        settings = TrendSettings(seconds(threshold, "--threshold"), min_segment, alpha, penalty)
+    except ValueError as e:  # an InputError from seconds() is a ValueError too
+        fail(str(e), as_json)
+    if not Path(config_path).is_file():
+        fail(f"{config_path}: no such rig config (--config)", as_json)
+    cfg = load_influx_config(config_path)  # a ConfigError: exit 2 (json_option)
+    if cfg.settings is None:
+        if skip_without_influx:
+            note = f"{config_path} has no [influx] table: no history, nothing to check"
+            if as_json:
+                emit_json({"skipped": note})
+            else:
+                console.print(f"note: {escape(note)}", highlight=False)
+            raise SystemExit(EXIT_OK)
+        fail(f"{config_path} has no [influx] table to read the history from", as_json)
+    influx = cfg.settings
+    selector = {k: v for k, v in (("board", board), ("variant", variant)) if v is not None}
+    selector["since"] = since
+    state_file = state_path or default_path(cfg.results_dir)
+    known = load(state_file) if fail_on_new else []
+    notes: list[str] = []
+    out: list[dict[str, Any]] = []
+    new: list[dict[str, Any]] = []
+    found: list[Known] = []
+    now = utc(int(datetime.now(UTC).timestamp() * 1e9))
+    with Client(influx) as client:  # an InfluxError: exit 3 (json_option)
+        history = read_history(client, influx.database, selector, stage)
+        if not history:
+            raise InputError(
+                f"InfluxDB ({influx.database}) has no ok boots for this selection "
+                f"({', '.join(f'{k}={v}' for k, v in selector.items())})"
+            )
+        for s in history:
+            res = detect([b.duration_s for b in s.boots], settings)
+            times = [b.time_ns for b in s.boots]
+            mine = [k.time_ns for k in known if k.key == s.key]
+            cps = []
+            for cp in res.change_points:
+                is_new = None
+                if fail_on_new and cp.direction == SLOWER:
+                    is_new = not is_known(times, cp.index, settings.min_segment, mine)
+                    first = s.boots[cp.index]
+                    found.append(Known(*s.key, first.time_ns, first.run_id, cp.shift_s, now))
+                doc = _cp_json(s, cp, is_new)
+                cps.append(doc)
+                if is_new:
+                    new.append({"board": s.board, "variant": s.variant, "stage": s.stage, **doc})
+            out.append(
+                {
+                    "board": s.board, "variant": s.variant, "stage": s.stage,
+                    "boots": res.n, "first_utc": utc(times[0]), "last_utc": utc(times[-1]),
+                    "noise_s": round(res.noise_s, 9), "penalty": round(res.penalty, 9),
+                    "candidates": res.candidates, "change_points": cps,
+                }
+            )  # fmt: skip
+            if mark:
+                marks = [_mark(s, cp) for cp in res.change_points]
+                note = replace_marks(client, influx.database, s.key, (times[0], times[-1]), marks)
+                notes += [note] if note else []
+    doc: dict[str, Any] = {
+        "series": out,
+        "since": since,
+        "settings": {
+            "threshold_s": settings.threshold_s,
+            "min_segment": settings.min_segment,
+            "alpha": settings.alpha,
+            "penalty_factor": settings.penalty_factor,
+        },
+        "selection": {"board": board, "variant": variant, "stage": stage},
+        "marked": sum(len(s["change_points"]) for s in out) if mark else 0,
+        "notes": notes,
+        "new_regressions": new if fail_on_new else None,
+        "state": str(state_file) if fail_on_new else None,
+    }
+    if fail_on_new:
+        save(state_file, [*known, *found], {"utc": now, "new_regressions": len(new)})
+    if as_json:
+        emit_json(doc)
+    else:
+        _print(doc)
+        if fail_on_new and new:
+            err_console.print(f"[bold red]{len(new)} new regression(s)[/]", highlight=False)
+    raise SystemExit(EXIT_BOARD_FAILED if fail_on_new and new else EXIT_OK)

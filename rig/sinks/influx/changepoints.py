@@ -1,0 +1,91 @@
+"""Change points as InfluxDB points, for the dashboards' annotations (`rig trend --mark`).
+
+Measurement `change_point`, one point per change point, stamped with the power-on time of
+the first boot after it; tags `rig` (that boot's), `board`, `variant`, `stage`,
+`direction` (`slower` / `faster`); fields `shift_s`, `median_before_s`,
+`median_after_s`, `p_value`, `run_id` (string), `text` (string, the annotation's text).
+
+A series' marks are replaced, not added to: before writing, the marks of that board,
+variant and stage within the time span of the boots analysed are deleted, so a change
+point that moved by a boot as more boots came in is not marked twice. (InfluxQL
+`DELETE` is InfluxDB 1.x's; a server without it keeps the old marks, see docs/trend.md.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rig.sinks.influx import influxql
+from rig.sinks.influx.client import Client, InfluxError
+from rig.sinks.influx.lineproto import Point, encode_all
+
+CHANGE_POINT = "change_point"
+
+
+@dataclass(frozen=True)
+class Mark:
+    board: str
+    variant: str
+    stage: str
+    rig: str
+    direction: str
+    time_ns: int
+    run_id: str
+    shift_s: float
+    median_before_s: float
+    median_after_s: float
+    p_value: float
+
+    @property
+    def text(self) -> str:
+        return (
+            f"{self.stage} {self.direction} by {self.shift_s * 1e3:+.2f} ms "
+            f"({self.median_before_s * 1e3:.2f} -> {self.median_after_s * 1e3:.2f} ms, "
+            f"p = {self.p_value:.2g}); first boot {self.run_id}"
+        )
+
+    def point(self) -> Point:
+        tags = {"rig": self.rig, "board": self.board, "variant": self.variant}
+        tags |= {"stage": self.stage, "direction": self.direction}
+        fields: dict[str, float | str] = {
+            "shift_s": float(self.shift_s),
+            "median_before_s": float(self.median_before_s),
+            "median_after_s": float(self.median_after_s),
+            "p_value": float(self.p_value),
+            "run_id": self.run_id,
+            "text": self.text,
+        }
+        return Point(CHANGE_POINT, tags, fields, self.time_ns)
+
+
+def _span_condition(board: str, variant: str, stage: str, first_ns: int, last_ns: int) -> str:
+    # `"variant" = ''` matches the points without a variant tag, and only them.
+    tags = [("board", board), ("variant", variant), ("stage", stage)]
+    clauses = [f"{influxql.ident(k)} = {influxql.string(v)}" for k, v in tags]
+    clauses += [f"time >= {first_ns}", f"time <= {last_ns}"]
+    return " AND ".join(clauses)
+
+
+def replace_marks(
+    client: Client,
+    database: str,
+    series: tuple[str, str, str],
+    span_ns: tuple[int, int],
+    marks: Sequence[Mark],
+) -> str | None:
+    """Delete the series' marks in `span_ns`, write `marks`. Returns a note when the
+    server could not delete (the new marks are written all the same)."""
+    board, variant, stage = series
+    cond = _span_condition(board, variant, stage, *span_ns)
+    note = None
+    try:
+        client.query(f"DELETE FROM {influxql.ident(CHANGE_POINT)} WHERE {cond}", database)
+    except InfluxError as e:
+        if not e.data_rejected:
+            raise  # the server is away: nothing can be marked
+        note = f"old marks of {board}/{variant or '-'}/{stage} not deleted: {e}"
+    lines = encode_all(m.point() for m in marks)
+    if lines:
+        client.write(lines, precision="ns")
+    return note
