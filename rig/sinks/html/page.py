@@ -1,11 +1,19 @@
 """The HTML document: a header, sections, and plotly figures drawn once plotly.js is
-loaded (each figure's JSON sits in the page; nothing is fetched)."""
+loaded (each figure's JSON sits in the page; nothing is fetched).
+
+The figures' JSON is written compactly, its numbers rounded to `DECIMALS` places: 0.1 µs
+for times in seconds, the finest digit any table or hover of the page states (and 0.1 µA,
+0.1 µV for a supply's readings). report.json keeps every number as the analysis gave it.
+Except with `--js inline` (for browsers without DecompressionStream) the figures' JSON is
+gzip-compressed and base64-encoded too, about a quarter of its size: a boot's console
+text is most of it (docs/disk.md)."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
 from html import escape
+from typing import Any
 
 import plotly.graph_objects as go
 import plotly.io as pio
@@ -39,8 +47,18 @@ footer { color: #888; font-size: 12px; padding: 0 28px 24px; }
 """
 
 _DRAW = """
-bootrigPlotly().then(() => {
-  const figures = JSON.parse(document.getElementById("figures").textContent);
+function bootrigFigures() {
+  const plain = document.getElementById("figures");
+  if (plain) return Promise.resolve(JSON.parse(plain.textContent));
+  if (typeof DecompressionStream === "undefined")
+    return Promise.reject(new Error("this browser cannot unpack the page's figures (no "
+      + "DecompressionStream); rebuild the page with `rig report <run folder> --js inline`"));
+  const bin = atob(document.getElementById("figures-gz").textContent.trim());
+  const bytes = Uint8Array.from(bin, (c) => c.charCodeAt(0));
+  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+  return new Response(stream).text().then(JSON.parse);
+}
+bootrigPlotly().then(bootrigFigures).then((figures) => {
   for (const [id, fig] of Object.entries(figures)) {
     Plotly.newPlot(id, fig.data, fig.layout, {responsive: true, displaylogo: false});
   }
@@ -60,10 +78,41 @@ def figure_div(fig_id: str) -> str:
     return f'<div class="figure" id="{fig_id}"></div>'
 
 
+#: Decimal places kept in the figures' numbers (seconds: 0.1 µs).
+DECIMALS = 7
+
+
+def rounded(obj: Any, places: int = DECIMALS) -> Any:
+    """`obj` (parsed JSON) with every float rounded to `places` decimals; ints, strings
+    and the structure untouched."""
+    if isinstance(obj, float):
+        return round(obj, places)
+    if isinstance(obj, list):
+        return [rounded(v, places) for v in obj]
+    if isinstance(obj, dict):
+        return {k: rounded(v, places) for k, v in obj.items()}
+    return obj
+
+
+def figure_json(fig: go.Figure) -> str:
+    """One figure as compact JSON with rounded numbers."""
+    doc = rounded(json.loads(pio.to_json(fig, validate=False)))
+    return json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
+
+
 def _figures_json(figures: Mapping[str, go.Figure]) -> str:
-    parts = [f"{json.dumps(k)}: {pio.to_json(f, validate=False)}" for k, f in figures.items()]
+    parts = [f"{json.dumps(k)}:{figure_json(f)}" for k, f in figures.items()]
     # In a <script> element only "</" can end it early.
-    return ("{" + ", ".join(parts) + "}").replace("</", "<\\/")
+    return ("{" + ",".join(parts) + "}").replace("</", "<\\/")
+
+
+def figures_script(figures: Mapping[str, go.Figure], js_mode: str) -> str:
+    """The figures' JSON element: plain in `inline` mode, gzip + base64 otherwise."""
+    text = _figures_json(figures)
+    if js_mode == plotlyjs.INLINE:
+        return f'<script id="figures" type="application/json">{text}</script>'
+    packed = plotlyjs.gzip_b64(text.encode())
+    return f'<script id="figures-gz" type="application/octet-stream">{packed}</script>'
 
 
 def document(
@@ -72,7 +121,10 @@ def document(
     sections: Sequence[str],
     figures: Mapping[str, go.Figure],
     js_mode: str = "gzip",
+    js_src: str | None = None,
 ) -> str:
+    """The page; `js_src` is the shared plotly.js's URL relative to the page (mode
+    `shared`, see `plotlyjs`)."""
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -87,10 +139,10 @@ def document(
 <main>
 {"".join(sections)}
 </main>
-<footer>bootrig {escape(__version__)} · figures: plotly.js {plotlyjs.version()}, embedded
-(the page needs no network)</footer>
-{plotlyjs.scripts(js_mode)}
-<script id="figures" type="application/json">{_figures_json(figures)}</script>
+<footer>bootrig {escape(__version__)} · figures: plotly.js {plotlyjs.version()},
+{escape(plotlyjs.footer_note(js_mode, js_src))}</footer>
+{plotlyjs.scripts(js_mode, js_src)}
+{figures_script(figures, js_mode)}
 <script>{_DRAW}</script>
 </body>
 </html>

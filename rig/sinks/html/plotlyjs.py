@@ -1,22 +1,39 @@
-"""plotly.js inside the page, so it opens offline.
+"""plotly.js for the pages, so they open offline.
 
-plotly.js is 4.8 MB; a page per boot (hundreds per soak) makes that count. By default it
-is embedded gzip-compressed and base64-encoded (about 2 MB) and unpacked by the browser's
-DecompressionStream (Chromium 80+, Firefox 113+, Safari 16.4+); `inline` embeds it as
-is, for older browsers.
+plotly.js is 4.8 MB; a page per boot (hundreds per soak) makes that count. Three ways:
+
+- `shared` (per-boot pages of `rig run`, `rig analyze`, the soak, Robot): one copy per
+  results (or soak) folder, `<folder>/.bootrig-assets/plotly-<version>.min.js`, loaded by
+  a relative `<script src>` (file:// pages load relative scripts, no network). The page
+  itself stays small; when the file is missing (the run folder was copied alone), the
+  page says so where the figures go and names the fix (`rig report DIR --js gzip`).
+- `gzip` (`rig report`'s default, pages meant to be mailed): embedded gzip-compressed and
+  base64-encoded (about 2 MB) and unpacked by the browser's DecompressionStream
+  (Chromium 80+, Firefox 113+, Safari 16.4+);
+- `inline`: embedded as is (4.8 MB), for older browsers.
 """
 
 from __future__ import annotations
 
 import base64
 import gzip
+import json
+import os
 from functools import cache
+from html import escape
+from pathlib import Path
 
 from plotly.offline import get_plotlyjs, get_plotlyjs_version
 
-MODES = ("gzip", "inline")
+from rig.artifacts import atomic
 
-# Both loaders define bootrigPlotly(): a promise that resolves once window.Plotly exists.
+SHARED, GZIP, INLINE = "shared", "gzip", "inline"
+MODES = (SHARED, GZIP, INLINE)
+
+#: The folder beside the run folders that holds the shared plotly.js.
+ASSETS = ".bootrig-assets"
+
+# Every loader defines bootrigPlotly(): a promise that resolves once window.Plotly exists.
 _GZIP_LOADER = """
 function bootrigPlotly() {
   if (window.Plotly) return Promise.resolve();
@@ -40,25 +57,88 @@ _INLINE_LOADER = """
 function bootrigPlotly() { return Promise.resolve(); }
 """
 
+# The <script src> before it has run (or failed to load) by the time this one runs.
+_SHARED_LOADER = """
+function bootrigPlotly() {
+  if (window.Plotly) return Promise.resolve();
+  return Promise.reject(new Error("The figures need plotly.js from " + BOOTRIG_PLOTLY_SRC
+    + " (one shared copy beside the run folders), and it is not there: this folder was "
+    + "probably copied without its results folder. The tables below are complete. To "
+    + "draw the figures, make a page that embeds plotly.js: rig report "
+    + "<this run folder> --js gzip"));
+}
+"""
+
+
+def gzip_b64(data: bytes) -> str:
+    """gzip (mtime=0: the same report gives the same page, byte for byte), then base64."""
+    return base64.b64encode(gzip.compress(data, 9, mtime=0)).decode()
+
 
 @cache
 def _gzip_b64() -> str:
-    # mtime=0: the same report gives the same page, byte for byte.
-    return base64.b64encode(gzip.compress(get_plotlyjs().encode(), 9, mtime=0)).decode()
+    return gzip_b64(get_plotlyjs().encode())
 
 
 def version() -> str:
     return str(get_plotlyjs_version())
 
 
-def scripts(mode: str) -> str:
-    """The <script> elements that provide bootrigPlotly()."""
-    if mode == "gzip":
+def asset_name() -> str:
+    """The shared file's name: the version in it, so two rig versions coexist."""
+    return f"plotly-{version()}.min.js"
+
+
+def asset_path(root: Path) -> Path:
+    return Path(root) / ASSETS / asset_name()
+
+
+def ensure_asset(root: Path) -> Path:
+    """The shared plotly.js under `root` (a results or soak folder): written once,
+    atomically, only when it is missing or differs from this rig's copy."""
+    path = asset_path(root)
+    data = get_plotlyjs().encode()
+    try:
+        if path.stat().st_size == len(data) and path.read_bytes() == data:
+            return path
+    except FileNotFoundError:
+        pass
+    path.parent.mkdir(exist_ok=True)
+    atomic.write_bytes(path, data, durable=False)
+    return path
+
+
+def shared_src(page: Path, root: Path) -> str:
+    """The relative URL of the shared file as seen from `page` (lexical paths: the page
+    is opened where it was written)."""
+    rel = os.path.relpath(os.path.abspath(asset_path(root)), os.path.abspath(Path(page).parent))
+    return Path(rel).as_posix()
+
+
+def scripts(mode: str, src: str | None = None) -> str:
+    """The <script> elements that provide bootrigPlotly(); `src` is the shared file's
+    relative URL (mode `shared` only)."""
+    if mode == SHARED:
+        if src is None:
+            raise ValueError("plotly.js mode 'shared' needs the shared file's relative URL")
+        attr = json.dumps(src).replace("</", "<\\/")
+        return (
+            f'<script src="{escape(src, quote=True)}"></script>\n'
+            f"<script>const BOOTRIG_PLOTLY_SRC = {attr};{_SHARED_LOADER}</script>"
+        )
+    if mode == GZIP:
         return (
             f'<script id="plotly-js-gz" type="application/octet-stream">{_gzip_b64()}</script>\n'
             f"<script>{_GZIP_LOADER}</script>"
         )
-    if mode == "inline":
+    if mode == INLINE:
         js = get_plotlyjs().replace("</script", "<\\/script")
         return f"<script>{js}</script>\n<script>{_INLINE_LOADER}</script>"
     raise ValueError(f"plotly.js mode {mode!r}: expected one of {', '.join(MODES)}")
+
+
+def footer_note(mode: str, src: str | None = None) -> str:
+    """How the page gets plotly.js, for its footer (plain text)."""
+    if mode == SHARED:
+        return f"loaded from {src} beside the run folders (one copy; the page needs no network)"
+    return "embedded (the page needs no network)"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from collections.abc import Sequence
 from html import escape
@@ -10,7 +11,7 @@ from pathlib import Path
 from rig.artifacts import atomic
 from rig.artifacts.rundir import REPORT, REPORT_HTML, read_report
 from rig.model.report import Report
-from rig.sinks.html import tables
+from rig.sinks.html import plotlyjs, tables
 from rig.sinks.html.compare import distribution_figure, stages_figure
 from rig.sinks.html.console import ConsoleLine, console_lines
 from rig.sinks.html.page import document, figure_div, section
@@ -44,7 +45,9 @@ def boot_header(report: Report) -> str:
     )
 
 
-def boot_page(report: Report, console: list[ConsoleLine], js_mode: str = "gzip") -> str:
+def boot_page(
+    report: Report, console: list[ConsoleLine], js_mode: str = "gzip", js_src: str | None = None
+) -> str:
     note = ""
     if _reference(report) == "host":
         note = (
@@ -61,7 +64,7 @@ def boot_page(report: Report, console: list[ConsoleLine], js_mode: str = "gzip")
     ]
     title = f"bootrig · {report.board} · {report.run_id}"
     figures = {"timeline": boot_figure(report, console)}
-    return document(title, boot_header(report), sections, figures, js_mode)
+    return document(title, boot_header(report), sections, figures, js_mode, js_src)
 
 
 def _write(path: Path, text: str) -> None:
@@ -69,12 +72,26 @@ def _write(path: Path, text: str) -> None:
     atomic.write_text(path, text, durable=False)
 
 
+def _js_src(js_mode: str, page: Path, root: Path) -> str | None:
+    """In `shared` mode, the shared plotly.js under `root` (written if missing or
+    different) as the page links it; None for the embedding modes."""
+    if js_mode != plotlyjs.SHARED:
+        return None
+    plotlyjs.ensure_asset(root)
+    return plotlyjs.shared_src(page, root)
+
+
 def write_html(folder: Path, js_mode: str = "gzip", out: Path | None = None) -> Path:
-    """Write report.html next to report.json in an artifact folder (or to `out`)."""
-    folder = Path(folder)
+    """Write report.html next to report.json in an artifact folder (or to `out`).
+
+    `shared` mode puts plotly.js once in the folder holding the run folder (results_dir,
+    or the soak folder; the folder of `out` when given) and links it."""
+    folder = Path(os.path.abspath(folder))
     report = read_report(folder / REPORT)
     path = out or folder / HTML
-    _write(path, boot_page(report, console_lines(report, folder), js_mode))
+    root = folder.parent if out is None else Path(os.path.abspath(out)).parent
+    src = _js_src(js_mode, path, root)
+    _write(path, boot_page(report, console_lines(report, folder), js_mode, src))
     return path
 
 
@@ -89,7 +106,9 @@ def comparison_header(reports: Sequence[Report]) -> str:
     )
 
 
-def comparison_page(reports: Sequence[Report], js_mode: str = "gzip") -> str:
+def comparison_page(
+    reports: Sequence[Report], js_mode: str = "gzip", js_src: str | None = None
+) -> str:
     figures = {"compare-stages": stages_figure(reports)}
     dist = distribution_figure(reports)
     sections = [
@@ -101,7 +120,7 @@ def comparison_page(reports: Sequence[Report], js_mode: str = "gzip") -> str:
         sections.append(section("Distributions", figure_div("compare-dist"), "dist-section"))
     sections.append(section("Boots", tables.boots(reports), "boots"))
     title = f"bootrig · {len(reports)} boots"
-    return document(title, comparison_header(reports), sections, figures, js_mode)
+    return document(title, comparison_header(reports), sections, figures, js_mode, js_src)
 
 
 def write_comparison(report_files: Sequence[Path], out: Path, js_mode: str = "gzip") -> Path:
@@ -109,5 +128,6 @@ def write_comparison(report_files: Sequence[Path], out: Path, js_mode: str = "gz
     ArtifactError naming the file (and the key that does not fit)."""
     reports = [read_report(f) for f in report_files]
     reports.sort(key=lambda r: (r.started_utc or "", str(r.run_id)))
-    _write(out, comparison_page(reports, js_mode))
+    src = _js_src(js_mode, out, Path(os.path.abspath(out)).parent)
+    _write(out, comparison_page(reports, js_mode, src))
     return out
