@@ -14,6 +14,7 @@ from rig.commands.cost import cost
 from rig.commands.decoders import decoders
 from rig.commands.grafana import grafana
 from rig.commands.influx import influx
+from rig.commands.prune import prune
 from rig.commands.qemu import qemu
 from rig.commands.report import report
 from rig.commands.run import run
@@ -39,6 +40,7 @@ main.add_command(grafana)
 main.add_command(soak)
 main.add_command(qemu)
 main.add_command(compare)
+main.add_command(prune)
 main.add_command(trend)
 main.add_command(cost)
 

@@ -36,6 +36,11 @@ class RunLock:
         self.release()
 
 
+def is_locked(folder: Path) -> bool:
+    """A run is measuring in `folder` now (its `.lock` is held)."""
+    return _locked(folder)
+
+
 def _locked(folder: Path) -> bool:
     try:
         fd = os.open(folder / LOCK, os.O_RDONLY | os.O_NOFOLLOW)

@@ -1,0 +1,181 @@
+"""What `rig prune` may delete from a boot's folder, and what it must keep (docs/disk.md).
+
+Three kinds of file in a run folder:
+
+- the record, always kept: `run.json`, `report.json` (and `.lock`);
+- derived files, re-made from the rest by `rig analyze` / `rig report`: `report.html`,
+  `uart.bin`; they may go for any boot outside the retention window;
+- the raw measurement (`RAW`): goes only when asked (`--raw`), only outside the window,
+  and never for a boot that is not provably fine (`keep_raw_reason`): a failure or any
+  outcome but `ok`, contradictions (`analysis.invalid`), a boot flagged as not a true
+  cold boot, or a report that is missing or cannot be read.
+
+Files of any other name are never deleted: they are someone's notes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from rig.artifacts.rundir import (
+    CAPTURE,
+    CAPTURE_RAW,
+    CONSOLE_JSONL,
+    CONSOLE_LOG,
+    MAX_JSON_BYTES,
+    REPORT,
+    REPORT_HTML,
+    RUN,
+    TRUTH,
+)
+from rig.model import Report
+from rig.outcomes import Outcome
+
+UART_BIN = "uart.bin"
+DERIVED = (REPORT_HTML, UART_BIN)
+RAW = (
+    CAPTURE,
+    CAPTURE_RAW,
+    CONSOLE_JSONL,
+    CONSOLE_LOG,
+    "power.jsonl",
+    TRUTH,
+    "qemu-trace.log",
+    "qemu.json",
+)
+RECORD = (RUN, REPORT)
+
+
+@dataclass
+class Boot:
+    """One run folder as prune sees it."""
+
+    folder: Path
+    started: datetime  # from run.json, else report.json, else the folder's mtime
+    keep_raw: str | None  # why its raw artifacts must stay; None: provably fine
+    files: dict[str, int] = field(default_factory=dict)  # name -> bytes, regular files
+    links: list[str] = field(default_factory=list)  # symlinks in the folder: never touched
+
+
+def _read(path: Path) -> tuple[Any, str | None]:
+    """The JSON in `path`, or None and why not (never follows a symlink, never reads a
+    file that is not regular or is absurdly large)."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None, f"no {path.name}"
+    except OSError as e:
+        return None, f"{path.name} unreadable: {e.strerror or e}"
+    if not stat.S_ISREG(st.st_mode):
+        return None, f"{path.name} is not a regular file"
+    if st.st_size > MAX_JSON_BYTES:
+        return None, f"{path.name} is larger than any report"
+    try:
+        with open(path, "rb") as f:
+            return json.load(f), None
+    except (OSError, ValueError) as e:
+        return None, f"{path.name} unreadable: {e}"
+
+
+def _cold_flag(report: Report, doc: dict[str, Any]) -> object:
+    """`cold_boot.true_cold_boot` from the typed report if this rig knows the section,
+    else from the JSON it carries."""
+    section: Any = getattr(report, "cold_boot", None)
+    if section is None:
+        section = report.extra.get("cold_boot", doc.get("cold_boot"))
+    if section is None:
+        return None
+    if isinstance(section, dict):
+        return section.get("true_cold_boot")
+    return getattr(section, "true_cold_boot", None)
+
+
+def keep_raw_reason(run_doc: Any, run_error: str | None, doc: Any, error: str | None) -> str | None:
+    """Why a boot's raw artifacts must be kept, or None when its report proves it fine."""
+    if error is not None:
+        return f"{error}: cannot show the boot was fine"
+    if run_error is not None:
+        return f"{run_error}: the run's record is incomplete"
+    try:
+        report = Report.from_json(doc)
+    except Exception as e:  # whatever the reason, a report not read proves nothing
+        return f"{REPORT} unreadable ({e}): cannot show the boot was fine"
+    if report.outcome != Outcome.OK:
+        return f"outcome {report.outcome}"
+    if report.analysis.invalid:
+        return f"analysis.invalid: {'; '.join(map(str, report.analysis.invalid))}"
+    cold = _cold_flag(report, doc)
+    if cold is False:
+        return "flagged: not a true cold boot (cold_boot.true_cold_boot false)"
+    if cold not in (True, None):
+        return f"cold_boot.true_cold_boot is {cold!r}: cannot show the boot was fine"
+    if isinstance(run_doc, dict) and (run_doc.get("rig_error") or run_doc.get("aborted")):
+        return f"{RUN} records {'a rig error' if run_doc.get('rig_error') else 'an abort'}"
+    return None
+
+
+def _utc(value: Any) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        t = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return t if t.tzinfo else t.replace(tzinfo=UTC)
+
+
+def read_boot(folder: Path) -> Boot:
+    """A run folder's files (lstat: symlinks are listed apart and never followed), its
+    start time and whether its raw artifacts may go."""
+    files: dict[str, int] = {}
+    links: list[str] = []
+    with os.scandir(folder) as it:
+        for entry in it:
+            st = entry.stat(follow_symlinks=False)
+            if stat.S_ISLNK(st.st_mode):
+                links.append(entry.name)
+            elif stat.S_ISREG(st.st_mode):
+                files[entry.name] = st.st_size
+    run_doc, run_error = _read(folder / RUN)
+    doc, error = _read(folder / REPORT)
+    started = _utc(run_doc.get("started_utc") if isinstance(run_doc, dict) else None)
+    started = started or _utc(doc.get("started_utc") if isinstance(doc, dict) else None)
+    if started is None:
+        started = datetime.fromtimestamp(os.lstat(folder).st_mtime, UTC)
+    reason = keep_raw_reason(run_doc, run_error, doc, error)
+    return Boot(folder, started, reason, files, links)
+
+
+@dataclass(frozen=True)
+class Window:
+    """Boots inside the window are kept whole: those started less than `older_than_s`
+    ago, and the `keep_last` newest of the results folder."""
+
+    older_than_s: float
+    keep_last: int = 0
+
+
+def outside(boots: list[Boot], window: Window, now: datetime) -> list[Boot]:
+    """The boots outside the retention window, oldest first."""
+    newest = sorted(boots, key=lambda b: (b.started, b.folder.name), reverse=True)
+    kept = {id(b) for b in newest[: window.keep_last]}
+    return [
+        b
+        for b in reversed(newest)
+        if id(b) not in kept and (now - b.started).total_seconds() >= window.older_than_s
+    ]
+
+
+def deletable(boot: Boot, raw: bool) -> list[tuple[str, str]]:
+    """(file name, kind) this boot, outside the window, may lose: its derived files,
+    and with `raw` its raw artifacts unless it must keep them."""
+    out = [(n, "derived") for n in DERIVED if n in boot.files]
+    if raw and boot.keep_raw is None:
+        out += [(n, "raw") for n in RAW if n in boot.files]
+    return out
