@@ -122,7 +122,8 @@ CYCLES ?=
 soak: setup
 	$(BIN)/python -m rig.soak --config $(SOAK_CONFIG) $(if $(CYCLES),--cycles $(CYCLES))
 
-# What the nightly timer runs: the soak, then the Robot suites (results/nightly/<stamp>/).
+# What the nightly timer runs: the soak, the Robot suites, then the trend gate
+# (rig trend --mark --fail-on-new, docs/trend.md); outputs in results/nightly/<stamp>/.
 nightly: setup
 	config/nightly/nightly.sh
 

@@ -4,10 +4,16 @@
 #
 # Environment: BOOTRIG_CONFIG (soak rig config, default config/nightly/soak.toml),
 # BOOTRIG_ROBOT_CONFIG (rig config of the Robot suites, default config/rig.toml),
-# BOOTRIG_CYCLES (override the soak's cycle count), BOOTRIG_PYTHON (.venv/bin/python).
+# BOOTRIG_CYCLES (override the soak's cycle count), BOOTRIG_PYTHON (.venv/bin/python),
+# BOOTRIG_TREND_THRESHOLD (smallest regression the trend gate fails on, default 5ms).
+#
+# After the suites, `rig trend --mark --fail-on-new` over the soak config's InfluxDB
+# history (docs/trend.md): marks the change points for Grafana and fails the night on a
+# regression it has not reported before. Skipped (a note) when the config has no [influx].
 #
 # Exit codes, for CI and systemd: 0 the board met every budget and the soak's failure
-# rate; 1 it did not; 2 the rig could not run (config, instruments, Robot usage);
+# rate, and no new regression; 1 it did not; 2 the rig could not run (config,
+# instruments, Robot usage, InfluxDB for the trend);
 # 130/143 interrupted by SIGINT/SIGTERM (the soak journal is closed and resumable).
 set -u
 repo=$(CDPATH='' cd -- "$(dirname -- "$0")/../.." && pwd)
@@ -33,6 +39,13 @@ if [ "$stopped" -eq 0 ] && [ "$soak" -lt 128 ]; then
   robot=$?
 fi
 
+trend=-1
+if [ "$stopped" -eq 0 ] && [ "$soak" -lt 128 ]; then
+  "$py" -m rig trend --config "$config" --mark --fail-on-new --skip-without-influx \
+    --threshold "${BOOTRIG_TREND_THRESHOLD:-5ms}" --json >"$out/trend.json" 2>"$out/trend.log"
+  trend=$?
+fi
+
 # One verdict: interrupted beats "the rig is broken" beats "the board failed".
 code=0
 case $soak in
@@ -47,9 +60,15 @@ case $robot in
   253) [ "$code" -lt 128 ] && code=130 ;;      # robot was interrupted
   *) [ "$code" -eq 0 ] && code=1 ;;            # 1..250: that many tests failed
 esac
+case $trend in
+  -1|0) ;;
+  1) [ "$code" -eq 0 ] && code=1 ;;            # a new regression
+  130|143) [ "$code" -lt 128 ] && code=$trend ;;
+  *) [ "$code" -lt 2 ] && code=2 ;;            # bad config, InfluxDB away
+esac
 [ "$stopped" -ne 0 ] && code=$stopped
-printf '{"stamp": "%s", "soak_exit": %s, "robot_exit": %s, "exit": %s}\n' \
-  "$stamp" "$soak" "$robot" "$code" >"$out/status.json"
+printf '{"stamp": "%s", "soak_exit": %s, "robot_exit": %s, "trend_exit": %s, "exit": %s}\n' \
+  "$stamp" "$soak" "$robot" "$trend" "$code" >"$out/status.json"
 ln -sfn "$stamp" results/nightly/latest
-echo "bootrig nightly $stamp: soak exit $soak, robot exit $robot -> exit $code ($out)"
+echo "bootrig nightly $stamp: soak exit $soak, robot exit $robot, trend exit $trend -> exit $code ($out)"
 exit "$code"

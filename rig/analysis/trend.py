@@ -90,7 +90,11 @@ class ChangePoint:
     n_after: int
 
     def to_json(self) -> dict[str, Any]:
-        return {k: round(v, 9) if isinstance(v, float) else v for k, v in asdict(self).items()}
+        # Times to the nanosecond (float dust); p as it is (a tiny p must not read 0).
+        return {
+            k: round(v, 9) if isinstance(v, float) and k != "p_value" else v
+            for k, v in asdict(self).items()
+        }
 
 
 @dataclass(frozen=True)

@@ -13,9 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich import box
 from rich.markup import escape
-from rich.table import Table
 
 from rig.analysis.compare import SLOWER
 from rig.analysis.trend import (
@@ -62,25 +60,25 @@ def _mark(s: Series, cp: ChangePoint) -> Mark:
 
 
 def _print(doc: dict[str, Any]) -> None:
-    t = Table(title=f"change points, last {doc['since']}", box=box.SIMPLE_HEAD, pad_edge=False)
-    for col in ("board", "variant", "stage", "boots", "first boot after", "time (UTC)"):
-        t.add_column(col, no_wrap=True)
-    for col in ("before", "after", "shift", "p"):
-        t.add_column(f"{col} (ms)" if col != "p" else col, justify="right")
-    t.add_column("", no_wrap=True)
+    """One line per change point (a table of these columns does not fit 80 columns)."""
     for s in doc["series"]:
+        name = f"{s['board']}/{s['variant'] or '-'}/{s['stage']}"
         for cp in s["change_points"]:
             style = "bold red" if cp["direction"] == SLOWER else "bold green"
-            flag = f"[{style}]{cp['direction']}[/]" + (" [bold]NEW[/]" if cp.get("new") else "")
-            t.add_row(
-                escape(s["board"]), escape(s["variant"] or "-"), escape(s["stage"]),
-                str(s["boots"]), escape(cp["run_id"]), cp["time_utc"][:19],
-                f"{cp['median_before_s'] * 1e3:.2f}", f"{cp['median_after_s'] * 1e3:.2f}",
-                f"{cp['shift_s'] * 1e3:+.2f}", f"{cp['p_value']:.2g}", flag,
-            )  # fmt: skip
-    console.print(t)
+            console.print(
+                f"{escape(name)}: [{style}]{cp['direction']}[/] {cp['shift_s'] * 1e3:+.2f} ms "
+                f"({cp['median_before_s'] * 1e3:.2f} -> {cp['median_after_s'] * 1e3:.2f} ms, "
+                f"p {cp['p_value']:.2g}) from boot {escape(cp['run_id'])} "
+                f"({cp['time_utc'][:19].replace('T', ' ')} UTC)"
+                + (" [bold]NEW[/]" if cp.get("new") else ""),
+                highlight=False,
+                soft_wrap=True,
+            )
     n = sum(len(s["change_points"]) for s in doc["series"])
-    console.print(f"{len(doc['series'])} series, {n} change point(s)", highlight=False)
+    console.print(
+        f"{len(doc['series'])} series over the last {doc['since']}, {n} change point(s)",
+        highlight=False,
+    )
     for note in doc["notes"]:
         console.print(f"[yellow]note:[/] {escape(note)}", highlight=False)
     if doc.get("new_regressions") is not None:
