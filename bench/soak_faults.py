@@ -271,7 +271,8 @@ def run(
         records = journal(folder)
         recs = [r for r in records if r.get("type") == "cycle"]
         run_ids = [r["run_id"] for r in recs]
-        folders = {p.name for p in folder.iterdir() if p.is_dir()}
+        # Cycle folders only: the soak folder also holds the pages' shared assets.
+        folders = {p.name for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".")}
         classified = {r["run_id"] for r in recs if known(str(r.get("outcome")))}
         checked, wrong = check_truth(folder, recs)
         return {
