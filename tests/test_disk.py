@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import base64
+import gzip
 import json
 import os
 import shutil
@@ -83,6 +85,33 @@ def test_report_js_modes(run_folder: Path, tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     page = (results / run_folder.name / "report.html").read_text()
     assert "<script src" not in page and 1e6 < len(page) < 3e6
+
+
+def page_figures(page: Path) -> str:
+    html = page.read_text()
+    packed = html.split('<script id="figures-gz" type="application/octet-stream">')[1]
+    return gzip.decompress(base64.b64decode(packed.split("</script>")[0])).decode()
+
+
+def test_figures_compact_and_rounded(run_folder: Path) -> None:
+    """The page's figures: gzip + base64, numbers as text (not plotly's base64 float64
+    arrays, which gzip cannot shrink) rounded to 0.1 µs, console times as the report's."""
+    text = page_figures(run_folder / "report.html")
+    assert "bdata" not in text
+    fig = json.loads(text)["timeline"]
+    numbers = [
+        v
+        for t in fig["data"]
+        for arr in (t.get("x"), t.get("base"), (t.get("error_x") or {}).get("array"))
+        if isinstance(arr, list)
+        for v in arr
+        if isinstance(v, float)
+    ]
+    assert len(numbers) > 50 and all(round(v, 7) == v for v in numbers)
+    doc = read_json(run_folder / "report.json")
+    times = {round(c["t_s"], 7) for c in doc["console_times"]}
+    shown = {x for t in fig["data"] if t["name"].startswith("console (") for x in t["x"]}
+    assert shown and shown <= times
 
 
 def beyond_measurement(folder: Path) -> dict[str, int]:
