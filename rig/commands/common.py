@@ -20,6 +20,7 @@ from typing import Any, NoReturn, TypeVar
 import click
 from rich.console import Console
 from rich.markup import escape
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from rig.artifacts.leftovers import recover_results
 from rig.errors import (
@@ -60,6 +61,30 @@ def config_option(
         default=default,
         show_default=default is not None,
         help=help,
+    )
+
+
+def fmt_ms(v: float | None, sign: bool = False) -> str:
+    """Seconds as milliseconds to 10 µs for a table ("-" for none)."""
+    if v is None:
+        return "-"
+    return f"{v * 1e3:+.2f}" if sign else f"{v * 1e3:.2f}"
+
+
+def fmt_p(v: float | None) -> str:
+    """A p-value: three decimals, or two significant digits below 0.001."""
+    return "-" if v is None else (f"{v:.2g}" if v < 0.001 else f"{v:.3f}")
+
+
+def spinner(as_json: bool) -> Progress:
+    """The one-line progress of a command that boots the target (hidden with --json)."""
+    return Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+        disable=as_json,
     )
 
 

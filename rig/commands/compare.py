@@ -24,7 +24,15 @@ from rig.analysis.compare import (
     StageComparison,
     compare_all,
 )
-from rig.commands.common import config_option, console, emit_json, fail, json_option
+from rig.commands.common import (
+    config_option,
+    console,
+    emit_json,
+    fail,
+    fmt_ms,
+    fmt_p,
+    json_option,
+)
 from rig.compare_inputs import DEFAULT_WARMUP, Side, load_side, stage_names
 from rig.errors import EXIT_BOARD_FAILED, EXIT_OK, InputError
 
@@ -55,16 +63,6 @@ def seconds(text: str, what: str) -> float:
     return float(m.group(1)) * _UNITS[m.group(2) or "s"]
 
 
-def _ms(v: float | None, sign: bool = False) -> str:
-    if v is None:
-        return "-"
-    return f"{v * 1e3:+.2f}" if sign else f"{v * 1e3:.2f}"
-
-
-def _p(v: float | None) -> str:
-    return "-" if v is None else (f"{v:.2g}" if v < 0.001 else f"{v:.3f}")
-
-
 _STYLE = {"slower": "bold red", "faster": "bold green", "no_change": "dim"}
 
 
@@ -85,15 +83,15 @@ def print_comparison(
     )
     cols: list[tuple[str, Callable[[StageComparison], str]]] = [("stage", lambda r: r.name)]
     if wide:
-        cols += [("before", lambda r: _ms(r.median_before_s))]
-        cols += [("after", lambda r: _ms(r.median_after_s))]
+        cols += [("before", lambda r: fmt_ms(r.median_before_s))]
+        cols += [("after", lambda r: fmt_ms(r.median_after_s))]
     cols += [
-        ("diff", lambda r: _ms(r.difference_s, True)),
-        ("CI low", lambda r: _ms(r.ci_low_s, True)),
-        ("CI high", lambda r: _ms(r.ci_high_s, True)),
-        ("p", lambda r: _p(r.p_value)),
+        ("diff", lambda r: fmt_ms(r.difference_s, True)),
+        ("CI low", lambda r: fmt_ms(r.ci_low_s, True)),
+        ("CI high", lambda r: fmt_ms(r.ci_high_s, True)),
+        ("p", lambda r: fmt_p(r.p_value)),
         ("verdict", lambda r: f"[{_STYLE[r.verdict]}]{r.verdict}[/]"),
-        ("MDD", lambda r: _ms(r.detectable_s)),
+        ("MDD", lambda r: fmt_ms(r.detectable_s)),
     ]
     if wide:
         cols += [("n b/a", lambda r: f"{r.n_before}/{r.n_after}")]

@@ -13,7 +13,6 @@ from typing import Any
 import click
 from rich import box
 from rich.markup import escape
-from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from rig.analysis.compare import BONFERRONI, CORRECTIONS, Settings
@@ -26,8 +25,11 @@ from rig.commands.common import (
     emit_json,
     engine_option,
     fail,
+    fmt_ms,
+    fmt_p,
     json_option,
     recover_leftovers,
+    spinner,
 )
 from rig.compare_inputs import stage_names
 from rig.costrun import RESULT, CostRun, parse_variants, run_cost, variant_configs
@@ -35,16 +37,6 @@ from rig.errors import EXIT_BOARD_FAILED, EXIT_OK
 from rig.soak.signals import StopFlag
 
 _STYLE = {"costs": "bold red", "saves": "bold green", "no_cost": "dim"}
-
-
-def _ms(v: float | None, sign: bool = False) -> str:
-    if v is None:
-        return "-"
-    return f"{v * 1e3:+.2f}" if sign else f"{v * 1e3:.2f}"
-
-
-def _p(v: float | None) -> str:
-    return "-" if v is None else (f"{v:.2g}" if v < 0.001 else f"{v:.3f}")
 
 
 def print_costs(doc: dict[str, Any], costs: list[StageCost]) -> None:
@@ -60,8 +52,8 @@ def print_costs(doc: dict[str, Any], costs: list[StageCost]) -> None:
         t.add_column(name, justify="left" if left else "right", no_wrap=left)
     for c in costs:
         t.add_row(
-            c.name, _ms(c.median_off_s), _ms(c.median_on_s), _ms(c.cost_s, True),
-            _ms(c.ci_low_s, True), _ms(c.ci_high_s, True), _p(c.p_value),
+            c.name, fmt_ms(c.median_off_s), fmt_ms(c.median_on_s), fmt_ms(c.cost_s, True),
+            fmt_ms(c.ci_low_s, True), fmt_ms(c.ci_high_s, True), fmt_p(c.p_value),
             f"[{_STYLE[c.verdict]}]{c.verdict}[/]",
         )  # fmt: skip
     console.print(t)
@@ -175,14 +167,7 @@ def cost(
     recover_leftovers(results_dir, as_json)
     sequence = schedule(pairs, order, seed)
     stop = StopFlag()
-    with Progress(
-        SpinnerColumn(),
-        TextColumn("{task.description}"),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-        disable=as_json,
-    ) as progress:
+    with spinner(as_json) as progress:
         task = progress.add_task("starting instruments", total=None)
         with stop.installed():
             run = run_cost(

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import click
 from rich.markup import escape
-from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from rig import steps
 from rig.artifacts.rundir import probe_results_dir
@@ -19,6 +18,7 @@ from rig.commands.common import (
     json_option,
     outcome_exit_code,
     recover_leftovers,
+    spinner,
 )
 from rig.config import load_config
 from rig.cycle import kept_files, run_cycle
@@ -58,14 +58,7 @@ def run(
     probe_results_dir(cfg.results_dir, f"{cfg.path}: key 'rig.results_dir'")  # before power
     recovered = recover_leftovers(cfg.results_dir, as_json)
     stop = StopFlag()
-    with Progress(
-        SpinnerColumn(),
-        TextColumn("{task.description}"),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-        disable=as_json,
-    ) as progress:
+    with spinner(as_json) as progress:
         task = progress.add_task("starting instruments", total=None)
 
         def show(event: steps.StepEvent) -> None:

@@ -3,6 +3,7 @@ every variable query, with the macros and the variables' selection expanded."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -60,60 +61,64 @@ def _run(client: Client, database: str, res: QueryResult) -> QueryResult:
     return res
 
 
-def run_panels(
-    client: Client,
-    database: str,
-    dashboard: Mapping[str, Any],
-    chosen: Mapping[str, Sequence[str]],
-    rng: TimeRange,
-) -> list[QueryResult]:
-    variables = selection(dashboard, chosen)
-    out: list[QueryResult] = []
+Vars = dict[str, Variable]
+
+#: One query to run: where it is (panel title, "variable x", "annotation y"), its refId,
+#: the expanded InfluxQL and the panel target's alias.
+_Query = tuple[str, str, str, str]
+
+
+def _panel_queries(
+    dashboard: Mapping[str, Any], variables: Vars, rng: TimeRange
+) -> Iterator[_Query]:
     for p in panels(dashboard):
         points = int(p.get("maxDataPoints") or DEFAULT_MAX_DATA_POINTS)
         interval = interval_ms(rng.span_ms, points)
         for t in p.get("targets", []):
             query = expand(t["query"], variables, rng, interval)
-            res = QueryResult(dashboard["uid"], p["title"], t["refId"], query)
-            res.alias = t.get("alias") or ""
-            out.append(_run(client, database, res))
-    return out
+            yield p["title"], t["refId"], query, t.get("alias") or ""
 
 
-def run_variables(
-    client: Client,
-    database: str,
-    dashboard: Mapping[str, Any],
-    chosen: Mapping[str, Sequence[str]],
-    rng: TimeRange,
-) -> list[QueryResult]:
-    variables = selection(dashboard, chosen)
-    out: list[QueryResult] = []
+def _variable_queries(
+    dashboard: Mapping[str, Any], variables: Vars, rng: TimeRange
+) -> Iterator[_Query]:
     for v in dashboard.get("templating", {}).get("list", []):
         # Grafana formats every variable as a regex in variable queries.
-        query = expand(v["query"], variables, rng, 1, fmt="regex")
-        out.append(
-            _run(
-                client, database, QueryResult(dashboard["uid"], f"variable {v['name']}", "", query)
-            )
-        )
-    return out
+        yield f"variable {v['name']}", "", expand(v["query"], variables, rng, 1, fmt="regex"), ""
 
 
-def run_annotations(
+def _annotation_queries(
+    dashboard: Mapping[str, Any], variables: Vars, rng: TimeRange
+) -> Iterator[_Query]:
+    # Grafana's built-in annotation (deploys, alerts) has no query: skipped.
+    for a in dashboard.get("annotations", {}).get("list", []):
+        if a.get("query"):
+            query = expand(a["query"], variables, rng, interval_ms(rng.span_ms, 100))
+            yield f"annotation {a['name']}", "", query, ""
+
+
+_KINDS = {"panels": _panel_queries, "variables": _variable_queries,
+          "annotations": _annotation_queries}  # fmt: skip
+
+
+def run_queries(
+    kind: str,
     client: Client,
     database: str,
     dashboard: Mapping[str, Any],
     chosen: Mapping[str, Sequence[str]],
     rng: TimeRange,
 ) -> list[QueryResult]:
-    """Every annotation query (Grafana's built-in one, which has none, is skipped)."""
-    variables = selection(dashboard, chosen)
+    """Run every query of `kind` (panels, variables, annotations) of a dashboard with
+    the `chosen` variable values, as Grafana would expand it."""
     out: list[QueryResult] = []
-    for a in dashboard.get("annotations", {}).get("list", []):
-        if not a.get("query"):
-            continue
-        query = expand(a["query"], variables, rng, interval_ms(rng.span_ms, 100))
-        res = QueryResult(dashboard["uid"], f"annotation {a['name']}", "", query)
+    for title, ref, query, alias in _KINDS[kind](dashboard, selection(dashboard, chosen), rng):
+        res = QueryResult(dashboard["uid"], title, ref, query)
+        res.alias = alias
         out.append(_run(client, database, res))
     return out
+
+
+run_panels = functools.partial(run_queries, "panels")
+run_variables = functools.partial(run_queries, "variables")
+run_annotations = functools.partial(run_queries, "annotations")
