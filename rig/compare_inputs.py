@@ -170,7 +170,7 @@ def load_source(
     spec: str,
     warmup: int,
     config: Path | None,
-    query: Callable[[str, Path | None, int], Source] | None = None,
+    query: Callable[[str, Path | None, int, bool], Source] | None = None,
     include_warm: bool = False,
 ) -> Source:
     """One source from what the user typed (see the module doc); `query` reads an
@@ -180,7 +180,7 @@ def load_source(
             from rig.sinks.influx.select import load_query
 
             query = load_query
-        return query(spec, config, warmup)
+        return query(spec, config, warmup, include_warm)
     p = Path(spec)
     if p.is_file() and p.name == REPORT:
         p = p.parent

@@ -26,10 +26,15 @@ from rig.analysis.compare import (
     cut_count,
     u_pmf,
 )
+from rig.compare_inputs import Source, split
+from rig.model.report import ColdBoot
 from rig.sim.profile import load
 from rig.sim.timeline import plan
+from rig.sinks.influx.client import Client
 from rig.sinks.influx.deliver import deliver
+from rig.sinks.influx.history import read_history
 from rig.sinks.influx.sample import sample_report
+from rig.sinks.influx.select import read_boots
 from rig.sinks.influx.server import PrivateServer
 from tests.e2e import REPO, make_config
 from tests.influx_env import influx_server, settings_for  # noqa: F401 - the fixture `server`
@@ -291,3 +296,27 @@ def test_influx_source(
     missing = rig("compare", "--config", str(config), "influx:board=nope", "--",
                   "influx:board=ecovec", "--json")  # fmt: skip
     assert missing.returncode == 2 and "no boots for this selection" in missing.stdout
+
+
+def test_influx_source_leaves_out_boots_flagged_not_cold(
+    server: PrivateServer, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """A boot whose point says it was not a true cold boot (`cold_boot` false) is listed
+    as excluded, as from a folder, unless --include-warm; `rig trend`'s history skips it."""
+    s = settings_for(server, request)
+    for i in range(12):
+        r = sample_report(200 + i, initcalls=1, variant="warmcheck")
+        if i in (5, 6):
+            r.cold_boot = ColdBoot(None, None, None, None, None, None, 1.1, True, False,
+                                   ["back_powered: rail at 1.1 V while off"])  # fmt: skip
+        assert deliver(r, s, tmp_path).status == "written"
+    flagged = {sample_report(205).run_id, sample_report(206).run_id}
+    with Client(s) as client:
+        boots = read_boots(client, s.database, {"variant": "warmcheck"})
+        history = read_history(client, s.database, {"variant": "warmcheck"}, "kernel")
+    assert {b.id for b in boots if b.not_cold} == flagged
+    source = split(boots, Source("x", "influx", "here"), warmup=1)
+    assert {i for i, _ in source.excluded} == flagged and len(source.boots) == 9
+    assert len(split(boots, Source("x", "influx", "here"), 1, include_warm=True).boots) == 11
+    (kernel,) = history
+    assert len(kernel.boots) == 10 and not {b.run_id for b in kernel.boots} & flagged

@@ -62,9 +62,14 @@ def read_history(
         c for c in (where(selector), f'"outcome" = {influxql.string(Outcome.OK)}') if c
     )
     by = 'GROUP BY "board", "variant", "rig"'
-    q_boot = f'SELECT "power_to_ui_s", "run_id" FROM {influxql.ident(BOOT)} WHERE {cond} {by}'
+    q_boot = (
+        f'SELECT "power_to_ui_s", "run_id", "cold_boot" FROM {influxql.ident(BOOT)} '
+        f"WHERE {cond} {by}"
+    )
     boots: dict[tuple[str, str, str, int], tuple[str, Any]] = {}
     for tags, v in _rows(client.query(q_boot, database)):
+        if v.get("cold_boot") is False:
+            continue  # not a true cold boot (docs/cold-boot.md): not part of the trend
         key = (tags.get("board", ""), tags.get("variant", ""), tags.get("rig", ""), int(v["time"]))
         boots[key] = (str(v.get("run_id") or v["time"]), v.get("power_to_ui_s"))
     series: dict[tuple[str, str, str], Series] = {}

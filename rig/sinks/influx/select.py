@@ -62,8 +62,8 @@ def read_boots(client: Client, database: str, selector: dict[str, str]) -> list[
     """The selected boots in time order (time = power-on)."""
     cond = where(selector)
     q_boot = (
-        f'SELECT "power_to_ui_s", "run_id" FROM {influxql.ident(BOOT)} WHERE {cond} '
-        'GROUP BY "outcome"'
+        f'SELECT "power_to_ui_s", "run_id", "cold_boot" FROM {influxql.ident(BOOT)} '
+        f'WHERE {cond} GROUP BY "outcome"'
     )
     q_stage = (
         f'SELECT "duration_s", "start_s" FROM {influxql.ident(STAGE)} WHERE {cond} GROUP BY "stage"'
@@ -80,6 +80,8 @@ def read_boots(client: Client, database: str, selector: dict[str, str]) -> list[
                 "outcome": outcome,
                 "durations": durations,
                 "starts": {},
+                # false: the report flagged it (docs/cold-boot.md); null: not known
+                "not_cold": "flagged" if v.get("cold_boot") is False else None,
             }
     for s in _series(client.query(q_stage, database)):
         stage = (s.get("tags") or {}).get("stage")
@@ -95,19 +97,21 @@ def read_boots(client: Client, database: str, selector: dict[str, str]) -> list[
     out = []
     for _, b in sorted(boots.items()):
         order = tuple(sorted(b["starts"], key=lambda n: b["starts"][n]))
-        out.append(Boot(b["id"], "influx", b["outcome"], b["durations"], order))
+        out.append(Boot(b["id"], "influx", b["outcome"], b["durations"], order, b["not_cold"]))
     return out
 
 
-def load_query(spec: str, config: Path | None, warmup: int) -> Source:
-    """The `influx:` source `spec`, with the [influx] settings of `config`."""
+def load_query(spec: str, config: Path | None, warmup: int, include_warm: bool = False) -> Source:
+    """The `influx:` source `spec`, with the [influx] settings of `config`; boots whose
+    point says they were not a true cold boot are excluded unless `include_warm`."""
     selector = parse_selector(spec)
     settings = _settings(spec, config)
     with Client(settings) as client:
         boots = read_boots(client, settings.database, selector)
     if not boots:
         raise InputError(f"{spec}: InfluxDB ({settings.database}) has no boots for this selection")
-    return split(boots, Source(spec, "influx", f"{settings.url} {settings.database}"), warmup)
+    source = Source(spec, "influx", f"{settings.url} {settings.database}")
+    return split(boots, source, warmup, include_warm)
 
 
 def _settings(spec: str, config: Path | None) -> InfluxSettings:
