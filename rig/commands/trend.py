@@ -7,7 +7,6 @@ InfluxDB failed."""
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -31,10 +30,9 @@ from rig.errors import EXIT_BOARD_FAILED, EXIT_OK, InputError
 from rig.sinks.influx.changepoints import Mark, replace_marks
 from rig.sinks.influx.client import Client
 from rig.sinks.influx.history import Series, read_history
+from rig.sinks.influx.select import is_duration
 from rig.sinks.influx.settings import load_influx_config
 from rig.trend_state import Known, default_path, load, save
-
-_DURATION = re.compile(r"^\d+(ns|u|ms|s|m|h|d|w)$")
 
 
 def utc(ns: int) -> str:
@@ -151,7 +149,7 @@ def trend(
     as_json: bool,
 ) -> None:
     """Find change points in the boot-time history per board, variant and stage."""
-    if not _DURATION.match(since):
+    if not is_duration(since):
         fail(f"--since {since!r}: expected a duration such as 12h, 30d or 8w", as_json)
     try:
         settings = TrendSettings(seconds(threshold, "--threshold"), min_segment, alpha, penalty)

@@ -25,6 +25,11 @@ TIMES = ("since", "until")
 _DURATION = re.compile(r"^\d+(ns|u|ms|s|m|h|d|w)$")
 
 
+def is_duration(text: str) -> bool:
+    """An InfluxQL duration literal (`12h`, `30d`): what `since`/`until` put in a query."""
+    return bool(_DURATION.match(text))
+
+
 def parse_selector(spec: str) -> dict[str, str]:
     body = spec.partition(":")[2]
     out: dict[str, str] = {}
@@ -35,7 +40,7 @@ def parse_selector(spec: str) -> dict[str, str]:
             raise InputError(f"{spec}: {part!r}: expected key=value")
         if key not in TAGS + TIMES:
             raise InputError(f"{spec}: unknown key {key!r}: expected {', '.join(TAGS + TIMES)}")
-        if key in TIMES and not _DURATION.match(value):
+        if key in TIMES and not is_duration(value):
             raise InputError(f"{spec}: {key}={value!r}: expected a duration such as 12h or 7d")
         out[key] = value.strip()
     if not any(k in out for k in TAGS):
