@@ -63,10 +63,6 @@ class RawLayout:
     unitsize: int = 1
     repack: bool = False
 
-    def as_dict(self) -> dict[str, Any]:
-        return {"channels": list(self.names), "unitsize": self.unitsize,
-                "raw_bits": list(self.bits) if self.repack else None}  # fmt: skip
-
 
 def byte_layout(wiring: dict[str, int]) -> RawLayout:
     """One byte per sample, kept as is: bit i named by the wiring, `D<i>` when unwired."""
