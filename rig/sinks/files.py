@@ -15,9 +15,10 @@ from rig.sinks.html.write import write_html
 
 
 def save_report(folder: Path, report: Report, html: bool = True) -> None:
-    """report.json, then report.html drawn from it (listed among the artifacts)."""
+    """report.json, then report.html drawn from the same report (listed among the
+    artifacts): a soak writes both every cycle, so the file is not read back."""
     if html:
         report.artifacts["html"] = rundir.REPORT_HTML
     rundir.write_report(folder / rundir.REPORT, report)
     if html:
-        write_html(folder, SHARED)
+        write_html(folder, SHARED, report=report)

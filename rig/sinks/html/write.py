@@ -81,13 +81,17 @@ def _js_src(js_mode: str, page: Path, root: Path) -> str | None:
     return plotlyjs.shared_src(page, root)
 
 
-def write_html(folder: Path, js_mode: str = "gzip", out: Path | None = None) -> Path:
+def write_html(
+    folder: Path, js_mode: str = "gzip", out: Path | None = None, report: Report | None = None
+) -> Path:
     """Write report.html next to report.json in an artifact folder (or to `out`).
+    `report`: the folder's report when the caller has just written it (not read again).
 
     `shared` mode puts plotly.js once in the folder holding the run folder (results_dir,
     or the soak folder; the folder of `out` when given) and links it."""
     folder = Path(os.path.abspath(folder))
-    report = read_report(folder / REPORT)
+    if report is None:
+        report = read_report(folder / REPORT)
     path = out or folder / HTML
     root = folder.parent if out is None else Path(os.path.abspath(out)).parent
     src = _js_src(js_mode, path, root)
