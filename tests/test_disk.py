@@ -17,6 +17,8 @@ from click.testing import CliRunner
 from rig.artifacts.rundir import read_json, write_json
 from rig.commands.prune import prune
 from rig.commands.report import report
+from rig.model.codec import dump
+from rig.model.report import ColdBoot
 from rig.sinks.html import plotlyjs
 from tests.test_html_browser import chromium, dom
 from tests.test_html_report import real_run
@@ -168,7 +170,9 @@ def results(run_folder: Path, tmp_path: Path) -> Path:
     _boot(r, run_folder, "c-invalid", outcome="invalid_artifacts")
     _boot(r, run_folder, "d-rig-error", outcome="rig_error")
     _boot(r, run_folder, "e-contradiction", invalid=["console times go back"])
-    _boot(r, run_folder, "f-not-cold", cold_boot={"true_cold_boot": False, "reasons": ["x"]})
+    # A whole cold_boot section, so the report reads and the flag itself keeps the boot.
+    not_cold = ColdBoot(0.01, 0.001, "supply", None, None, None, 1.1, True, False, ["x"])
+    _boot(r, run_folder, "f-not-cold", cold_boot=dump(not_cold))
     (_boot(r, run_folder, "g-no-report") / "report.json").unlink()
     (_boot(r, run_folder, "h-broken-report") / "report.json").write_text("{not json")
     _boot(r, run_folder, "i-new", old=False)

@@ -83,19 +83,6 @@ def _read(path: Path) -> tuple[Any, str | None]:
         return None, f"{path.name} unreadable: {e}"
 
 
-def _cold_flag(report: Report, doc: dict[str, Any]) -> object:
-    """`cold_boot.true_cold_boot` from the typed report if this rig knows the section,
-    else from the JSON it carries."""
-    section: Any = getattr(report, "cold_boot", None)
-    if section is None:
-        section = report.extra.get("cold_boot", doc.get("cold_boot"))
-    if section is None:
-        return None
-    if isinstance(section, dict):
-        return section.get("true_cold_boot")
-    return getattr(section, "true_cold_boot", None)
-
-
 def keep_raw_reason(run_doc: Any, run_error: str | None, doc: Any, error: str | None) -> str | None:
     """Why a boot's raw artifacts must be kept, or None when its report proves it fine."""
     if error is not None:
@@ -110,11 +97,9 @@ def keep_raw_reason(run_doc: Any, run_error: str | None, doc: Any, error: str | 
         return f"outcome {report.outcome}"
     if report.analysis.invalid:
         return f"analysis.invalid: {'; '.join(map(str, report.analysis.invalid))}"
-    cold = _cold_flag(report, doc)
-    if cold is False:
+    # The model reads true_cold_boot as true, false or null; anything else is unreadable.
+    if report.cold_boot is not None and report.cold_boot.true_cold_boot is False:
         return "flagged: not a true cold boot (cold_boot.true_cold_boot false)"
-    if cold not in (True, None):
-        return f"cold_boot.true_cold_boot is {cold!r}: cannot show the boot was fine"
     if isinstance(run_doc, dict) and (run_doc.get("rig_error") or run_doc.get("aborted")):
         return f"{RUN} records {'a rig error' if run_doc.get('rig_error') else 'an abort'}"
     return None
