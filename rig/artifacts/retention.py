@@ -33,7 +33,9 @@ from rig.artifacts.rundir import (
     REPORT_HTML,
     RUN,
     TRUTH,
+    check_regular,
 )
+from rig.errors import ArtifactError
 from rig.model import Report
 from rig.outcomes import Outcome
 
@@ -67,18 +69,12 @@ def _read(path: Path) -> tuple[Any, str | None]:
     """The JSON in `path`, or None and why not (never follows a symlink, never reads a
     file that is not regular or is absurdly large)."""
     try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        return None, f"no {path.name}"
-    except OSError as e:
-        return None, f"{path.name} unreadable: {e.strerror or e}"
-    if not stat.S_ISREG(st.st_mode):
-        return None, f"{path.name} is not a regular file"
-    if st.st_size > MAX_JSON_BYTES:
-        return None, f"{path.name} is larger than any report"
-    try:
+        if not check_regular(path, MAX_JSON_BYTES, follow=False):
+            return None, f"no {path.name}"
         with open(path, "rb") as f:
             return json.load(f), None
+    except ArtifactError as e:  # not a regular file, or larger than any report
+        return None, str(e)
     except (OSError, ValueError) as e:
         return None, f"{path.name} unreadable: {e}"
 

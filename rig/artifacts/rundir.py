@@ -100,16 +100,23 @@ MAX_JSON_BYTES = 256 << 20
 
 
 def check_regular(
-    path: Path, limit: int | None = None, error: type[ArtifactError] = ArtifactError
+    path: Path,
+    limit: int | None = None,
+    error: type[ArtifactError] = ArtifactError,
+    *,
+    follow: bool = True,
 ) -> bool:
     """False when `path` does not exist; `error` when it is not a regular file (reading
-    /dev/zero or a FIFO would never end) or is larger than `limit`."""
+    /dev/zero or a FIFO would never end) or is larger than `limit`. `follow=False`: a
+    symlink is not a regular file (rig prune never reads through one)."""
     try:
-        st = os.stat(path)
+        st = os.stat(path, follow_symlinks=follow)
     except FileNotFoundError:
         return False
     except OSError as e:
         raise error(f"{path}: cannot be read: {e.strerror or e}") from None
+    if stat.S_ISLNK(st.st_mode):
+        raise error(f"{path}: a symlink, not followed")
     if not stat.S_ISREG(st.st_mode):
         raise error(f"{path}: not a regular file (a device, FIFO or folder)")
     if limit is not None and st.st_size > limit:
