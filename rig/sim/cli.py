@@ -127,6 +127,12 @@ def _load(profile: Path, as_json: bool, **overrides: Any) -> Any:
     "--pdu-port", type=int, default=0, help="TCP port of the REST PDU (default: a free one)."
 )
 @click.option(
+    "--console-link",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Publish the console pty as this symlink too (a stable path, like udev's "
+    "/dev/serial/by-id names, for a ser2net or labgrid exporter configured beforehand).",
+)
+@click.option(
     "--exit-with-parent",
     is_flag=True,
     help="Exit when the process that started us is gone (a killed rig leaves no board).",
@@ -149,6 +155,7 @@ def serve(
     back_power_v: float | None,
     supply_port: int,
     pdu_port: int,
+    console_link: Path | None,
     exit_with_parent: bool,
     as_json: bool,
 ) -> None:
@@ -186,7 +193,7 @@ def serve(
     try:
         board = Simulator(
             prof, str(profile), seed, nominal, state, fault, done, rates, power_switch,
-            supply_port, pdu_port,
+            supply_port, pdu_port, console_link,
         )  # fmt: skip
     except OSError as e:
         if own_dir:

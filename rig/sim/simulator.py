@@ -38,6 +38,7 @@ class Simulator:
         power_switch: str = "relay",
         supply_port: int = 0,
         pdu_port: int = 0,
+        console_link: Path | None = None,
     ) -> None:
         self.profile = profile
         self.label = label
@@ -49,7 +50,10 @@ class Simulator:
         closes = (rates is not None and rates.console_lost > 0) or (
             fault is not None and fault.kind == "console-closed"
         )
-        self.console = ConsolePort(Path(state_dir) / "console" if closes else None)
+        # A fixed link (console_link) is for a serial server configured before the board
+        # started (ser2net behind a labgrid place, docs/instruments.md "labgrid").
+        link = console_link or (Path(state_dir) / "console" if closes else None)
+        self.console = ConsolePort(link)
         self.fault = fault
         self.rates = rates
         self.board = Board(
