@@ -147,7 +147,7 @@ def bucket_ns(r: Report, step_ms: int) -> int:
     return t - t % step
 
 
-STEP = interval_ms(RANGE.span_ms, 100)  # every panel uses grafanalib's maxDataPoints 100
+STEP = interval_ms(RANGE.span_ms, 100)  # every panel sets maxDataPoints 100 (common.py)
 
 
 # One check per panel title: (the panel's query results, the boots selected) -> asserts.

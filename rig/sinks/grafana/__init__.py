@@ -1,8 +1,10 @@
-"""Grafana dashboards as code, over the InfluxDB schema of docs/influxdb.md.
+"""Grafana dashboards as code, over the InfluxDB schema of docs/influxdb.md, built with
+Grafana's own Foundation SDK (grafana-foundation-sdk).
 
 common (datasource, selection filter, InfluxQL quoting), budgets (config/budgets.toml),
-panels_boot and panels_soak (one function per panel), dashboards (variables, layout),
-generate (JSON files under config/grafana/dashboards), macros (Grafana's query-time
-expansion of $timeFilter, $__interval and variables) and run (execute every panel query
-against InfluxDB, as Grafana would).
+influx (the InfluxQL query and annotation models the SDK lacks), panels_boot and
+panels_soak (one function per panel), dashboards (variables, layout), schema (the check
+against the SDK's dashboard schema), generate (JSON files under config/grafana/dashboards),
+macros (Grafana's query-time expansion of $timeFilter, $__interval and variables) and run
+(execute every panel query against InfluxDB, as Grafana would).
 """

@@ -1,14 +1,23 @@
-"""What every panel shares: the provisioned datasource, the variables' filter, quoting."""
+"""What every panel shares: the provisioned datasource, the variables' filter, quoting,
+and the panel pieces more than one panel uses."""
 
 from __future__ import annotations
 
-from typing import Any
+from grafana_foundation_sdk.builders import common as cb
+from grafana_foundation_sdk.builders import dashboard as db
+from grafana_foundation_sdk.models import common as cm
+from grafana_foundation_sdk.models import dashboard as dm
 
+from rig.sinks.grafana.influx import PLUGIN_ID, InfluxQueryBuilder
 from rig.sinks.influx import influxql
 
 #: Must match config/grafana/provisioning/datasources/bootrig.yaml (a test checks it).
 DATASOURCE_UID = "bootrig-influxdb"
-DATASOURCE: dict[str, Any] = {"type": "influxdb", "uid": DATASOURCE_UID}
+
+
+def datasource() -> dm.DataSourceRef:
+    return dm.DataSourceRef(type_val=PLUGIN_ID, uid=DATASOURCE_UID)
+
 
 #: The dashboard variables, in the order they narrow each other.
 VARIABLES = ("rig", "board", "variant")
@@ -18,6 +27,48 @@ VARIABLES = ("rig", "board", "variant")
 #: as a boot without a variant) work alike.
 SELECTION = " AND ".join(f'"{v}" =~ /^${v}$/' for v in VARIABLES)
 
+#: Every panel asks for at most 100 points, so `$__interval` is the range / 100 whatever
+#: the panel's width (what the query tests assume).
+MAX_DATA_POINTS = 100
 
 ql_string = influxql.string  # an InfluxQL single-quoted string literal
 ql_ident = influxql.ident  # an InfluxQL double-quoted identifier
+
+
+def target(ref: str, query: str, alias: str = "", table: bool = False) -> InfluxQueryBuilder:
+    t = InfluxQueryBuilder(ref, query).datasource(datasource())
+    if alias:
+        t.alias(alias)
+    return t.table() if table else t
+
+
+def grid(h: int, w: int, x: int, y: int) -> dm.GridPos:
+    return dm.GridPos(h=h, w=w, x=x, y=y)
+
+
+def base_threshold() -> db.ThresholdsConfig:
+    # No panel colours by value; Grafana's own empty-thresholds form (one green base
+    # step), written out so Grafana's plugin default (red at 80) never applies.
+    return (
+        db.ThresholdsConfig()
+        .mode(dm.ThresholdsMode.ABSOLUTE)
+        .steps([dm.Threshold(value=None, color="green")])
+    )
+
+
+def legend_table(calcs: list[str]) -> cb.VizLegendOptions:
+    return (
+        cb.VizLegendOptions()
+        .show_legend(True)
+        .display_mode(cm.LegendDisplayMode.TABLE)
+        .placement(cm.LegendPlacement.RIGHT)
+        .calcs(calcs)
+    )
+
+
+def unit_is(unit: str) -> list[dm.DynamicConfigValue]:
+    return [dm.DynamicConfigValue(id_val="unit", value=unit)]
+
+
+def fixed_color(color: str) -> dm.DynamicConfigValue:
+    return dm.DynamicConfigValue(id_val="color", value={"mode": "fixed", "fixedColor": color})

@@ -2,137 +2,133 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from grafanalib.core import Annotations, Dashboard, GridPos, Template, Templating, Time
+from grafana_foundation_sdk.builders import dashboard as db
+from grafana_foundation_sdk.cog import builder as cogbuilder
+from grafana_foundation_sdk.models import dashboard as dm
 
 from rig.sinks.grafana import panels_boot as boot
 from rig.sinks.grafana import panels_soak as soak
 from rig.sinks.grafana.budgets import Budget
-from rig.sinks.grafana.common import DATASOURCE, SELECTION, ql_string
+from rig.sinks.grafana.common import SELECTION, datasource, grid, ql_string
+from rig.sinks.grafana.influx import InfluxAnnotationBuilder
 from rig.sinks.influx.changepoints import CHANGE_POINT
 
 TAG = "bootrig"
 
+#: Grafana 10.4's dashboard schema version: what the committed JSON has always declared,
+#: so Grafana runs no migration on it (the SDK's own default, 36, would make it migrate).
+SCHEMA_VERSION = 39
 
-class AllVariable(Template):  # inherits Template's attrs __init__
-    """A query variable that opens on "All" (grafanalib's default current is a value)."""
-
-    def to_json_data(self) -> dict[str, Any]:
-        data: dict[str, Any] = super().to_json_data()
-        data["current"] = {"selected": True, "text": ["All"], "value": ["$__all"]}
-        return data
+#: A panel builder of any visualisation (timeseries, table, piechart ...).
+PanelBuilder = cogbuilder.Builder[dm.Panel]
 
 
-def variable(name: str, where: str = "") -> AllVariable:
+def variable(name: str, where: str = "") -> db.QueryVariable:
     query = f'SHOW TAG VALUES FROM "boot" WITH KEY = "{name}"'
     query += f" WHERE {where}" if where else ""
-    return AllVariable(
-        name=name,
-        label=name,
-        query=query,
-        dataSource=DATASOURCE,
-        type="query",
-        multi=True,
-        includeAll=True,
-        allValue=".*",  # also matches boots without the tag (e.g. no variant)
-        refresh=1,  # on dashboard load
-        sort=1,
+    return (
+        db.QueryVariable(name)
+        .label(name)
+        .query(query)
+        .datasource(datasource())
+        .multi(True)
+        .include_all(True)
+        .all_value(".*")  # also matches boots without the tag (e.g. no variant)
+        .refresh(dm.VariableRefresh.ON_DASHBOARD_LOAD)
+        .sort(dm.VariableSort.ALPHABETICAL_ASC)
+        # opens on "All" (what a query variable shows before its first refresh)
+        .current(dm.VariableOption(selected=True, text=["All"], value=["$__all"]))
     )
 
 
-def templating() -> Templating:
-    return Templating(
-        list=[
-            variable("rig"),
-            variable("board", '"rig" =~ /^$rig$/'),
-            variable("variant", '"rig" =~ /^$rig$/ AND "board" =~ /^$board$/'),
-        ]
-    )
-
+VARIABLES = [
+    variable("rig"),
+    variable("board", '"rig" =~ /^$rig$/'),
+    variable("variant", '"rig" =~ /^$rig$/ AND "board" =~ /^$board$/'),
+]
 
 #: The change points `rig trend --mark` writes (docs/trend.md): one annotation per
 #: direction, on every time series panel, filtered by the dashboard's selection.
 CHANGE_POINT_COLORS = {"slower": "red", "faster": "green"}
 
 
-def change_point_annotation(direction: str) -> dict[str, Any]:
+def change_point_annotation(direction: str) -> InfluxAnnotationBuilder:
     query = (
         f'SELECT "text", "stage", "direction", "run_id" FROM "{CHANGE_POINT}" '
         f'WHERE $timeFilter AND "direction" = {ql_string(direction)} AND {SELECTION}'
     )
-    return {
-        "datasource": DATASOURCE,
-        "enable": True,
-        "hide": False,
-        "iconColor": CHANGE_POINT_COLORS[direction],
-        "name": f"change points: {direction}",
-        "query": query,
-        "textColumn": "text",
-        "tagsColumn": "stage,direction",
-    }
+    return (
+        InfluxAnnotationBuilder(f"change points: {direction}", query, datasource())
+        .icon_color(CHANGE_POINT_COLORS[direction])
+        .columns(text="text", tags="stage,direction")
+    )
 
 
 def _dashboard(
     title: str,
     uid: str,
     description: str,
-    panels: list[Any],
-    annotations: list[dict[str, Any]] | None = None,
-) -> Dashboard:
-    return Dashboard(
-        annotations=Annotations(list=annotations or []),
-        title=title,
-        uid=uid,
-        description=description,
-        tags=[TAG],
-        timezone="utc",
-        time=Time("now-7d", "now"),
-        refresh="1m",
-        schemaVersion=39,
-        templating=templating(),
-        links=[
-            {
-                "type": "dashboards",
-                "tags": [TAG],
-                "asDropdown": False,
-                "includeVars": True,
-                "keepTime": True,
-                "title": "bootrig",
-            }
-        ],
-        panels=panels,
-    ).auto_panel_ids()
+    panels: list[PanelBuilder],
+    annotations: list[InfluxAnnotationBuilder] | None = None,
+) -> dm.Dashboard:
+    dash = (
+        db.Dashboard(title)
+        .uid(uid)
+        .description(description)
+        .tags([TAG])
+        .timezone("utc")
+        .time("now-7d", "now")
+        .refresh("1m")
+        .editable()
+        .tooltip(dm.DashboardCursorSync.OFF)
+        .variables(list(VARIABLES))
+        .annotations(list(annotations or []))
+        .link(
+            db.DashboardLink("bootrig")
+            .type(dm.DashboardLinkType.DASHBOARDS)
+            .tags([TAG])
+            .as_dropdown(False)
+            .include_vars(True)
+            .keep_time(True)
+        )
+    )
+    for panel in panels:
+        dash.with_panel(panel)
+    built = dash.build()
+    for i, p in enumerate(built.panels or [], start=1):
+        p.id_val = i  # Grafana's panel ids: unique in the dashboard, the layout order
+    built.schema_version = SCHEMA_VERSION  # the builder has no setter for it
+    return built
 
 
-def boot_time(budgets: dict[str, Budget]) -> Dashboard:
+def boot_time(budgets: dict[str, Budget]) -> dm.Dashboard:
     return _dashboard(
         "bootrig: boot time",
         "bootrig-boot-time",
         "Power-to-UI trend against budgets, where the time goes by stage, latest boots.",
         [
-            boot.power_to_ui_trend(budgets, GridPos(h=9, w=24, x=0, y=0)),
-            boot.stage_breakdown(GridPos(h=9, w=14, x=0, y=9)),
-            boot.stage_percentiles(GridPos(h=9, w=10, x=14, y=9)),
-            boot.latest_boots(GridPos(h=9, w=24, x=0, y=18)),
+            boot.power_to_ui_trend(budgets, grid(9, 24, 0, 0)),
+            boot.stage_breakdown(grid(9, 14, 0, 9)),
+            boot.stage_percentiles(grid(9, 10, 14, 9)),
+            boot.latest_boots(grid(9, 24, 0, 18)),
         ],
         [change_point_annotation(d) for d in CHANGE_POINT_COLORS],
     )
 
 
-def soak_and_kernel() -> Dashboard:
+def soak_and_kernel() -> dm.Dashboard:
     return _dashboard(
         "bootrig: soak and kernel",
         "bootrig-soak-kernel",
         "Soak outcomes by class, the slowest initcalls and the advisories' possible gains.",
         [
-            soak.outcomes_over_time(GridPos(h=8, w=16, x=0, y=0)),
-            soak.outcomes_by_class(GridPos(h=8, w=8, x=16, y=0)),
-            soak.slowest_initcalls(GridPos(h=10, w=14, x=0, y=8)),
-            soak.advisories(GridPos(h=10, w=10, x=14, y=8)),
+            soak.outcomes_over_time(grid(8, 16, 0, 0)),
+            soak.outcomes_by_class(grid(8, 8, 16, 0)),
+            soak.slowest_initcalls(grid(10, 14, 0, 8)),
+            soak.advisories(grid(10, 10, 14, 8)),
         ],
     )
 
 
-def all_dashboards(budgets: dict[str, Budget]) -> list[Dashboard]:
+def all_dashboards(budgets: dict[str, Budget]) -> list[dm.Dashboard]:
     return [boot_time(budgets), soak_and_kernel()]

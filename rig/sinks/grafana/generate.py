@@ -1,5 +1,6 @@
 """Dashboards -> JSON files (config/grafana/dashboards/<uid>.json), or a check that the
-committed files are what the code generates."""
+committed files are what the code generates. Nothing is written that does not conform to
+the Grafana Foundation SDK's dashboard schema (rig.sinks.grafana.schema)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from grafanalib._gen import DashboardEncoder
-
+from rig.sinks.grafana import schema
 from rig.sinks.grafana.budgets import load_budgets
 from rig.sinks.grafana.dashboards import all_dashboards
 
@@ -21,9 +21,10 @@ def render(budgets_path: Path) -> dict[str, str]:
     """File name -> JSON text of every dashboard; deterministic (sorted keys)."""
     out: dict[str, str] = {}
     for dash in all_dashboards(load_budgets(budgets_path)):
-        data = dash.to_json_data()
-        text = json.dumps(data, sort_keys=True, indent=2, cls=DashboardEncoder) + "\n"
-        out[f"{dash.uid}.json"] = text
+        name = f"{dash.uid}.json"
+        data = schema.encode(dash)
+        schema.check(data, name)  # a SchemaError: `rig grafana build` exits 2, writes nothing
+        out[name] = json.dumps(data, sort_keys=True, indent=2) + "\n"
     return out
 
 

@@ -3,83 +3,103 @@ p50/p95 per variant, latest boots. One function per panel; each owns its query."
 
 from __future__ import annotations
 
-from grafanalib.core import GridPos, Table, TableSortByField, TimeSeries
-from grafanalib.influxdb import InfluxDBTarget
+from grafana_foundation_sdk.builders import common as cb
+from grafana_foundation_sdk.builders import dashboard as db
+from grafana_foundation_sdk.builders import table, timeseries
+from grafana_foundation_sdk.models import common as cm
+from grafana_foundation_sdk.models import dashboard as dm
 
 from rig.outcomes import Outcome
 from rig.sinks.grafana.budgets import Budget
-from rig.sinks.grafana.common import DATASOURCE, SELECTION, ql_string
+from rig.sinks.grafana.common import (
+    MAX_DATA_POINTS,
+    SELECTION,
+    base_threshold,
+    datasource,
+    fixed_color,
+    legend_table,
+    ql_string,
+    target,
+    unit_is,
+)
 
 BUDGET_PREFIX = "budget "
 
 
-def target(ref: str, query: str, alias: str = "", table: bool = False) -> InfluxDBTarget:
-    return InfluxDBTarget(
-        query=query,
-        rawQuery=True,
-        refId=ref,
-        alias=alias,
-        format="table" if table else "time_series",
-        datasource=DATASOURCE,
+def time_series(
+    title: str, description: str, grid: dm.GridPos, legend_calcs: list[str]
+) -> timeseries.Panel:
+    """What every time series panel shares: the datasource, 100 points, a legend table."""
+    return (
+        timeseries.Panel()
+        .title(title)
+        .description(description)
+        .datasource(datasource())
+        .grid_pos(grid)
+        .max_data_points(MAX_DATA_POINTS)
+        .thresholds(base_threshold())
+        .color_scheme(db.FieldColor().mode(dm.FieldColorModeId.PALETTE_CLASSIC))
+        .legend(legend_table(legend_calcs))
+        .tooltip(cb.VizTooltipOptions().mode(cm.TooltipDisplayMode.SINGLE).sort(cm.SortOrder.NONE))
     )
 
 
 def stacked_bars(
-    title: str, description: str, query: str, alias: str, grid: GridPos, calc: str, **more: object
-) -> TimeSeries:
+    title: str, description: str, query: str, alias: str, grid: dm.GridPos, calc: str
+) -> timeseries.Panel:
     """Bars per interval, one series per tag value, stacked, with a legend table."""
-    return TimeSeries(
-        title=title,
-        description=description,
-        dataSource=DATASOURCE,
-        targets=[target("A", query, alias=alias)],
-        gridPos=grid,
-        drawStyle="bars",
-        fillOpacity=80,
-        stacking={"mode": "normal", "group": "A"},
-        legendDisplayMode="table",
-        legendPlacement="right",
-        legendCalcs=[calc],
-        **more,
+    return (
+        time_series(title, description, grid, [calc])
+        .with_target(target("A", query, alias=alias))
+        .draw_style(cm.GraphDrawStyle.BARS)
+        .fill_opacity(80)
+        .stacking(cb.StackingConfig().mode(cm.StackingMode.NORMAL).group("A"))
     )
 
 
 #: Grafana's table transformations for one InfluxQL result: merge the series of a
 #: GROUP BY into one table, and drop the time column.
 MERGED = [
-    {"id": "merge", "options": {}},
-    {"id": "organize", "options": {"excludeByName": {"Time": True}}},
+    dm.DataTransformerConfig(id_val="merge", options={}),
+    dm.DataTransformerConfig(id_val="organize", options={"excludeByName": {"Time": True}}),
 ]
+
+
+def table_panel(title: str, description: str, grid: dm.GridPos) -> table.Panel:
+    return (
+        table.Panel()
+        .title(title)
+        .description(description)
+        .datasource(datasource())
+        .grid_pos(grid)
+        .max_data_points(MAX_DATA_POINTS)
+        .thresholds(base_threshold())
+        .show_header(True)
+    )
+
+
+def sorted_by(column: str) -> list[cb.TableSortByFieldState]:
+    return [cb.TableSortByFieldState().display_name(column).desc(True)]
 
 
 def stats_table(
     title: str,
     description: str,
     query: str,
-    grid: GridPos,
+    grid: dm.GridPos,
     *,
-    transformations: list[dict[str, object]] | None = None,
+    transformations: list[dm.DataTransformerConfig] | None = None,
     sort_by: str | None = None,
-) -> Table:
+) -> table.Panel:
     """A table of per-group statistics in seconds, with a `boots` count column."""
-    return Table(
-        title=title,
-        description=description,
-        dataSource=DATASOURCE,
-        targets=[target("A", query, table=True)],
-        gridPos=grid,
-        unit="s",
-        overrides=[unit_override("boots", "none")],
-        transformations=MERGED if transformations is None else transformations,
-        sortBy=[TableSortByField(displayName=sort_by, desc=True)] if sort_by else [],
+    panel = (
+        table_panel(title, description, grid)
+        .with_target(target("A", query, table=True))
+        .unit("s")
+        .override_by_name("boots", unit_is("none"))
+        .transformations(MERGED if transformations is None else transformations)
     )
-
-
-def unit_override(column: str, unit: str) -> dict[str, object]:
-    return {
-        "matcher": {"id": "byName", "options": column},
-        "properties": [{"id": "unit", "value": unit}],
-    }
+    return panel.sort_by(sorted_by(sort_by)) if sort_by else panel
 
 
 def budget_query(board: str, seconds: float) -> str:
@@ -92,7 +112,7 @@ def budget_query(board: str, seconds: float) -> str:
     )
 
 
-def power_to_ui_trend(budgets: dict[str, Budget], grid: GridPos) -> TimeSeries:
+def power_to_ui_trend(budgets: dict[str, Budget], grid: dm.GridPos) -> timeseries.Panel:
     boots = target(
         "A",
         f'SELECT "power_to_ui_s" FROM "boot" WHERE {SELECTION} AND "outcome" = \'ok\' '
@@ -104,32 +124,29 @@ def power_to_ui_trend(budgets: dict[str, Budget], grid: GridPos) -> TimeSeries:
         target(chr(ord("B") + i), budget_query(board, seconds), BUDGET_PREFIX + board)
         for i, (board, seconds) in enumerate(totals)
     ]
-    dashed = {
-        "matcher": {"id": "byRegexp", "options": f"^{BUDGET_PREFIX}"},
-        "properties": [
-            {"id": "custom.lineStyle", "value": {"fill": "dash", "dash": [10, 10]}},
-            {"id": "custom.showPoints", "value": "never"},
-            {"id": "color", "value": {"mode": "fixed", "fixedColor": "red"}},
-        ],
-    }
-    return TimeSeries(
-        title="Power-to-UI per boot, with budgets",
-        description="Each point is one boot (outcome ok); dashed lines are the board budgets.",
-        dataSource=DATASOURCE,
-        targets=[boots, *lines],
-        gridPos=grid,
-        unit="s",
-        showPoints="always",
-        pointSize=6,
-        lineWidth=1,
-        overrides=[dashed],
-        legendDisplayMode="table",
-        legendPlacement="right",
-        legendCalcs=["min", "mean", "max"],
+    dashed: list[dm.DynamicConfigValue] = [
+        dm.DynamicConfigValue(id_val="custom.lineStyle", value={"fill": "dash", "dash": [10, 10]}),
+        dm.DynamicConfigValue(id_val="custom.showPoints", value="never"),
+        fixed_color("red"),
+    ]
+    return (
+        time_series(
+            "Power-to-UI per boot, with budgets",
+            "Each point is one boot (outcome ok); dashed lines are the board budgets.",
+            grid,
+            ["min", "mean", "max"],
+        )
+        .targets([boots, *lines])
+        .unit("s")
+        .draw_style(cm.GraphDrawStyle.LINE)
+        .show_points(cm.VisibilityMode.ALWAYS)
+        .point_size(6)
+        .line_width(1)
+        .override_by_regexp(f"^{BUDGET_PREFIX}", dashed)
     )
 
 
-def stage_breakdown(grid: GridPos) -> TimeSeries:
+def stage_breakdown(grid: dm.GridPos) -> timeseries.Panel:
     return stacked_bars(
         "Stage breakdown over time",
         "Mean duration of each stage per interval, stacked: the bar height is "
@@ -140,11 +157,10 @@ def stage_breakdown(grid: GridPos) -> TimeSeries:
         "$tag_stage",
         grid,
         "mean",
-        unit="s",
-    )
+    ).unit("s")
 
 
-def stage_percentiles(grid: GridPos) -> Table:
+def stage_percentiles(grid: dm.GridPos) -> table.Panel:
     return stats_table(
         "Per-stage p50 / p95 per variant",
         "Over the time range, boots with outcome ok.",
@@ -156,12 +172,12 @@ def stage_percentiles(grid: GridPos) -> Table:
     )
 
 
-def latest_boots(grid: GridPos) -> Table:
-    return Table(
-        title="Latest boots",
-        description="The 20 most recent boots of the selection, every outcome.",
-        dataSource=DATASOURCE,
-        targets=[
+def latest_boots(grid: dm.GridPos) -> table.Panel:
+    panel = (
+        table_panel(
+            "Latest boots", "The 20 most recent boots of the selection, every outcome.", grid
+        )
+        .with_target(
             target(
                 "A",
                 'SELECT "run_id", "board", "variant", "outcome", "power_to_ui_s", '
@@ -169,12 +185,9 @@ def latest_boots(grid: GridPos) -> Table:
                 f'FROM "boot" WHERE {SELECTION} AND $timeFilter ORDER BY time DESC LIMIT 20',
                 table=True,
             )
-        ],
-        gridPos=grid,
-        overrides=[
-            unit_override("power_to_ui_s", "s"),
-            unit_override("power_to_ui_uncertainty_s", "s"),
-            unit_override("advisory_gain_s", "s"),
-        ],
-        sortBy=[TableSortByField(displayName="Time", desc=True)],
+        )
+        .sort_by(sorted_by("Time"))
     )
+    for column in ("power_to_ui_s", "power_to_ui_uncertainty_s", "advisory_gain_s"):
+        panel.override_by_name(column, unit_is("s"))
+    return panel

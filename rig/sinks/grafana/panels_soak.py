@@ -3,23 +3,33 @@ advisories. One function per panel; each owns its query."""
 
 from __future__ import annotations
 
-from grafanalib.core import GridPos, PieChartv2, Table, TimeSeries
+from grafana_foundation_sdk.builders import common as cb
+from grafana_foundation_sdk.builders import piechart, table, timeseries
+from grafana_foundation_sdk.models import common as cm
+from grafana_foundation_sdk.models import dashboard as dm
+from grafana_foundation_sdk.models import piechart as pm
 
 from rig.outcomes import Outcome
-from rig.sinks.grafana.common import DATASOURCE, SELECTION
-from rig.sinks.grafana.panels_boot import MERGED, stacked_bars, stats_table, target
+from rig.sinks.grafana.common import (
+    MAX_DATA_POINTS,
+    SELECTION,
+    base_threshold,
+    datasource,
+    fixed_color,
+    target,
+)
+from rig.sinks.grafana.panels_boot import MERGED, stacked_bars, stats_table
 
 # `stages_reached_count` is on every boot point, whatever the outcome (a failed boot
 # has no power_to_ui_s), so counting it counts boots.
 BOOTS = 'count("stages_reached_count")'
 
-OK_GREEN = {
-    "matcher": {"id": "byName", "options": Outcome.OK.value},
-    "properties": [{"id": "color", "value": {"mode": "fixed", "fixedColor": "green"}}],
-}
+
+def ok_green() -> list[dm.DynamicConfigValue]:
+    return [fixed_color("green")]
 
 
-def outcomes_over_time(grid: GridPos) -> TimeSeries:
+def outcomes_over_time(grid: dm.GridPos) -> timeseries.Panel:
     return stacked_bars(
         "Soak outcomes over time",
         "Boots per interval by outcome class (ok, hang_in_<stage>, panic, ...).",
@@ -28,34 +38,44 @@ def outcomes_over_time(grid: GridPos) -> TimeSeries:
         "$tag_outcome",
         grid,
         "sum",
-        overrides=[OK_GREEN],
+    ).override_by_name(Outcome.OK.value, ok_green())
+
+
+def outcomes_by_class(grid: dm.GridPos) -> piechart.Panel:
+    legend = (
+        piechart.PieChartLegendOptions()
+        .show_legend(True)
+        .display_mode(cm.LegendDisplayMode.TABLE)
+        .placement(cm.LegendPlacement.RIGHT)
+        .values([pm.PieChartLegendValues.VALUE, pm.PieChartLegendValues.PERCENT])
     )
-
-
-def outcomes_by_class(grid: GridPos) -> PieChartv2:
-    return PieChartv2(
-        title="Outcomes by class",
-        description="Boots in the time range by outcome.",
-        dataSource=DATASOURCE,
-        targets=[
+    return (
+        piechart.Panel()
+        .title("Outcomes by class")
+        .description("Boots in the time range by outcome.")
+        .datasource(datasource())
+        .grid_pos(grid)
+        .max_data_points(MAX_DATA_POINTS)
+        .thresholds(base_threshold())
+        .with_target(
             target(
                 "A",
                 f'SELECT {BOOTS} AS "boots" FROM "boot" WHERE {SELECTION} AND $timeFilter '
                 'GROUP BY "outcome"',
                 alias="$tag_outcome",
             )
-        ],
-        gridPos=grid,
-        pieType="donut",
-        reduceOptionsCalcs=["sum"],
-        legendDisplayMode="table",
-        legendPlacement="right",
-        legendValues=["value", "percent"],
-        overrides=[OK_GREEN],
+        )
+        .pie_type(pm.PieChartType.DONUT)
+        .reduce_options(cb.ReduceDataOptions().values(False).fields("").calcs(["sum"]))
+        .legend(legend)
+        # Grafana's default, written out: the SDK's pie chart field config has no other
+        .hide_from(cb.HideSeriesConfig().legend(False).tooltip(False).viz(False))
+        .tooltip(cb.VizTooltipOptions().mode(cm.TooltipDisplayMode.SINGLE).sort(cm.SortOrder.NONE))
+        .override_by_name(Outcome.OK.value, ok_green())
     )
 
 
-def slowest_initcalls(grid: GridPos) -> Table:
+def slowest_initcalls(grid: dm.GridPos) -> table.Panel:
     return stats_table(
         "Slowest initcalls",
         "The 20 initcalls with the highest p95 duration over the time range.",
@@ -69,7 +89,7 @@ def slowest_initcalls(grid: GridPos) -> Table:
     )
 
 
-def advisories(grid: GridPos) -> Table:
+def advisories(grid: dm.GridPos) -> table.Panel:
     return stats_table(
         "Advisories: what could be saved",
         "Known offenders flagged by the analysis, with the mean estimated gain.",

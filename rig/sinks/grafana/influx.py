@@ -1,0 +1,168 @@
+"""The InfluxDB (InfluxQL) parts of a dashboard, as typed models the Grafana Foundation
+SDK can build, encode and decode.
+
+The SDK carries no InfluxDB datasource: its dashboard schema leaves a panel target open
+(a `Dataquery` variant chosen by the datasource type) and has no fields for the
+datasource-specific options of an annotation. So the rig adds the two, the way the SDK's
+own datasources do it: a `Dataquery` variant registered under the plugin id `influxdb`,
+and an `AnnotationQuery` subclass with the fields Grafana's InfluxDB datasource reads.
+"""
+
+from __future__ import annotations
+
+import typing
+
+from grafana_foundation_sdk.cog import builder as cogbuilder
+from grafana_foundation_sdk.cog import runtime as cogruntime
+from grafana_foundation_sdk.cog import variants as cogvariants
+from grafana_foundation_sdk.models import dashboard as sdk
+
+PLUGIN_ID = "influxdb"
+
+ResultFormat = typing.Literal["time_series", "table", "logs"]
+
+
+class InfluxQuery(cogvariants.Dataquery):
+    """A raw InfluxQL panel target (the query editor's "raw query" mode)."""
+
+    ref_id: str
+    query: str
+    raw_query: bool
+    result_format: ResultFormat
+    # The legend pattern, e.g. "$tag_board"; unset: Grafana names the series itself.
+    alias: str | None
+    datasource: sdk.DataSourceRef | None
+    hide: bool | None
+
+    def __init__(
+        self,
+        ref_id: str = "",
+        query: str = "",
+        raw_query: bool = True,
+        result_format: ResultFormat = "time_series",
+        alias: str | None = None,
+        datasource: sdk.DataSourceRef | None = None,
+        hide: bool | None = None,
+    ) -> None:
+        self.ref_id = ref_id
+        self.query = query
+        self.raw_query = raw_query
+        self.result_format = result_format
+        self.alias = alias
+        self.datasource = datasource
+        self.hide = hide
+
+    def to_json(self) -> dict[str, object]:
+        payload: dict[str, object] = {
+            "refId": self.ref_id,
+            "query": self.query,
+            "rawQuery": self.raw_query,
+            "resultFormat": self.result_format,
+        }
+        if self.alias is not None:
+            payload["alias"] = self.alias
+        if self.datasource is not None:
+            payload["datasource"] = self.datasource
+        if self.hide is not None:
+            payload["hide"] = self.hide
+        return payload
+
+    @classmethod
+    def from_json(cls, data: dict[str, typing.Any]) -> typing.Self:
+        ds = data.get("datasource")
+        return cls(
+            ref_id=data.get("refId", ""),
+            query=data.get("query", ""),
+            raw_query=data.get("rawQuery", True),
+            result_format=data.get("resultFormat", "time_series"),
+            alias=data.get("alias"),
+            datasource=sdk.DataSourceRef.from_json(ds) if isinstance(ds, dict) else ds,
+            hide=data.get("hide"),
+        )
+
+
+class InfluxQueryBuilder(cogbuilder.Builder[InfluxQuery]):
+    def __init__(self, ref_id: str, query: str) -> None:
+        self._internal = InfluxQuery(ref_id=ref_id, query=query)
+
+    def build(self) -> InfluxQuery:
+        return self._internal
+
+    def alias(self, alias: str) -> typing.Self:
+        self._internal.alias = alias
+        return self
+
+    def table(self) -> typing.Self:
+        """Rows and columns as InfluxDB returns them, for a table panel."""
+        self._internal.result_format = "table"
+        return self
+
+    def datasource(self, ref: sdk.DataSourceRef) -> typing.Self:
+        self._internal.datasource = ref
+        return self
+
+
+class InfluxAnnotation(sdk.AnnotationQuery):
+    """An InfluxQL annotation: the SDK's AnnotationQuery plus the fields Grafana's InfluxDB
+    datasource reads (the query, and which columns hold the event's text and tags)."""
+
+    query: str
+    text_column: str | None
+    tags_column: str | None
+
+    def __init__(
+        self,
+        query: str = "",
+        text_column: str | None = None,
+        tags_column: str | None = None,
+        **common: typing.Any,
+    ) -> None:
+        super().__init__(**common)
+        self.query = query
+        self.text_column = text_column
+        self.tags_column = tags_column
+
+    def to_json(self) -> dict[str, object]:
+        payload = super().to_json()
+        payload["query"] = self.query
+        if self.text_column is not None:
+            payload["textColumn"] = self.text_column
+        if self.tags_column is not None:
+            payload["tagsColumn"] = self.tags_column
+        return payload
+
+    @classmethod
+    def from_json(cls, data: dict[str, typing.Any]) -> typing.Self:
+        base = sdk.AnnotationQuery.from_json(data)
+        return cls(
+            query=data.get("query", ""),
+            text_column=data.get("textColumn"),
+            tags_column=data.get("tagsColumn"),
+            **vars(base),
+        )
+
+
+class InfluxAnnotationBuilder(cogbuilder.Builder[sdk.AnnotationQuery]):
+    def __init__(self, name: str, query: str, datasource: sdk.DataSourceRef) -> None:
+        self._internal = InfluxAnnotation(query=query, name=name, datasource=datasource)
+
+    def build(self) -> sdk.AnnotationQuery:
+        return self._internal
+
+    def icon_color(self, color: str) -> typing.Self:
+        self._internal.icon_color = color
+        return self
+
+    def columns(self, text: str, tags: str) -> typing.Self:
+        """The result columns holding the event's text and (comma-separated) its tags."""
+        self._internal.text_column = text
+        self._internal.tags_column = tags
+        return self
+
+
+def register() -> None:
+    """Let the SDK's decoders turn an `influxdb` target into an InfluxQuery (otherwise it
+    keeps it as an untyped `UnknownDataquery`)."""
+    cogruntime.register_dataquery_variant(
+        cogruntime.DataqueryConfig(identifier=PLUGIN_ID, from_json_hook=InfluxQuery.from_json)
+    )
