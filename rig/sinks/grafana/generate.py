@@ -23,7 +23,7 @@ def render(budgets_path: Path) -> dict[str, str]:
     for dash in all_dashboards(load_budgets(budgets_path)):
         name = f"{dash.uid}.json"
         data = schema.encode(dash)
-        schema.check(data, name)  # a SchemaError: `rig grafana build` exits 2, writes nothing
+        schema.check(data, name)  # else `rig grafana build` exits 3 and writes nothing
         out[name] = json.dumps(data, sort_keys=True, indent=2) + "\n"
     return out
 

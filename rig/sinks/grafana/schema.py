@@ -30,12 +30,8 @@ from grafana_foundation_sdk.cog import runtime as cogruntime
 from grafana_foundation_sdk.cog.encoder import JSONEncoder
 from grafana_foundation_sdk.models import dashboard as sdk
 
-from rig.errors import InputError
+from rig.errors import RigError
 from rig.sinks.grafana import influx
-
-
-class SchemaError(InputError):
-    """A dashboard that does not conform to the SDK's schema."""
 
 
 @functools.cache
@@ -66,20 +62,19 @@ def problems(data: dict[str, Any]) -> list[str]:
     """What in `data` does not conform, as `path: what` lines; empty when it conforms."""
     try:
         dash = decode(data)
-    except (KeyError, TypeError, AttributeError, ValueError) as e:
+        return [*_differences("$", data, encode(dash)), *_types("$", dash)]
+    except (KeyError, TypeError, AttributeError, ValueError, IndexError) as e:
+        # the SDK's decoders index what they expect (a panel's "type", a list's items)
         return [f"$: not decodable by the SDK's models ({type(e).__name__}: {e})"]
-    found = list(_differences("$", data, encode(dash)))
-    found += _types("$", dash)
-    return found
 
 
 def check(data: dict[str, Any], name: str) -> None:
+    """Raise RigError (exit 3: the dashboards are the rig's code, not the user's input)
+    naming what does not conform."""
     found = problems(data)
     if found:
         more = f" (and {len(found) - 10} more)" if len(found) > 10 else ""
-        raise SchemaError(
-            f"{name}: not Grafana's dashboard schema: " + "; ".join(found[:10]) + more
-        )
+        raise RigError(f"{name}: not Grafana's dashboard schema: " + "; ".join(found[:10]) + more)
 
 
 def _differences(path: str, given: Any, schema: Any) -> Iterator[str]:
@@ -121,7 +116,10 @@ def _value(path: str, value: Any, hint: Any) -> list[str]:
     if hint is typing.Any or hint is object:
         return _types(path, value) if _is_model(value) else []
     if origin in (typing.Union, types.UnionType):
-        tries = [_value(path, value, arm) for arm in args]
+        # judge the value by the arm of its shape (a set optional by its type, a Panel by
+        # Panel rather than RowPanel), so the problems named are the ones that matter
+        arms = [a for a in args if _shaped(value, a)] or list(args)
+        tries = [_value(path, value, arm) for arm in arms]
         return [] if any(not t for t in tries) else min(tries, key=len)
     if origin is typing.Literal:
         return [] if value in args else [f"{path}: {value!r} is not one of {list(args)}"]
@@ -136,6 +134,17 @@ def _value(path: str, value: Any, hint: Any) -> list[str]:
     if isinstance(hint, type):
         return _instance(path, value, hint)
     return []  # a hint the SDK does not use: nothing to check against
+
+
+def _shaped(value: Any, hint: Any) -> bool:
+    origin = typing.get_origin(hint)
+    if origin in (list, dict):
+        return isinstance(value, origin)
+    if hint is type(None):
+        return value is None
+    if isinstance(hint, type) and hasattr(hint, "from_json"):
+        return isinstance(value, hint)
+    return value is not None
 
 
 def _instance(path: str, value: Any, cls: type) -> list[str]:
@@ -154,7 +163,8 @@ def _instance(path: str, value: Any, cls: type) -> list[str]:
         ok = ok and (cls is float or isinstance(value, int))
         return [] if ok else [f"{path}: expected {cls.__name__}, found {value!r}"]
     if isinstance(value, cogruntime.UnknownDataquery):
-        return [f"{path}: a query of a datasource with no model ({value.data.get('datasource')})"]
+        # the panel's datasource type chooses the query model; none is registered for it
+        return [f"{path}: no query model for the panel's datasource type"]
     if isinstance(value, dict) and hasattr(cls, "from_json"):
         value = cls.from_json(value)  # fields the SDK's decoder leaves as read (panel links)
     if not isinstance(value, cls):
