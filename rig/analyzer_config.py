@@ -34,6 +34,8 @@ class AnalyzerConfig:
     debounce_us: float
     device_channels: dict[str, str] = field(default_factory=dict)  # contract -> device name
     settings: Any = None  # the driver's own keys (rig.instruments.registry)
+    # Arm before the power-off, so the capture shows the rail fall (docs/cold-boot.md).
+    arm_before_off: bool = False
 
 
 def _channels(t: Table, driver: str) -> dict[str, str]:
@@ -78,6 +80,22 @@ def parse_analyzer(a: Table, base: Path) -> AnalyzerConfig:
         debounce_us=a.float("debounce_us", DEFAULT_DEBOUNCE_US, min=0.0, max=1e6),
         device_channels=device_channels,
         settings=spec.settings,
+        arm_before_off=a.bool("arm_before_off", False),
     )
+    if cfg.arm_before_off:
+        _check_arm_before_off(a, driver, spec.settings)
     a.done()
     return cfg
+
+
+def _check_arm_before_off(a: Table, driver: str, settings: Any) -> None:
+    """Arming early shows the rail fall only where samples flow before the power-on."""
+    if driver in ("none", "qemu"):
+        why = "no analyzer" if driver == "none" else "the QEMU trace starts with its process"
+        a.error("arm_before_off", f"false with driver {driver!r} ({why})", True)
+    if getattr(settings, "trigger", ""):
+        raise ConfigError(
+            f"{a.path}: key '{a.key('arm_before_off')}': a trigger "
+            f"({a.key('trigger')} = {settings.trigger!r}) starts the samples at the trigger, "
+            "so the rail fall before it is never captured: drop one of the two"
+        )

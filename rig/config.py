@@ -6,6 +6,7 @@ lab engineer editing a config at 2 a.m. should not have to guess.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -151,6 +152,16 @@ def load_config(path: Path, board: Path | None = None, overrides: Sequence[str] 
     c.done()
 
     analyzer = parse_analyzer(root.table("analyzer"), base)
+    if analyzer.arm_before_off:
+        # The rail must still be up when the analyzer arms: a board switched off at the
+        # end of the previous run fell before any capture began (docs/cold-boot.md).
+        if p.has("power_off_after") and power.power_off_after:
+            raise ConfigError(
+                f"{path}: key 'analyzer.arm_before_off': needs power.power_off_after = "
+                "false (the default then): a board switched off after each run falls "
+                "before the next capture begins"
+            )
+        power = dataclasses.replace(power, power_off_after=False)
 
     sim: SimConfig | None = None
     if root.has("sim") or board is not None:

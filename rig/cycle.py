@@ -178,6 +178,14 @@ def _stop_capture(
     return stopper.result()
 
 
+def _arm(bench: Bench, run: Run, raw: Path) -> None:
+    assert bench.analyzer is not None
+    # The layout before power-on: a raw capture a killed run leaves can be converted.
+    run.capture = _layout(bench.analyzer.layout)
+    run.capture.samplerate_hz = bench.analyzer.samplerate
+    run.analyzer_armed_ns = bench.analyzer.arm(raw)
+
+
 def _layout(lay: RawLayout) -> RunCapture:
     return RunCapture(
         channels=list(lay.names),
@@ -242,6 +250,12 @@ def _cycle(
         if describe is not None:
             instruments[f"{role}_device"] = describe()  # what answered, for the record
 
+    raw = folder / rundir.CAPTURE_RAW
+    early = bench.analyzer is not None and cfg.analyzer.arm_before_off
+    if early:  # the capture then shows the rail fall and the off-time (docs/cold-boot.md)
+        _arm(bench, run, raw)
+        rundir.write_run(folder, run)  # states the layout, should the run die in the hold
+    t_off_cmd = time.monotonic_ns()
     run.power_off_ns = bench.power.off()  # the off-hold's start: docs/cold-boot.md
     t_off = time.monotonic_ns()
     with steps.step("off-hold", hold_s=cfg.power.off_hold_s):
@@ -254,12 +268,8 @@ def _cycle(
             time.sleep(left_s)
     t_hold_end = time.monotonic_ns()
 
-    raw = folder / rundir.CAPTURE_RAW
-    if bench.analyzer:
-        # The layout before power-on: a raw capture a killed run leaves can be converted.
-        run.capture = _layout(bench.analyzer.layout)
-        run.capture.samplerate_hz = bench.analyzer.samplerate
-        run.analyzer_armed_ns = bench.analyzer.arm(raw)
+    if bench.analyzer and not early:
+        _arm(bench, run, raw)
     watch = _TagWatch(_ui_lines(cfg))
     bench.console.start(folder / rundir.CONSOLE_JSONL, watch)
     instruments["console"] = bench.console.port  # an emulated board's pty is new
@@ -310,7 +320,8 @@ def _cycle(
     wall = (t_end - t_start) / 1e9
     # The hold is the configured time after the off command; work done during it that
     # outlasted it is the rig's overhead, not the board's hold.
-    hold = (t_off - t_start) / 1e9 + min(cfg.power.off_hold_s, (t_hold_end - t_off) / 1e9)
+    # An early arming is the rig's time too, so the hold starts at the off command.
+    hold = (t_off - t_off_cmd) / 1e9 + min(cfg.power.off_hold_s, (t_hold_end - t_off) / 1e9)
     boot = (t_boot_end - run.power_on_ns) / 1e9
     run.timing = RunTiming(
         wall_s=wall,

@@ -59,7 +59,8 @@ def _scan(
         if tap is None:
             return scan, None, None
         try:
-            return scan, decode_uart(capture, tap, baud), None
+            since = scan.power_up[0] if scan.power_up else 0  # this boot's bytes only
+            return scan, decode_uart(capture, tap, baud, since), None
         except UartError as e:
             return scan, None, str(e)
     r = scan_capture(capture, debounce_us, names.UART_TX, baud, rename)

@@ -90,8 +90,11 @@ def test_power_waits_until_the_device_streams(tmp_path: Path) -> None:
         b.close()
 
 
-def test_full_cycle_with_the_demo_driver(tmp_path: Path) -> None:
+@pytest.mark.parametrize("early", [False, True], ids=["armed-after-hold", "arm-before-off"])
+def test_full_cycle_with_the_demo_driver(tmp_path: Path, early: bool) -> None:
     text = (REPO / "config" / "examples" / "sigrok-demo.toml").read_text()
+    if early:  # sigrok-cli runs through the off-hold (docs/cold-boot.md)
+        text = text.replace("debounce_us = 1000\n", "debounce_us = 1000\narm_before_off = true\n")
     text = text.replace('results_dir = "../../results"', f'results_dir = "{tmp_path / "results"}"')
     text = text.replace(
         'profile = "../boards/fast.toml"', f'profile = "{REPO / "config/boards/fast.toml"}"'
@@ -115,5 +118,10 @@ def test_full_cycle_with_the_demo_driver(tmp_path: Path) -> None:
     span_s = (run["analyzer_stopped_ns"] - run["analyzer_armed_ns"]) / 1e9
     assert 0.5 * span_s < cap.samples / 1e6 < 1.5 * span_s
     assert not (folder / "capture.bin").exists()
+    armed_early = run["analyzer_armed_ns"] < run["power_off_ns"]
+    assert armed_early is early
+    if early:  # the samples cover the whole hold before the power-on command
+        hold_s = (run["power_on_ns"] - run["analyzer_armed_ns"]) / 1e9
+        assert hold_s >= 0.2 and cap.samples / 1e6 > hold_s
     # The demo pattern is not a boot: classified as the evidence says, never a crash.
     assert out["report"]["outcome"] and "Traceback" not in p.stderr

@@ -125,6 +125,9 @@ class Decoder(srd.Decoder):
         present = [i for i in range(len(MARKERS)) if has_channel(self, 1 + i)]
         marker_conds = [{1 + i: "e"} for i in present]
         stable = self.wait()[POWER]  # sample 0: the rail level before any edge
+        # A rail already up (an analyzer armed before the power-off): the board's lines
+        # falling with it are not markers toggling unpowered.
+        self.powered = bool(stable)
         cand: int | None = None  # first sample of a power edge still being debounced
         while True:
             level = stable if cand is None else 1 - stable

@@ -111,6 +111,7 @@ def scan_capture(
     if not tap:
         return CaptureScan(markers, None)
     try:
-        return CaptureScan(markers, uart_from_edges(edges, uart_channel, baud))
+        since = markers.power_up[0] if markers.power_up else 0  # this boot's bytes only
+        return CaptureScan(markers, uart_from_edges(edges, uart_channel, baud, since))
     except UartError as e:
         return CaptureScan(markers, None, str(e))

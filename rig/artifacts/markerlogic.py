@@ -7,6 +7,7 @@ This mirrors `decoders/bootmarkers/pd.py` statement for statement, with libsigro
   sample on, where an edge never matches again (the previous pins are its own) and
   `{"skip": k}` matches k samples later (k = 0: the current sample);
 - pins before sample 0 equal sample 0, so there is never an edge at sample 0;
+- a rail high at sample 0 counts as powered (no "before power-up" warnings);
 - when the samples run out the decoder just stops: nothing pending is reported.
 
 The rail's edges alternate, so the decoder's `r`/`f` power condition is "the next power
@@ -98,6 +99,7 @@ def replay(
     present = [m for m in MARKERS if m in markers]  # the decoder's channel order
     found = Found()
     st = _Replay(present, found)
+    st.powered = bool(power0)  # the decoder's: a rail up at sample 0 has been up
     if samples == 0:
         return found
     # All marker transitions merged in sample order; ties keep the decoder's channel order.

@@ -59,13 +59,13 @@ def _levels(at: np.ndarray, level0: int, points: np.ndarray) -> np.ndarray:
 
 
 def decode_8n1(
-    at: np.ndarray, level0: int, samples: int, samplerate: int, baud: int
+    at: np.ndarray, level0: int, samples: int, samplerate: int, baud: int, since: int = 0
 ) -> tuple[bytes, np.ndarray, np.ndarray, int, np.ndarray]:
     """(data, ss, es, frame errors, start edges) of a line with transitions `at` and
-    level `level0` at sample 0."""
+    level `level0` at sample 0; frames start at `since` or later."""
     w = float(samplerate) / float(baud)
     after = (np.arange(1, len(at) + 1) + level0) & 1
-    falls = at[after == 0]
+    falls = at[(after == 0) & (at >= since)]
     fs = falls.astype(np.float64) + (w - 1) / 2.0  # same float steps as the decoder
 
     def point(k: int, f: np.ndarray = fs) -> np.ndarray:
@@ -93,8 +93,12 @@ def decode_8n1(
     return data, ss, es, errors, falls[has_byte].astype(np.int64)
 
 
-def uart_from_edges(edges: Edges, channel: str = UART_TX, baud: int | None = None) -> UartBytes:
-    """Decode `channel` from a transition scan that included it."""
+def uart_from_edges(
+    edges: Edges, channel: str = UART_TX, baud: int | None = None, since: int = 0
+) -> UartBytes:
+    """Decode `channel` from a transition scan that included it; `since`: the boot's
+    power edge, before which the line belongs to the previous boot (an analyzer armed
+    before the power-off sees it talk, then fall with the rail: not this boot's bytes)."""
     if baud is not None and baud <= 0:
         raise UartError(f"{edges.path}: baud must be positive, got {baud}")
     if channel in edges.dense:
@@ -113,14 +117,19 @@ def uart_from_edges(edges: Edges, channel: str = UART_TX, baud: int | None = Non
                     f"{len(at)} transitions; set the console baud rate in the config"
                 )
             return UartBytes(channel, edges.samplerate, None, False)
-    data, ss, es, errors, start = decode_8n1(at, level0, edges.samples, edges.samplerate, baud)
+    data, ss, es, errors, start = decode_8n1(
+        at, level0, edges.samples, edges.samplerate, baud, since
+    )
     return UartBytes(channel, edges.samplerate, baud, detected, data, ss, es, errors, start)
 
 
-def decode_uart(capture: Path, channel: str = UART_TX, baud: int | None = None) -> UartBytes:
-    """The console bytes on `channel` (8N1); the rate is detected when `baud` is None."""
+def decode_uart(
+    capture: Path, channel: str = UART_TX, baud: int | None = None, since: int = 0
+) -> UartBytes:
+    """The console bytes on `channel` (8N1) from sample `since` on; the rate is detected
+    when `baud` is None."""
     capture = Path(capture)
     info = read_info(capture)
     if channel not in info.channels:
         raise UartError(f"{capture}: no channel {channel!r} (channels: {', '.join(info.channels)})")
-    return uart_from_edges(scan_edges(capture, [channel]), channel, baud)
+    return uart_from_edges(scan_edges(capture, [channel]), channel, baud, since)
