@@ -7,6 +7,7 @@ lab engineer editing a config at 2 a.m. should not have to guess.
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ from rig.analysis.stagespec import Boundary, StageSpec
 from rig.analyzer_config import AnalyzerConfig, parse_analyzer
 from rig.errors import InputError
 from rig.instruments import drivers as _drivers  # noqa: F401 - registers every driver
+from rig.instruments.place import TargetConfig, parse_target
 from rig.instruments.qemu.settings import QemuConfig, parse_qemu
 from rig.instruments.registry import CONSOLE, POWER, DriverSpec
 from rig.sinks.influx.settings import InfluxSettings, parse_settings
@@ -102,6 +104,7 @@ class RigConfig:
     soak: SoakConfig | None = None
     qemu: QemuConfig | None = None  # the emulated board (config/qemu-arm64.toml)
     analysis: AnalysisOptions = field(default_factory=AnalysisOptions)  # [analysis]
+    target: TargetConfig | None = None  # [target]: a labgrid place (rig run --place)
 
     def snapshot(self) -> dict[str, Any]:
         """The config as loaded, secrets redacted: what run.json keeps."""
@@ -133,8 +136,14 @@ def load_config(path: Path, board: Path | None = None, overrides: Sequence[str] 
     results_dir = (base / rig.str("results_dir", "../results")).resolve()
     rig.done()
 
-    p = root.table("power", required=True)
-    pspec = POWER.parse(p, base, "ch340")
+    target = parse_target(root.table("target"), base)
+    p = root.table("power", required=target is None)
+    if target is None or p.has("driver"):
+        pspec = POWER.parse(p, base, "ch340")
+    if target is not None:
+        # The place supplies power: whatever [power] names is checked, then unused, so
+        # one config serves every place of a kind (`rig run --place NAME`).
+        pspec = DriverSpec("power", "labgrid", target.power_settings())
     power = PowerConfig(
         driver=pspec.name,
         settings=pspec.settings,
@@ -143,15 +152,18 @@ def load_config(path: Path, board: Path | None = None, overrides: Sequence[str] 
     )
     p.done()
 
-    c = root.table("console", required=True)
-    port = c.str("port")
+    c = root.table("console", required=target is None)
+    port = c.str("port", None if target else ...)
     cspec = CONSOLE.parse(c, base, "qemu" if port == "qemu" else "serial")
+    if target is not None:  # ... and the console: its NetworkSerialPort
+        port, cspec = f"labgrid place {target.place}", DriverSpec("console", "labgrid", None)
     console = ConsoleConfig(
         port, c.int("baud", DEFAULT_BAUD, min=1, max=100_000_000), cspec.name, cspec.settings
     )
     c.done()
 
-    analyzer = parse_analyzer(root.table("analyzer"), base)
+    a_table = root.table("analyzer")
+    analyzer = parse_analyzer(a_table, base)
     if analyzer.arm_before_off:
         # The rail must still be up when the analyzer arms: a board switched off at the
         # end of the previous run fell before any capture began (docs/cold-boot.md).
@@ -162,6 +174,9 @@ def load_config(path: Path, board: Path | None = None, overrides: Sequence[str] 
                 "before the next capture begins"
             )
         power = dataclasses.replace(power, power_off_after=False)
+    if target is not None and not a_table.has("driver"):
+        # ... and, unless [analyzer] says otherwise, the analyzer it exports (if any).
+        analyzer = dataclasses.replace(analyzer, driver="labgrid", settings=None)
 
     sim: SimConfig | None = None
     if root.has("sim") or board is not None:
@@ -182,6 +197,8 @@ def load_config(path: Path, board: Path | None = None, overrides: Sequence[str] 
             opts["pdu_port"] = s.int("pdu_port", min=1)
             if opts["pdu_port"] > 65535:
                 s.error("pdu_port", "a TCP port 1..65535", opts["pdu_port"])
+        if s.has("console_link"):  # a fixed console path, for a ser2net set up beforehand
+            opts["console_link"] = os.path.abspath(base / s.str("console_link"))
         if s.has("faults"):
             opts["faults"] = _fault_rates(s.table("faults"))
         for k in ("quiet", "initcall_debug"):  # the board's kernel command line (docs/cost.md)
@@ -260,6 +277,7 @@ def load_config(path: Path, board: Path | None = None, overrides: Sequence[str] 
         soak=soak,
         qemu=qemu,
         analysis=analysis,
+        target=target,
     )
 
 

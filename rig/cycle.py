@@ -243,6 +243,7 @@ def _cycle(
         config_file=cfg.path.name,
         config=cfg.snapshot(),
         instruments=instruments,
+        place=bench.place,
         power_on_ns=t_start,  # until the power-on command
     )
     for role, inst in (("power", bench.power), ("analyzer", bench.analyzer)):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import click
@@ -46,12 +47,25 @@ from rig.soak.signals import StopFlag
     help="Override a config key for this run (TOML value), e.g. "
     "--set 'qemu.kernel_args=\"initcall_debug loglevel=8\"'.",
 )
+@click.option(
+    "--place",
+    metavar="NAME",
+    help="Boot the board of this labgrid place: acquired for the run, its power and "
+    "console (and exported analyzer) used, always released ([target] place).",
+)
 @engine_option
 @json_option
 def run(
-    config_path: Path, board: Path | None, overrides: tuple[str, ...], engine: str, as_json: bool
+    config_path: Path,
+    board: Path | None,
+    overrides: tuple[str, ...],
+    place: str | None,
+    engine: str,
+    as_json: bool,
 ) -> None:
     """Power-cycle the target once, measure the boot, write results/<run-id>/."""
+    if place is not None:  # as --set would: run.json's config snapshot then shows it
+        overrides = (*overrides, f"target.place={json.dumps(place)}")
     # A RigError raised here ends the command with its kind's exit code (json_option): a
     # bad config 2, an instrument that failed 3.
     cfg = load_config(config_path, board=board, overrides=overrides)

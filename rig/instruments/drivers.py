@@ -3,7 +3,9 @@
 from rig.instruments import (  # noqa: F401 - imported for their @register side effect
     analyzer_sigrok,
     analyzer_sim,
+    console_labgrid,
     console_serial,
+    labgrid_analyzer,
     power_command,
     power_labgrid,
     power_visa,

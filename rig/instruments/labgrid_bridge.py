@@ -112,7 +112,7 @@ class Bridge:
         resources = []
         for (name, cls), entry in self.session.get_target_resources(self.place).items():
             params = {k: _redact(v) for k, v in entry.args.items()}
-            resources.append({"name": name, "cls": cls, "params": params})
+            resources.append({"name": name, "cls": cls, "params": params, "avail": entry.avail})
         return {
             "ok": True,
             "labgrid": version("labgrid"),
@@ -193,7 +193,9 @@ def main() -> int:
     except Stop:
         pass
     except Exception as e:  # every failure goes back to the rig as one line, with its kind
-        say({"ok": False, "error": f"{type(e).__name__}: {e}"})
+        # labgrid's UserError is already a sentence for people (who holds the place).
+        kind = "" if type(e).__name__ == "UserError" else f"{type(e).__name__}: "
+        say({"ok": False, "error": kind + str(e).removeprefix("Error: ")})
         return 1
     finally:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # let the release finish

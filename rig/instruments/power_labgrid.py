@@ -33,6 +33,8 @@ from rig.steps import as_step
 from rig.tomlcheck import Table
 
 BRIDGE = Path(__file__).with_name("labgrid_bridge.py")
+#: `make labgrid`'s environment, next to this checkout's rig/ package.
+LOCAL_CLIENT = Path(__file__).resolve().parents[2] / ".venv-labgrid" / "bin" / "labgrid-client"
 #: labgrid's own default when neither the config nor LG_COORDINATOR names one.
 DEFAULT_COORDINATOR = "127.0.0.1:20408"
 #: An answer longer than this is not the bridge's.
@@ -50,10 +52,13 @@ class LabgridSettings:
 
 def labgrid_python(configured: str | None) -> str:
     """The interpreter of labgrid's environment: configured, or read from the
-    `labgrid-client` script found on PATH (its `#!` line names it)."""
+    `labgrid-client` script found on PATH (its `#!` line names it), or the checkout's
+    own `.venv-labgrid` that `make labgrid` makes."""
     if configured:
         return configured
-    client = shutil.which("labgrid-client")
+    client = shutil.which("labgrid-client") or (
+        str(LOCAL_CLIENT) if LOCAL_CLIENT.is_file() else None
+    )
     if client:
         with contextlib.suppress(OSError), open(client, "rb") as f:
             first = f.readline(4096)
@@ -61,7 +66,26 @@ def labgrid_python(configured: str | None) -> str:
                 return first[2:].decode(errors="replace").split()[0]
     raise InstrumentError(
         "power labgrid: labgrid not found: no labgrid-client on PATH; set [power] python "
-        "to the Python of labgrid's environment (`make labgrid` makes .venv-labgrid)"
+        "(or [target] python) to the Python of labgrid's environment (`make labgrid` "
+        "makes .venv-labgrid)"
+    )
+
+
+def labgrid_settings(
+    t: Table, base: Path, place: str, resource_key: str = "power_resource"
+) -> LabgridSettings:
+    """The keys of `[power]` (driver labgrid) and `[target]` alike."""
+    python = t.str("python", None)
+    if python and "/" in python:
+        # Not resolve(): a venv's bin/python is a symlink to an interpreter that
+        # would lose the venv's site-packages.
+        python = os.path.abspath(base / python)
+    return LabgridSettings(
+        place=place,
+        coordinator=t.str("coordinator", None),
+        python=python,
+        resource=t.str(resource_key, None),
+        timeout_s=t.seconds("timeout_s", 15.0, min=0.1),
     )
 
 
@@ -69,23 +93,16 @@ def labgrid_python(configured: str | None) -> str:
 class LabgridPower(PowerProtocol):
     @classmethod
     def parse(cls, t: Table, base: Path) -> LabgridSettings:
-        python = t.str("python", None)
-        if python and "/" in python:
-            # Not resolve(): a venv's bin/python is a symlink to an interpreter that
-            # would lose the venv's site-packages.
-            python = os.path.abspath(base / python)
-        return LabgridSettings(
-            place=t.str("place"),
-            coordinator=t.str("coordinator", None),
-            python=python,
-            resource=t.str("resource", None),
-            timeout_s=t.seconds("timeout_s", 15.0, min=0.1),
-        )
+        return labgrid_settings(t, base, t.str("place"), resource_key="resource")
 
     @classmethod
     def build(cls, s: LabgridSettings, bench: BenchContext) -> LabgridPower:
+        from rig.instruments.place import PlaceInfo  # it builds on this module
+
         power = cls(s.place, s.coordinator, s.python, s.resource, s.timeout_s)
         bench.stack.callback(power.close)
+        # The console and analyzer drivers open what this acquired place exports.
+        bench.place = PlaceInfo(power.identity, power.coordinator)
         return power
 
     def __init__(

@@ -24,6 +24,7 @@ from rig.tomlcheck import Table
 
 if TYPE_CHECKING:
     from rig.config import RigConfig
+    from rig.instruments.place import PlaceInfo
     from rig.instruments.qemu.machine import QemuMachine
     from rig.sim.client import SimProcess
 
@@ -56,6 +57,7 @@ class BenchContext:
     stack: ExitStack
     sim: SimProcess | None = None
     qemu_factory: Callable[[], QemuMachine] | None = None
+    place: PlaceInfo | None = None  # the labgrid place power acquired (rig/instruments/place.py)
     _qemu: QemuMachine | None = field(default=None, repr=False)
 
     def port(self, port: str, which: str, what: str) -> str:

@@ -18,6 +18,7 @@ from rig.instruments.analyzer_sim import Control
 from rig.instruments.console_serial import SerialConsole
 from rig.instruments.protocols import AnalyzerProtocol, InstrumentError, PowerProtocol
 from rig.instruments.registry import ANALYZER, CONSOLE, POWER, BenchContext, DriverSpec
+from rig.model.run import RunPlace
 
 if TYPE_CHECKING:
     from rig.instruments.qemu.machine import QemuMachine
@@ -30,6 +31,7 @@ class Bench:
     analyzer: AnalyzerProtocol | None
     sim_pid: int | None
     sim_control: Control | None = None  # the simulated board's control socket, if any
+    place: RunPlace | None = None  # the labgrid place the target is, for run.json
 
 
 class Instruments:
@@ -57,7 +59,8 @@ class Instruments:
             analyzer = ANALYZER.build(DriverSpec("analyzer", a.driver, a.settings), ctx)
             sim = ctx.sim
             pid = sim.pid if sim is not None else (ctx.qemu().pid if cfg.qemu else None)
-            return Bench(power, console, analyzer, pid, sim.control if sim else None)
+            place = ctx.place.record() if ctx.place else None
+            return Bench(power, console, analyzer, pid, sim.control if sim else None, place)
         except BaseException:
             self._stack.close()
             raise

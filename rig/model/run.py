@@ -34,6 +34,23 @@ class RunCapture:
 
 
 @dataclass
+class RunPlace:
+    """The labgrid place the board was (docs/instruments.md "labgrid"): `holder` is who
+    held it during the run ("host/user"), `acquired_by_rig` false when the operator had
+    acquired it before; `console` and `analyzer` what the rig opened of its resources."""
+
+    name: str
+    coordinator: str | None = opt()
+    acquired_by_rig: bool | None = opt()
+    holder: str | None = opt()
+    labgrid: str | None = opt()  # labgrid's version
+    power: str | None = opt()  # the power resource: class and name
+    console: str | None = opt()  # the pyserial URL of its NetworkSerialPort
+    analyzer: str | None = opt()  # the sigrok device of its exported analyzer
+    extra: JSONObject = rest()
+
+
+@dataclass
 class RunStep:
     """A step of the cycle (rig/steps.py): `start_s` from the power-on command, so the
     off-hold is negative; `depth` 0 is a direct step of the cycle."""
@@ -77,6 +94,7 @@ class Run:
     #: and analysis options from it (rig.config.snapshot_options).
     config: JSONObject | None = opt()
     instruments: JSONObject | None = opt()
+    place: RunPlace | None = opt()  # the labgrid place, when the target was one
     capture: RunCapture | None = opt()
     analyzer_armed_ns: int | None = opt()
     #: Host ns of the power-off command before the boot (the off-hold's start).

@@ -1,0 +1,35 @@
+"""The `labgrid` analyzer: the sigrok analyzer the labgrid place exports, if any.
+
+The default analyzer of a `[target] place`: a place that exports a `SigrokDevice` or a
+`NetworkSigrokUSBDevice` on this host is captured with the `sigrok` driver (sigrok-cli,
+run here so its samples are timed on the rig's clock), its channels named by
+`[analyzer.channels]`; a place without one is measured console-only.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rig.instruments.analyzer_sigrok import SigrokAnalyzer, SigrokSettings
+from rig.instruments.protocols import InstrumentError
+from rig.instruments.registry import ANALYZER, BenchContext
+from rig.tomlcheck import Table
+
+
+@ANALYZER.register("labgrid")
+class LabgridAnalyzer(SigrokAnalyzer):
+    """Builds a SigrokAnalyzer on the place's device (a subclass only so the registry
+    sees its steps, tests/test_steps.py): never instantiated itself."""
+
+    @classmethod
+    def parse(cls, t: Table, base: Path) -> None:  # type: ignore[override]
+        return None
+
+    @classmethod
+    def build(cls, _s: None, bench: BenchContext) -> SigrokAnalyzer | None:  # type: ignore[override]
+        if bench.place is None:
+            raise InstrumentError("analyzer labgrid: no labgrid place: set [target] place")
+        device = bench.place.sigrok_device()
+        if device is None:
+            return None  # console only: the host clock is the reference
+        return SigrokAnalyzer.build(SigrokSettings(device), bench)

@@ -1,0 +1,171 @@
+"""A labgrid place as the rig's target: `[target] place = "..."` or `rig run --place`.
+
+The place supplies the board's power (its power resource, switched by labgrid's own
+driver through the bridge of `power_labgrid.py`), its serial console (a
+`NetworkSerialPort`, read here with bootrig's own pyserial) and, where it exports one, a
+sigrok analyzer. The bridge acquires the place once for the run and releases it at its
+end, whatever ends it. This module reads `[target]` and turns the resources the bridge
+reports into what the console and analyzer drivers open; it opens nothing itself.
+"""
+
+from __future__ import annotations
+
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rig.errors import InstrumentError
+from rig.instruments.power_labgrid import LabgridSettings, labgrid_settings
+from rig.model.run import RunPlace
+from rig.tomlcheck import Table
+
+#: labgrid's resource classes of a sigrok analyzer, as a place lists them.
+SIGROK_CLASSES = ("SigrokDevice", "NetworkSigrokUSBDevice", "NetworkSigrokUSBSerialDevice")
+
+
+@dataclass(frozen=True)
+class TargetConfig:
+    """`[target]`: which labgrid place the board is, and how to reach labgrid."""
+
+    place: str
+    coordinator: str | None  # None: $LG_COORDINATOR, else labgrid's default
+    python: str | None  # labgrid's interpreter (its own environment)
+    power_resource: str | None  # which power resource, when the place has several
+    console_resource: str | None  # which NetworkSerialPort, when it has several
+    timeout_s: float
+
+    def power_settings(self) -> LabgridSettings:
+        return LabgridSettings(
+            self.place, self.coordinator, self.python, self.power_resource, self.timeout_s
+        )
+
+
+def parse_target(t: Table, base: Path) -> TargetConfig | None:
+    """`[target]`, or None without a `place`: the table may still say how to reach
+    labgrid, for `rig run --place NAME` to name the place."""
+    place = t.str("place", None)
+    if place is not None and not place.strip():
+        t.error("place", "a labgrid place name", place)
+    s = labgrid_settings(t, base, place or "")
+    out = TargetConfig(
+        place=place or "",
+        coordinator=s.coordinator,
+        python=s.python,
+        power_resource=t.str("power_resource", None),
+        console_resource=t.str("console_resource", None),
+        timeout_s=s.timeout_s,
+    )
+    t.done()
+    return out if place is not None else None
+
+
+@dataclass
+class PlaceInfo:
+    """The acquired place as the bridge described it, and what the rig opened of it."""
+
+    identity: dict[str, Any]  # the bridge's first answer (labgrid_bridge.Bridge.describe)
+    coordinator: str
+    console: str | None = None  # the pyserial URL read
+    analyzer: str | None = None  # the sigrok device captured
+
+    @property
+    def name(self) -> str:
+        return str(self.identity.get("place"))
+
+    def resources(self, classes: tuple[str, ...]) -> list[dict[str, Any]]:
+        return [r for r in self.identity.get("resources", []) if r.get("cls") in classes]
+
+    def _one(self, classes: tuple[str, ...], name: str | None, what: str, key: str) -> Any:
+        found = [r for r in self.resources(classes) if name is None or r.get("name") == name]
+        where = f"labgrid place {self.name!r}"
+        if not found:
+            have = ", ".join(
+                f"{r.get('cls')} {r.get('name')!r}" for r in self.identity["resources"]
+            )
+            named = f" named {name!r}" if name else ""
+            raise InstrumentError(f"{where} has no {what}{named} (it has: {have or 'nothing'})")
+        if len(found) > 1:
+            names = ", ".join(repr(r.get("name")) for r in found)
+            raise InstrumentError(
+                f"{where} has {len(found)} {what}s ({names}): say which with {key}"
+            )
+        res = found[0]
+        if res.get("avail") is False:
+            raise InstrumentError(
+                f"{where}: its {what} {res.get('name')!r} is not available (its exporter "
+                "does not see the device)"
+            )
+        return res
+
+    def console_url(self, name: str | None) -> tuple[str, int]:
+        """The pyserial URL and speed of the place's NetworkSerialPort."""
+        res = self._one(("NetworkSerialPort",), name, "serial console (NetworkSerialPort)",
+                        "[target] console_resource")  # fmt: skip
+        p = res.get("params", {})
+        _direct(p, self.name, "console")
+        scheme = {"raw": "socket", "rfc2217": "rfc2217"}.get(p.get("protocol", "rfc2217"))
+        if scheme is None:
+            raise InstrumentError(
+                f"labgrid place {self.name!r}: console protocol {p.get('protocol')!r} "
+                "(expected raw or rfc2217)"
+            )
+        url = f"{scheme}://{p.get('host')}:{p.get('port')}"
+        if scheme == "rfc2217":
+            # As labgrid's SerialDriver opens it: a server in front of a port without
+            # modem lines (a pty, some USB adapters) does not confirm SET_CONTROL.
+            url += "?ign_set_control"
+        self.console = url
+        return url, int(p.get("speed") or 115200)
+
+    def sigrok_device(self) -> str | None:
+        """The `sigrok-cli -d` of the place's sigrok analyzer, None without one."""
+        if not self.resources(SIGROK_CLASSES):
+            return None
+        res = self._one(SIGROK_CLASSES, None, "sigrok analyzer", "[analyzer] driver")
+        p = res.get("params", {})
+        driver = str(p.get("driver") or "")
+        if res["cls"] == "SigrokDevice":
+            device = driver  # labgrid passes it to sigrok-cli -d as it is
+        else:
+            _direct(p, self.name, "analyzer")
+            if not _is_this_host(str(p.get("host"))):
+                # labgrid runs sigrok-cli on the exporter over SSH; the rig runs its own
+                # here, timed on this host's clock, so it must be this host's device.
+                raise InstrumentError(
+                    f"labgrid place {self.name!r}: its sigrok analyzer is on host "
+                    f"{p.get('host')!r}; run the rig there, or set [analyzer] driver"
+                )
+            conn = (
+                p.get("path") if "Serial" in res["cls"] else f"{p.get('busnum')}.{p.get('devnum')}"
+            )
+            device = f"{driver}:conn={conn}"
+        self.analyzer = device
+        return device
+
+    def record(self) -> RunPlace:
+        i = self.identity
+        power = i.get("power_resource") or {}
+        return RunPlace(
+            name=self.name,
+            coordinator=self.coordinator,
+            acquired_by_rig=i.get("acquired_by_rig"),
+            holder=i.get("acquired"),
+            labgrid=i.get("labgrid"),
+            power=f"{power.get('cls')} {power.get('name')!r}" if power else None,
+            console=self.console,
+            analyzer=self.analyzer,
+        )
+
+
+def _direct(params: dict[str, Any], place: str, what: str) -> None:
+    extra = params.get("extra") or {}
+    if extra.get("proxy_required"):
+        raise InstrumentError(
+            f"labgrid place {place!r}: its {what} is reachable only through labgrid's SSH "
+            f"proxy ({extra.get('proxy')}), which the rig does not use"
+        )
+
+
+def _is_this_host(host: str) -> bool:
+    return host in ("127.0.0.1", "::1", "localhost", socket.gethostname(), socket.getfqdn())
