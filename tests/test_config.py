@@ -57,7 +57,7 @@ def test_minimal_hardware_config(tmp_path: Path) -> None:
         ("[timeouts]\nbot_s = 3\n", "unknown key 'timeouts.bot_s'"),
         (
             '[analyzer]\ndriver = "saleae"\n',
-            "key 'analyzer.driver': expected 'none' or 'sigrok' or 'sim' or 'qemu'",
+            "key 'analyzer.driver': expected 'none' or 'sigrok' or 'sim' or 'labgrid' or 'qemu'",
         ),
         (
             '[analyzer]\ndriver = "sim"\n[analyzer.channels]\npower = "D9"\n',
