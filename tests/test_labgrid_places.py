@@ -7,7 +7,7 @@ NetworkSerialPort (a real ser2net in front of the board's console pty, raw TCP f
 RFC 2217 for the third). The rig starts each board itself (its `[sim]` table, at the
 fixed PDU port and console path the exporter and ser2net were configured with, as a lab
 configures them for boards on the bench), but it switches and reads it only through
-the place. Every process is stopped by its PID (tests/labgrid_lab.py, tests/ser2net.py).
+the place. The lab is tests/labgrid_boards.py; every process is stopped by its PID.
 """
 
 from __future__ import annotations
@@ -20,8 +20,6 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import ExitStack
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,70 +28,31 @@ import pytest
 from rig.config import load_config
 from rig.instruments.analyzer_sigrok import SigrokAnalyzer
 from rig.instruments.setup import Instruments
-from tests.e2e import REPO, make_config, truth_boot
-from tests.labgrid_lab import LABGRID_PYTHON, Lab, lab
-from tests.ser2net import free_port, ser2net
-
-
-@dataclass(frozen=True)
-class Board:
-    place: str
-    pdu_port: int
-    link: Path  # where the board publishes its console pty; ser2net serves it
-    console_url: str
-
-
-@dataclass(frozen=True)
-class Bench:
-    lab: Lab
-    boards: list[Board]
-    tmp: Path
+from tests.e2e import REPO, truth_boot
+from tests.labgrid_boards import BoardLab, SimBoard, boards
 
 
 @pytest.fixture(scope="module")
-def bench(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bench]:
+def bench(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BoardLab]:
+    def more(made: list[SimBoard]) -> dict[str, dict[str, Any]]:
+        first = made[0].resources()
+        return {
+            # Power only: the rig acquires the place, then finds no console.
+            "mute": {"NetworkPowerPort": first["NetworkPowerPort"]},
+            # Board 1 again, with a sigrok analyzer (sigrok's demo device) exported.
+            "scope": {**first, "SigrokDevice": {"driver": "demo"}},
+        }
+
     tmp = tmp_path_factory.mktemp("places")
-    with ExitStack() as stack:
-        lg = stack.enter_context(lab(tmp / "lab"))
-        boards, groups = [], {}
-        for i, protocol in enumerate(["raw", "raw", "rfc2217"], start=1):
-            d = tmp / f"b{i}"
-            d.mkdir()
-            link = d / "console"
-            port = stack.enter_context(ser2net(str(link), d))[protocol]
-            url = f"socket://127.0.0.1:{port}"
-            if protocol == "rfc2217":
-                url = f"rfc2217://127.0.0.1:{port}?ign_set_control"
-            board = Board(f"b{i}", free_port(), link, url)
-            boards.append(board)
-            url = f"http://127.0.0.1:{board.pdu_port}/relay/{{index}}/{{value}}"
-            groups[f"board{i}"] = {
-                "NetworkPowerPort": {"model": "simplerest", "host": url, "index": 1},
-                "NetworkSerialPort": {"host": "127.0.0.1", "port": port, "speed": 115200,
-                                      "protocol": protocol},
-            }  # fmt: skip
-        # A fourth place with power only: the rig acquires it, then finds no console.
-        groups["mute"] = {"NetworkPowerPort": groups["board1"]["NetworkPowerPort"]}
-        # A fifth: board 1 again, with a sigrok analyzer (sigrok's demo device) exported.
-        groups["scope"] = {**groups["board1"], "SigrokDevice": {"driver": "demo"}}
-        lg.exporter("lab", groups)
-        for i in (1, 2, 3):
-            lg.place(f"b{i}", f"lab/board{i}/*")
-        lg.place("mute", "lab/mute/*")
-        lg.place("scope", "lab/scope/*")
-        yield Bench(lg, boards, tmp)
+    profiles = ["fast.toml"] * 3
+    with boards(tmp, profiles, protocols=["raw", "raw", "rfc2217"], extra=more) as lab:
+        yield lab
 
 
-def _config(bench: Bench, board: Board, tmp: Path, **kw: Any) -> Path:
+def _config(bench: BoardLab, board: SimBoard, tmp: Path, **kw: Any) -> Path:
     """The same rig config for every place (its board's [sim] aside): [target] says
     how to reach labgrid, `--place` which board."""
-    target = (
-        f'\n[target]\ncoordinator = "{bench.lab.address}"\npython = "{LABGRID_PYTHON}"\n'
-        "timeout_s = 20\n"
-    )
-    tmp.mkdir(parents=True, exist_ok=True)
-    sim = {"pdu_port": board.pdu_port, "console_link": str(board.link), **kw.pop("sim", {})}
-    return make_config(tmp, sim=sim, extra=target, **kw)
+    return board.config(tmp, **kw)
 
 
 def _rig(cfg: Path, place: str, *more: str) -> subprocess.Popen[str]:
@@ -108,7 +67,7 @@ def _done(p: subprocess.Popen[str], timeout: float = 120) -> tuple[int, str, str
     return p.returncode, out, err
 
 
-def test_a_boot_on_each_of_three_places_at_once(bench: Bench, tmp_path: Path) -> None:
+def test_a_boot_on_each_of_three_places_at_once(bench: BoardLab, tmp_path: Path) -> None:
     """Three rigs, one per place, in parallel: each report is its board's truth, run.json
     names the place and what was used of it, and every place is released."""
     runs = []
@@ -140,7 +99,7 @@ def test_a_boot_on_each_of_three_places_at_once(bench: Bench, tmp_path: Path) ->
         assert bench.lab.acquired(b.place) is None, b.place
 
 
-def test_a_failed_boot_still_releases_the_place(bench: Bench, tmp_path: Path) -> None:
+def test_a_failed_boot_still_releases_the_place(bench: BoardLab, tmp_path: Path) -> None:
     b = bench.boards[0]
     cfg = _config(bench, b, tmp_path)
     with cfg.open("a") as f:
@@ -151,7 +110,7 @@ def test_a_failed_boot_still_releases_the_place(bench: Bench, tmp_path: Path) ->
     assert bench.lab.acquired(b.place) is None
 
 
-def test_a_rig_failure_after_the_acquire_still_releases(bench: Bench, tmp_path: Path) -> None:
+def test_a_rig_failure_after_the_acquire_still_releases(bench: BoardLab, tmp_path: Path) -> None:
     """The place `mute` has power but no console: the rig acquired it, fails (exit 3,
     naming the place and what it lacks) and releases it."""
     code, out, err = _done(_rig(_config(bench, bench.boards[0], tmp_path), "mute"))
@@ -162,7 +121,7 @@ def test_a_rig_failure_after_the_acquire_still_releases(bench: Bench, tmp_path: 
     assert bench.lab.acquired("mute") is None
 
 
-def test_a_place_held_by_someone_else_is_a_clear_error(bench: Bench, tmp_path: Path) -> None:
+def test_a_place_held_by_someone_else_is_a_clear_error(bench: BoardLab, tmp_path: Path) -> None:
     b = bench.boards[1]
     bench.lab.client("-p", b.place, "acquire", user="alice")
     try:
@@ -176,7 +135,7 @@ def test_a_place_held_by_someone_else_is_a_clear_error(bench: Bench, tmp_path: P
         bench.lab.client("-p", b.place, "release", user="alice")
 
 
-def test_sigterm_during_the_boot_releases_the_place(bench: Bench, tmp_path: Path) -> None:
+def test_sigterm_during_the_boot_releases_the_place(bench: BoardLab, tmp_path: Path) -> None:
     b = bench.boards[2]
     cfg = _config(bench, b, tmp_path)
     with cfg.open("a") as f:
@@ -201,7 +160,7 @@ def test_sigterm_during_the_boot_releases_the_place(bench: Bench, tmp_path: Path
     assert bench.lab.acquired(b.place) is None
 
 
-def test_the_analyzer_a_place_exports_is_the_default(bench: Bench, tmp_path: Path) -> None:
+def test_the_analyzer_a_place_exports_is_the_default(bench: BoardLab, tmp_path: Path) -> None:
     """With no [analyzer] driver, the place's exported sigrok device is captured (here
     sigrok's demo driver: the instruments are built, not a boot measured)."""
     cfg = _config(bench, bench.boards[0], tmp_path)
