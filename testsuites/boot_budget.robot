@@ -4,14 +4,18 @@ Documentation       Boot time budgets, boot by boot. ``robot testsuites/boot_bud
 ...                 ``--variable CONFIG:my-rig.toml`` measures another rig (a real one too),
 ...                 ``--variable BOARD:config/boards/fast.toml`` boots another simulated board
 ...                 and ``--variable BOOTS:20`` repeats the per-boot check more often.
+...                 ``--variable PLACE:b1`` boots the board of labgrid place b1 (held for the
+...                 suite, always released); pabot runs it on many places at once, each
+...                 board against its own budgets (docs/robot.md, "Many boards: pabot").
 ...                 Keywords: rig.robot.BootRig (``make robot-docs``, docs/robot.md).
-Library             rig.robot.BootRig    config=${CONFIG}    board=${BOARD}
+Library             rig.robot.BootRig    config=${CONFIG}    board=${BOARD}    place=${PLACE}
 Resource            resources/budgets.resource
 Suite Setup         Load Budgets    ${BUDGETS}
 
 *** Variables ***
 ${CONFIG}           ${CURDIR}/../config/rig.toml
 ${BOARD}            ${NONE}
+${PLACE}            ${NONE}
 ${BUDGETS}          ${CURDIR}/../config/budgets.toml
 ${BOOTS}            2
 

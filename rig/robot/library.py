@@ -8,10 +8,12 @@ from typing import Any
 
 from robot.api import logger
 from robot.api.deco import keyword
+from robot.result import TestSuite as SuiteResult
+from robot.running import TestSuite as SuiteData
 
 from rig import __version__
 from rig.artifacts.rundir import REPORT, read_report
-from rig.config import RigConfig, load_config
+from rig.config import RigConfig
 from rig.outcomes import Outcome
 from rig.pipeline import analyze_folder
 from rig.robot import messages
@@ -21,22 +23,30 @@ from rig.robot.doc import LIBRARY_DOC
 from rig.robot.energy import EnergyBudgets
 from rig.robot.regression import RegressionCheck
 from rig.robot.statistics import SoakStatistics
+from rig.robot.target import Target
 from rig.sinks.files import save_report
 from rig.sinks.influx.deliver import deliver_or_note
 from rig.soak.run import run_soak
 from rig.soak.runner import Limits
-from rig.soak.session import Session
 from rig.soak.start import parse_duration
 
 
-class _Closer:
-    """Library listener: when the suite ends, the instruments (and the simulated board)
-    are released, also when a test failed half-way."""
+class _Listener:
+    """Library listener: the suite's metadata says which board, config and place it
+    measures (pabot merges many runs of one suite into one output.xml), and when the
+    suite ends the instruments, the simulated board and the place are released, also
+    when a test failed half-way."""
 
     ROBOT_LISTENER_API_VERSION = 3
 
     def __init__(self, lib: BootRig) -> None:
         self.lib = lib
+        self._named = False
+
+    def start_suite(self, data: SuiteData, result: SuiteResult) -> None:
+        if not self._named:  # the importing suite, not the children of an __init__
+            self._named = True
+            result.metadata.update(self.lib.target.metadata())
 
     def close(self) -> None:
         self.lib.release_rig()
@@ -50,39 +60,41 @@ class BootRig(SoakStatistics, EnergyBudgets, RegressionCheck):
     ROBOT_AUTO_KEYWORDS = False
 
     def __init__(
-        self, config: str = "config/rig.toml", board: str | None = None, deliver: bool = True
+        self,
+        config: str = "config/rig.toml",
+        board: str | None = None,
+        deliver: bool = True,
+        place: str | None = None,
     ) -> None:
         """The rig is described by ``config`` (a rig configuration file, relative to the
         directory Robot runs in); ``board`` boots another simulated board profile instead
         of the config's. With ``deliver`` (the default) each measured boot also goes to
         InfluxDB when the config has an ``[influx]`` table.
 
+        ``place`` boots the board of that labgrid place, as ``rig run --place`` does (the
+        config's ``[target]`` says how to reach labgrid): the place is acquired at the
+        suite's first power cycle, its power, console and exported analyzer used, and it
+        is released when the suite ends, also after a failure. ``${NONE}`` (the default)
+        keeps the config's own target. Budgets are those of the board the config names.
+
         | =Setting= | =Value=           | =Value=          | =Value=                       |
         | Library   | rig.robot.BootRig | config=${CONFIG} |                               |
         | Library   | rig.robot.BootRig | config=${CONFIG} | board=config/boards/fast.toml |
+        | Library   | rig.robot.BootRig | config=${CONFIG} | place=${PLACE}                |
         """
-        self.board = Path(board) if board else None
-        self.cfg: RigConfig = load_config(Path(config), board=self.board)
+        self.target = Target(Path(config), Path(board) if board else None, place)
+        self.cfg: RigConfig = self.target.cfg
+        self.board = self.target.board
         self.deliver = deliver
         self.boots: list[Boot] = []
         self.budgets: Budgets | None = None
-        self._session: Session | None = None
         self._captured: list[Path] = []
-        self.ROBOT_LIBRARY_LISTENER = _Closer(self)
+        self.ROBOT_LIBRARY_LISTENER = _Listener(self)
 
     # -- the rig ---------------------------------------------------------------------
 
     def release_rig(self) -> None:
-        session, self._session = self._session, None
-        if session is not None:
-            session.power_off()
-            session.close()
-
-    def _rig(self) -> Session:
-        if self._session is None:
-            reopen = self.cfg.soak.console_reopen_s if self.cfg.soak else 5.0
-            self._session = Session(self.cfg, reopen)
-        return self._session
+        self.target.release()
 
     @keyword("Power Cycle Target")
     def power_cycle_target(self) -> str:
@@ -97,7 +109,7 @@ class BootRig(SoakStatistics, EnergyBudgets, RegressionCheck):
         | ${folder}= | Power Cycle Target |
         | ${report}= | Analyze Boot       | ${folder} |
         """
-        session = self._rig()
+        session = self.target.session()
         try:
             result = session.cycle()
         except Exception:

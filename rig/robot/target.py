@@ -1,0 +1,61 @@
+"""The board a Robot suite measures: its rig config (with the labgrid place, when one is
+named) and the instruments held for the suite.
+
+The instruments, and with them a labgrid place, are held per suite, not per boot: they
+open at the suite's first power cycle and close when the suite ends (the library
+listener's ``close``), also after a failure. In a shared lab that is what keeps a
+suite's boots on one board: between two boots nobody else can acquire the place,
+reflash or power it, so the suite's percentiles and regression checks are of one board
+in one state; and acquiring once costs one round trip to the coordinator per suite
+instead of per boot. pabot runs one process per argument file, so one place per process
+is held by exactly one suite at a time, and released for the next user at its end.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from rig.config import RigConfig, load_config
+from rig.soak.session import Session
+
+
+def place_override(place: str | None) -> list[str]:
+    """The `--set` that `rig run --place NAME` adds: the same here, so that a suite's
+    boots record the place exactly as `rig run` does (run.json `config.target.place`)."""
+    return [] if place is None else [f"target.place={json.dumps(place)}"]
+
+
+class Target:
+    def __init__(self, config: Path, board: Path | None = None, place: str | None = None) -> None:
+        self.board = board
+        self.cfg: RigConfig = load_config(config, board=board, overrides=place_override(place))
+        self._session: Session | None = None
+
+    @property
+    def place(self) -> str | None:
+        return self.cfg.target.place if self.cfg.target is not None else None
+
+    def metadata(self) -> dict[str, str]:
+        """What the suite measures, for the suite's metadata in output.xml and log.html:
+        which board (and so which budgets), which config and which place."""
+        out = {"Board": self.cfg.board, "Variant": self.cfg.variant, "Config": str(self.cfg.path)}
+        if self.place is not None:
+            out["Place"] = self.place
+        return out
+
+    def session(self) -> Session:
+        """The suite's instruments; opened (the place acquired) on first use."""
+        if self._session is None:
+            reopen = self.cfg.soak.console_reopen_s if self.cfg.soak else 5.0
+            self._session = Session(self.cfg, reopen)
+        return self._session
+
+    def release(self) -> None:
+        """Power the board off and close the instruments: a place is released here."""
+        session, self._session = self._session, None
+        if session is not None:
+            try:
+                session.power_off()
+            finally:
+                session.close()
