@@ -134,6 +134,7 @@ def build_report(
         rig=run.rig,
         board=run.board,
         variant=run.variant,
+        place=run.place.name if run.place else None,
         started_utc=run.started_utc,
         power_on_utc=run.power_on_utc,
         outcome=str(outcome),

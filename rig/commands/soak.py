@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from rig.commands.common import (
     json_option,
     recover_leftovers,
 )
+from rig.commands.soak_places import soak_places
 from rig.config import load_config
 from rig.soak.journal import JOURNAL, read_header
 from rig.soak.resume import DEFAULT_CONFIG, locate, original_config
@@ -87,6 +89,23 @@ def print_summary(result: SoakResult) -> None:
     type=click.FloatRange(0.0, 1.0),
     help="Failure rate (0..1) above which the exit code is 1 (default [soak] or 0).",
 )
+@click.option(
+    "--place",
+    metavar="NAME",
+    help="Soak the board of this labgrid place ([target] place); kept on --resume.",
+)
+@click.option(
+    "--places",
+    metavar="A,B,...",
+    help="One soak per labgrid place, all at once (soak ids <id>-<place>).",
+)
+@click.option(
+    "--place-config",
+    "place_configs",
+    metavar="NAME=CONFIG",
+    multiple=True,
+    help="With --places: this place's rig configuration instead of --config.",
+)
 @json_option
 def soak(
     config_path: Path | None,
@@ -96,6 +115,9 @@ def soak(
     resume_ref: str | None,
     soak_id: str | None,
     max_failure_rate: float | None,
+    place: str | None,
+    places: str | None,
+    place_configs: tuple[str, ...],
     as_json: bool,
 ) -> None:
     """Power-cycle the target again and again; journal, summarise, report every cycle."""
@@ -104,6 +126,14 @@ def soak(
     duration_s = parse_duration(duration) if duration else None
     if soak_id:
         check_id(soak_id)
+    if places is not None or place_configs:
+        if place or resume_ref or board:
+            fail("--places starts one soak per place: without --place, --resume, --board",
+                 as_json)  # fmt: skip
+        many = soak_places(config_path, places or "", place_configs, soak_id, cycles,
+                           duration, max_failure_rate, as_json)  # fmt: skip
+        raise SystemExit(many)
+    sets = (f"target.place={json.dumps(place)}",) if place else ()
     resume: Path | None = None
     if resume_ref:
         if soak_id:
@@ -112,12 +142,12 @@ def soak(
         # run with the soak's own config unless --config says otherwise (rig.soak.resume).
         resume = locate(resume_ref, config_path)
         head = read_header(resume / JOURNAL)
-        cfg = original_config(resume, head, config_path, board)
+        cfg = original_config(resume, head, config_path, board, place)
         board = board or (Path(head.board_profile) if head.board_profile else None)
         if not as_json:
             err_console.print(escape(f"resuming {resume} with {cfg.path}"), highlight=False)
     else:
-        cfg = load_config(config_path or DEFAULT_CONFIG, board=board)
+        cfg = load_config(config_path or DEFAULT_CONFIG, board=board, overrides=sets)
     recover_leftovers(cfg.results_dir, as_json)
     limits = Limits(cycles, duration_s) if cycles or duration_s else None
     result = run_soak(

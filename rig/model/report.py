@@ -285,6 +285,7 @@ class Report:
     analysis: AnalysisInfo = field(default_factory=AnalysisInfo)
     power: PowerSummary | None = opt()
     cold_boot: ColdBoot | None = opt()
+    place: str | None = opt()  # the labgrid place booted (run.json `place.name`)
     extra: JSONObject = rest()
 
     @classmethod

@@ -43,6 +43,7 @@ class HeaderRecord:
     duration_s: float | None = None
     max_failure_rate: float | None = opt(minimum=0)
     seed: int | None = None  # the simulated board's; null on a real board
+    place: str | None = opt()  # the labgrid place booted (`--place`); resumed with it
     host: str | None = opt()
     rig_version: str | None = opt()
     started_utc: str | None = opt()

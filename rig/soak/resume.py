@@ -54,10 +54,22 @@ _HINT = "for a soak kept elsewhere give its folder (--resume PATH) or the --conf
 
 
 def original_config(
-    folder: Path, head: HeaderRecord, config_path: Path | None, board: Path | None
+    folder: Path,
+    head: HeaderRecord,
+    config_path: Path | None,
+    board: Path | None,
+    place: str | None = None,
 ) -> RigConfig:
-    """The config the resumed soak runs with (see the module doc)."""
+    """The config the resumed soak runs with (see the module doc), on the labgrid place
+    it began on: another place is another board, not the same soak."""
     soak = head.soak_id or folder.name
+    if place is not None and head.place is not None and place != head.place:
+        raise InputError(
+            f"soak {soak} ran on labgrid place {head.place!r}, not {place!r}: resume it "
+            f"with --place {head.place} (or without --place), or start a new soak"
+        )
+    place = place or head.place
+    sets = (f"target.place={json.dumps(place)}",) if place else ()
     profile = board or (Path(head.board_profile) if head.board_profile else None)
     if profile is not None and not profile.is_file():
         raise InputError(
@@ -65,7 +77,7 @@ def original_config(
             "resume it with --board PROFILE"
         )
     if config_path is not None:
-        return load_config(config_path, board=profile)
+        return load_config(config_path, board=profile, overrides=sets)
     if head.config is None:
         raise InputError(
             f"soak {soak}: its journal names no config; resume it with --config FILE "
@@ -77,7 +89,7 @@ def original_config(
             f"soak {soak}: its config {path} no longer exists; resume it with "
             "--config FILE (the settings it ran with are in each cycle's run.json)"
         )
-    cfg = load_config(path, board=profile)
+    cfg = load_config(path, board=profile, overrides=sets)
     now = fingerprints(cfg)
     if head.config_sha256:
         if now["config_sha256"] != head.config_sha256:

@@ -103,6 +103,7 @@ def header(
         duration_s=limits.duration_s,
         max_failure_rate=max_failure_rate,
         seed=cfg.sim.seed if cfg.sim else None,
+        place=cfg.target.place if cfg.target else None,
         host=socket.gethostname(),
         rig_version=__version__,
         started_utc=rundir.utc_now(),

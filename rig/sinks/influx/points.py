@@ -51,6 +51,7 @@ def common_tags(report: Report) -> dict[str, str]:
     # The outcome is a tag dashboards and queries match on: Report.from_json has checked
     # it is the contract's.
     tags = {"rig": report.rig, "board": report.board, "variant": report.variant}
+    tags["place"] = report.place  # boards of one kind in a lab: told apart by their place
     tags["outcome"] = report.outcome
     return {k: str(v) for k, v in tags.items() if v not in (None, "")}
 

@@ -1,0 +1,81 @@
+"""`rig soak --places a,b,c`: the command side (checks, progress, the table at the end);
+the children and their exit codes are rig.soak.places."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from rich.live import Live
+from rich.markup import escape
+from rich.table import Table
+
+from rig.commands.common import console, emit_json, fmt_ms
+from rig.config import load_config
+from rig.errors import InputError
+from rig.sinks.influx.settings import load_influx_config
+from rig.soak.places import PlaceSoak, journal_path, parse_places, run_places
+from rig.soak.resume import DEFAULT_CONFIG
+from rig.soak.start import new_soak_id
+
+
+def soak_places(
+    config_path: Path | None,
+    places: str,
+    place_configs: tuple[str, ...],
+    soak_id: str | None,
+    cycles: int | None,
+    duration: str | None,
+    max_failure_rate: float | None,
+    as_json: bool,
+) -> int:
+    """Run the soaks; returns the exit code (the worst place's)."""
+    if not places:
+        raise InputError("--place-config needs --places")
+    configs = parse_places(places, place_configs, config_path or DEFAULT_CONFIG)
+    for place, path in configs.items():
+        # Every config is checked before any board is touched: a typo fails all at once.
+        load_config(path, overrides=(f"target.place={json.dumps(place)}",))
+    limits: list[str] = []
+    if cycles:
+        limits += ["--cycles", str(cycles)]
+    if duration:
+        limits += ["--duration", duration]
+    if max_failure_rate is not None:
+        limits += ["--max-failure-rate", str(max_failure_rate)]
+
+    def journal_of(config: Path, child_id: str) -> Path:
+        return journal_path(load_influx_config(config).results_dir, child_id)
+
+    sid = soak_id or new_soak_id()
+    if as_json:
+        result = run_places(configs, sid, limits, journal_of)
+        emit_json(result.as_json())
+        return result.exit_code
+    with Live(_table([]), console=console, refresh_per_second=2, transient=True) as live:
+        result = run_places(configs, sid, limits, journal_of, lambda ps: live.update(_table(ps)))
+    console.print(_table(result.places))
+    for p in result.places:
+        if p.error:
+            console.print(escape(f"{p.place}: {p.error}"), style="red", highlight=False)
+    console.print(f"soak {escape(sid)}: {len(result.places)} places, exit {result.exit_code}")
+    return result.exit_code
+
+
+def _table(places: list[PlaceSoak]) -> Table:
+    t = Table(title="soak per place", title_justify="left")
+    for col in ("place", "soak id", "cycles", "failure rate", "power-to-UI p50 (ms)", "exit"):
+        t.add_column(col, justify="left" if col in ("place", "soak id") else "right")
+    for p in places:
+        s = p.summary or {}
+        rate = s.get("failure_rate")
+        p50 = (s.get("power_to_ui") or {}).get("p50")
+        t.add_row(
+            escape(p.place),
+            escape(p.soak_id),
+            str((s.get("cycles") or {}).get("run", p.cycles_done())),
+            f"{rate:.2%}" if isinstance(rate, float) else "-",
+            fmt_ms(p50 if isinstance(p50, float) else None),
+            "running" if p.exit_code is None else str(p.exit_code),
+        )
+    return t

@@ -1,0 +1,219 @@
+"""`rig soak --places a,b,c`: one soak per labgrid place, all at once.
+
+Each place gets its own `rig soak --place NAME` child process: its own journal, summary
+and exit code (`<id>-<place>` under its config's results_dir), its own acquire and
+release of the place, and its own core (the cycles are CPU-bound between boots, and a
+thread per place would share one interpreter lock). The points go wherever each
+config's `[influxdb]` says: one InfluxDB for the lab when the configs share it, each
+boot tagged with its place. A child that fails does not stop the others.
+
+Ctrl-C or SIGTERM is passed on to every child, which powers its board off, closes its
+journal and releases its place (each can then be continued with `rig soak --resume
+<id>-<place>`). Should this process be killed outright, the kernel sends each child
+SIGTERM (PR_SET_PDEATHSIG), with the same effect.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from rig.errors import InputError
+from rig.soak.journal import JOURNAL
+from rig.soak.start import check_id
+
+_PR_SET_PDEATHSIG = 1
+#: How long a child has to finish its cycle, power off and release after SIGTERM.
+STOP_TIMEOUT_S = 120.0
+#: Worst first: the exit code of the whole is the worst of its places'.
+_SEVERITY = (3, 143, 130, 2, 1, 0)
+
+
+def _sigterm_with_parent() -> None:
+    """`preexec_fn`: the child soak gets SIGTERM (a clean stop) if this process dies."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+
+
+def parse_places(text: str, configs: tuple[str, ...], default: Path) -> dict[str, Path]:
+    """`a,b,c` and `--place-config NAME=PATH` pairs: each place's config, in order."""
+    names = [p.strip() for p in text.split(",")]
+    if not all(names):
+        raise InputError(f"--places {text!r}: expected place names separated by commas")
+    if len(set(names)) != len(names):
+        raise InputError(f"--places {text!r}: a place is named twice")
+    out = {n: default for n in names}
+    for item in configs:
+        name, sep, path = item.partition("=")
+        if not sep or not path:
+            raise InputError(f"--place-config {item!r}: expected NAME=CONFIG")
+        if name not in out:
+            raise InputError(f"--place-config {item!r}: {name!r} is not one of --places")
+        out[name] = Path(path)
+    for name in names:
+        check_id(name)  # it becomes part of the soak id
+    return out
+
+
+@dataclass
+class PlaceSoak:
+    """One place's soak: its child process and, once it ends, what it printed."""
+
+    place: str
+    config: Path
+    soak_id: str
+    proc: subprocess.Popen[bytes]
+    stderr: IO[bytes]
+    exit_code: int | None = None
+    summary: dict[str, Any] | None = None
+    error: str | None = None
+    journal: Path | None = None
+
+    def cycles_done(self) -> int:
+        """Cycles journaled so far (for the progress display)."""
+        if self.journal is None:
+            return 0
+        try:
+            text = self.journal.read_text(errors="replace")
+        except OSError:
+            return 0
+        return text.count('"type": "cycle"') + text.count('"type":"cycle"')
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "place": self.place,
+            "config": str(self.config),
+            "soak_id": self.soak_id,
+            "exit_code": self.exit_code,
+            "error": self.error,
+            "soak": self.summary,
+        }
+
+
+@dataclass
+class PlacesResult:
+    soak_id: str
+    places: list[PlaceSoak] = field(default_factory=list)
+    reason: str = "completed"
+
+    signal: int | None = None  # what stopped it, when something did
+
+    @property
+    def exit_code(self) -> int:
+        """The worst place's (a rig error first); stopped by a signal: 128 + it,
+        unless a place had a rig error."""
+        codes = [c if (c := p.exit_code) in _SEVERITY else 3 for p in self.places]
+        worst = min(codes, key=_SEVERITY.index, default=0)
+        if self.signal is not None and worst != 3:
+            return 128 + self.signal
+        return worst
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "soak_id": self.soak_id,
+            "reason": self.reason,
+            "exit_code": self.exit_code,
+            "places": [p.as_json() for p in self.places],
+        }
+
+
+def _argv(place: str, config: Path, soak_id: str, limits: list[str]) -> list[str]:
+    return [sys.executable, "-m", "rig", "soak", "--config", str(config), "--place", place,
+            "--id", soak_id, *limits, "--json"]  # fmt: skip
+
+
+def run_places(
+    places: dict[str, Path],
+    soak_id: str,
+    limits: list[str],
+    journal_of: Callable[[Path, str], Path | None],
+    show: Callable[[list[PlaceSoak]], None] | None = None,
+) -> PlacesResult:
+    """Start one soak per place, wait for all; `limits`: the soak options they share
+    (`--cycles N`, `--duration T`, ...). `journal_of(config, id)`: where a child's
+    journal will be, for the progress display."""
+    result = PlacesResult(soak_id)
+    stop = threading.Event()
+
+    def on_signal(signum: int, _frame: object) -> None:
+        result.signal = result.signal or signum
+        stop.set()
+
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        for place, config in places.items():
+            child_id = check_id(f"{soak_id}-{place}")
+            err = tempfile.TemporaryFile()  # noqa: SIM115 - _collect closes it
+            proc = subprocess.Popen(
+                _argv(place, config, child_id, limits),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=err,
+                preexec_fn=_sigterm_with_parent,
+                start_new_session=True,  # Ctrl-C reaches the children through us only
+            )
+            journal = journal_of(config, child_id)
+            result.places.append(PlaceSoak(place, config, child_id, proc, err, journal=journal))
+        readers = [threading.Thread(target=_collect, args=(p,), daemon=True)
+                   for p in result.places]  # fmt: skip
+        for t in readers:
+            t.start()
+        while any(t.is_alive() for t in readers):
+            if stop.is_set() and result.reason != "interrupted":
+                result.reason = "interrupted"
+                for p in result.places:
+                    if p.proc.poll() is None:
+                        p.proc.send_signal(signal.SIGTERM)
+            if show is not None:
+                show(result.places)
+            time.sleep(0.5)
+        for t in readers:
+            t.join()
+        if show is not None:
+            show(result.places)
+    finally:
+        for p in result.places:  # only after an error of our own: never leave one running
+            if p.proc.poll() is None:
+                p.proc.send_signal(signal.SIGTERM)
+                try:
+                    p.proc.wait(timeout=STOP_TIMEOUT_S)
+                except subprocess.TimeoutExpired:
+                    p.proc.kill()
+                    p.proc.wait()
+        for s, h in previous.items():
+            signal.signal(s, h)
+    return result
+
+
+def _collect(p: PlaceSoak) -> None:
+    """Read the child's JSON to its end, then its exit code and, on failure, why."""
+    assert p.proc.stdout is not None
+    out = p.proc.stdout.read()
+    p.exit_code = p.proc.wait()
+    p.stderr.seek(0)
+    err = p.stderr.read().decode(errors="replace").strip()
+    p.stderr.close()
+    try:
+        doc = json.loads(out.decode(errors="replace")) if out.strip() else None
+    except ValueError:
+        doc = None
+    if isinstance(doc, dict) and "soak_id" in doc:
+        p.summary = doc
+    elif isinstance(doc, dict) and "error" in doc:
+        p.error = str(doc["error"])
+    elif p.exit_code != 0:
+        p.error = (err or out.decode(errors="replace")).strip()[-2000:] or f"exit {p.exit_code}"
+
+
+def journal_path(results_dir: Path, soak_id: str) -> Path:
+    return results_dir / soak_id / JOURNAL
