@@ -27,7 +27,9 @@ from robot.api import ExecutionResult
 from robot.result import Message
 from robot.result import TestSuite as SuiteResult
 
-from tests.e2e import REPO
+from rig.errors import InstrumentError
+from rig.robot.target import Target
+from tests.e2e import REPO, make_config
 from tests.labgrid_boards import BoardLab, boards
 
 pytestmark = pytest.mark.slow
@@ -177,3 +179,29 @@ def test_a_budget_one_board_cannot_meet_fails_only_its_suite(lab: BoardLab, tmp_
     assert "Board Boots To A Usable UI" not in failed
     assert "Power To UI Is Within Its Budget" not in failed
     assert released(lab) == {"b1": None, "b2": None, "b3": None}
+
+
+def test_a_second_suite_on_a_place_of_this_host_is_refused(tmp_path: Path) -> None:
+    """labgrid lets a second process of the same user use a place it holds, so the
+    library claims the place on this host first: a second suite on it fails naming the
+    first's PID, another place is free, and the place is free again once closed. (No lab
+    needed: the claim comes before anything talks to labgrid.)"""
+    target = f'\n[target]\ncoordinator = "127.0.0.1:9"\npython = "{sys.executable}"\n'
+    cfg = make_config(tmp_path, extra=target)
+    place = f"claim-{os.getpid()}"  # this host's claims are per user, not per test
+    first, second = Target(cfg, place=place), Target(cfg, place=place)
+    first.claim()
+    try:
+        with pytest.raises(InstrumentError) as e:
+            second.session()
+        assert str(e.value).startswith(
+            f"labgrid place '{place}' is in use by another suite on this host "
+            f"(PID {os.getpid()}): labgrid grants a place to a user, not a process"
+        ), e.value
+        other = Target(cfg, place=f"{place}-other")
+        other.claim()
+        other.close()
+    finally:
+        first.close()
+    second.claim()  # free again
+    second.close()

@@ -49,7 +49,7 @@ class _Listener:
             result.metadata.update(self.lib.target.metadata())
 
     def close(self) -> None:
-        self.lib.release_rig()
+        self.lib.target.close()
 
 
 class BootRig(SoakStatistics, EnergyBudgets, RegressionCheck):
@@ -172,6 +172,7 @@ class BootRig(SoakStatistics, EnergyBudgets, RegressionCheck):
         | ${summary}= | Run Soak | cycles=30 |
         | Failure Rate Should Be At Most | 0 % |
         """
+        self.target.claim()  # the suite's place, also when the soak is its first boot
         self.release_rig()  # one board, one owner: the soak starts its own instruments
         limits: Limits | None = Limits(cycles, parse_duration(duration) if duration else None)
         if cycles is None and duration is None:

@@ -9,6 +9,8 @@ reflash or power it, so the suite's percentiles and regression checks are of one
 in one state; and acquiring once costs one round trip to the coordinator per suite
 instead of per boot. pabot runs one process per argument file, so one place per process
 is held by exactly one suite at a time, and released for the next user at its end.
+The suite also claims the place on this host for as long as it runs (place_claim.py):
+labgrid cannot tell two processes of one user apart.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import json
 from pathlib import Path
 
 from rig.config import RigConfig, load_config
+from rig.robot.place_claim import PlaceClaim
 from rig.soak.session import Session
 
 
@@ -31,6 +34,8 @@ class Target:
         self.board = board
         self.cfg: RigConfig = load_config(config, board=board, overrides=place_override(place))
         self._session: Session | None = None
+        t = self.cfg.target
+        self._claim = PlaceClaim(t.place, t.coordinator) if t is not None else None
 
     @property
     def place(self) -> str | None:
@@ -47,12 +52,28 @@ class Target:
     def session(self) -> Session:
         """The suite's instruments; opened (the place acquired) on first use."""
         if self._session is None:
+            self.claim()
             reopen = self.cfg.soak.console_reopen_s if self.cfg.soak else 5.0
             self._session = Session(self.cfg, reopen)
         return self._session
 
+    def claim(self) -> None:
+        """Claim the place on this host (no place: nothing), before anything acquires it
+        through labgrid, which would let a second suite of this user in."""
+        if self._claim is not None:
+            self._claim.claim()
+
+    def close(self) -> None:
+        """The suite's end: release the instruments, then the claim on the place."""
+        try:
+            self.release()
+        finally:
+            if self._claim is not None:
+                self._claim.release()
+
     def release(self) -> None:
-        """Power the board off and close the instruments: a place is released here."""
+        """Power the board off and close the instruments: a place is released here. The
+        claim on it stays (`Run Soak` hands the place to its own instruments)."""
         session, self._session = self._session, None
         if session is not None:
             try:
