@@ -22,11 +22,20 @@ directory Robot Framework runs in; the suites shipped in ``testsuites/`` pass
 | =Setting= | =Value=           | =Value=               | =Value=                        |
 | Library   | rig.robot.BootRig | config=${CONFIG}      |                                |
 | Library   | rig.robot.BootRig | config=${CONFIG}      | board=config/boards/fast.toml  |
+| Library   | rig.robot.BootRig | config=${CONFIG}      | place=${PLACE}                 |
 
 The library has suite scope: the instruments (relay, console, logic analyzer, and the
 simulated board when the config has a ``[sim]`` table) are opened at the first power
 cycle of a suite and released when the suite ends, also when a test fails. A console
 port that died during a boot (USB adapter unplugged) is reopened before the next one.
+
+With ``place``, the board is that of a labgrid place, as for ``rig run --place``: the
+place is acquired with the instruments and held for the whole suite, so no one else
+takes the board between its boots, and released when the suite ends. One suite per
+place on a host at a time: a second one fails naming the first's PID (labgrid cannot
+tell two processes of one user apart). pabot runs a suite on many places at once, one
+argument file per place (docs/robot.md, "Many boards: pabot"); the suite's metadata
+names its ``Board``, ``Variant``, ``Config`` and ``Place``.
 
 = Measuring boots =
 
