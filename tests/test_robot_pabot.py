@@ -181,27 +181,44 @@ def test_a_budget_one_board_cannot_meet_fails_only_its_suite(lab: BoardLab, tmp_
     assert released(lab) == {"b1": None, "b2": None, "b3": None}
 
 
-def test_a_second_suite_on_a_place_of_this_host_is_refused(tmp_path: Path) -> None:
-    """labgrid lets a second process of the same user use a place it holds, so the
-    library claims the place on this host first: a second suite on it fails naming the
-    first's PID, another place is free, and the place is free again once closed. (No lab
-    needed: the claim comes before anything talks to labgrid.)"""
+def test_a_second_rig_on_a_place_of_this_host_is_refused(tmp_path: Path) -> None:
+    """labgrid lets a second process of the same user use a place it holds, so every
+    bench with a place claims it on this host first: while another process holds it, a
+    suite and `rig run --place` fail naming that process's PID; another place is free;
+    within one process claims nest (a suite's `Run Soak`); once the holder is gone the
+    place is free. (No lab needed: the claim comes before anything talks to labgrid.)"""
     target = f'\n[target]\ncoordinator = "127.0.0.1:9"\npython = "{sys.executable}"\n'
     cfg = make_config(tmp_path, extra=target)
     place = f"claim-{os.getpid()}"  # this host's claims are per user, not per test
-    first, second = Target(cfg, place=place), Target(cfg, place=place)
-    first.claim()
+    hold = (
+        "import sys; from rig.instruments.place_claim import PlaceClaim; "
+        f"c = PlaceClaim({place!r}, '127.0.0.1:9'); c.claim(); print('held', flush=True); "
+        "sys.stdin.read()"
+    )
+    holder = subprocess.Popen([sys.executable, "-c", hold], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True, cwd=REPO)  # fmt: skip
     try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        says = (
+            f"labgrid place '{place}' is in use by another rig on this host "
+            f"(PID {holder.pid}): labgrid grants a place to a user, not a process"
+        )
+        second = Target(cfg, place=place)
         with pytest.raises(InstrumentError) as e:
             second.session()
-        assert str(e.value).startswith(
-            f"labgrid place '{place}' is in use by another suite on this host "
-            f"(PID {os.getpid()}): labgrid grants a place to a user, not a process"
-        ), e.value
+        assert str(e.value).startswith(says), e.value
+        argv = [sys.executable, "-m", "rig", "run", "--config", str(cfg), "--place", place,
+                "--json"]  # fmt: skip
+        r = subprocess.run(argv, capture_output=True, text=True, cwd=REPO, timeout=60)
+        assert r.returncode == 3 and json.loads(r.stdout)["error"].startswith(says), r.stdout
         other = Target(cfg, place=f"{place}-other")
         other.claim()
+        nested = Target(cfg, place=f"{place}-other")
+        nested.claim()  # the same process: nests
+        nested.close()
         other.close()
     finally:
-        first.close()
+        holder.stdin.close()  # type: ignore[union-attr]
+        holder.wait(timeout=30)
     second.claim()  # free again
     second.close()

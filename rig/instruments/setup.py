@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from rig.config import ConfigError, RigConfig
 from rig.instruments.analyzer_sim import Control
 from rig.instruments.console_serial import SerialConsole
+from rig.instruments.place_claim import PlaceClaim
 from rig.instruments.protocols import AnalyzerProtocol, InstrumentError, PowerProtocol
 from rig.instruments.registry import ANALYZER, CONSOLE, POWER, BenchContext, DriverSpec
 from rig.model.run import RunPlace
@@ -45,6 +46,10 @@ class Instruments:
         cfg = self.cfg
         try:
             ctx = BenchContext(cfg=cfg, stack=self._stack)
+            if cfg.target is not None:  # before labgrid, which lets any process of ours in
+                claim = PlaceClaim(cfg.target.place, cfg.target.coordinator)
+                claim.claim()
+                self._stack.callback(claim.release)
             if cfg.sim is not None:
                 from rig.sim.client import SimProcess  # the simulator only when asked for
 

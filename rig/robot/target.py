@@ -9,7 +9,8 @@ reflash or power it, so the suite's percentiles and regression checks are of one
 in one state; and acquiring once costs one round trip to the coordinator per suite
 instead of per boot. pabot runs one process per argument file, so one place per process
 is held by exactly one suite at a time, and released for the next user at its end.
-The suite also claims the place on this host for as long as it runs (place_claim.py):
+The suite also claims the place on this host for as long as it runs
+(rig/instruments/place_claim.py):
 labgrid cannot tell two processes of one user apart.
 """
 
@@ -19,7 +20,7 @@ import json
 from pathlib import Path
 
 from rig.config import RigConfig, load_config
-from rig.robot.place_claim import PlaceClaim
+from rig.instruments.place_claim import PlaceClaim
 from rig.soak.session import Session
 
 
