@@ -257,6 +257,7 @@ def _cycle(
         _arm(bench, run, raw)
         rundir.write_run(folder, run)  # states the layout, should the run die in the hold
     t_off_cmd = time.monotonic_ns()
+    run.rail_off_since_ns = bench.off_since_ns  # off since the previous cycle's end
     run.power_off_ns = bench.power.off()  # the off-hold's start: docs/cold-boot.md
     t_off = time.monotonic_ns()
     with steps.step("off-hold", hold_s=cfg.power.off_hold_s):
@@ -277,6 +278,7 @@ def _cycle(
     run.power_on_ns = time.monotonic_ns()  # replaced by the relay's own stamp below
     rundir.write_run(folder, run)
 
+    bench.off_since_ns = None
     run.power_on_ns = bench.power.on()
     run.power_on_utc = rundir.utc_now()  # wall-clock twin of power_on_ns, for sinks
     with steps.step("wait for UI ready", timeout_s=cfg.boot_timeout_s):
@@ -311,7 +313,7 @@ def _cycle(
     except OSError as e:
         run.power_artifacts_error = f"{folder}: {e.strerror or e}"
     if cfg.power.power_off_after:
-        bench.power.off()
+        bench.off_since_ns = bench.power.off()
     try:
         rundir.write_console_log(folder, chunks)
     except OSError as e:  # a readable copy of console.jsonl: the run goes on without it

@@ -133,6 +133,18 @@ def test_the_cost_is_the_hold_in_samples(early: list[Path], tmp_path: Path) -> N
         assert extra >= 0.9 * HOLD_S * rate, extra
     cb = analyze_folder(late[1], write=False).cold_boot
     assert cb is not None and (cb.off_time_source, cb.off_time_bound) == ("relay", "upper")
+    # Late arming with power_off_after (the default): the board went off at the end of
+    # the previous cycle, so the bound runs from there, not from this cycle's own off
+    # command (which switched nothing), and it holds the true off-time (less the bounce).
+    run = json.loads((late[1] / "run.json").read_text())
+    boot = truth_boot(late[1])
+    assert run["rail_off_since_ns"] < run["power_off_ns"]
+    own = (run["power_on_ns"] - run["power_off_ns"]) / 1e9
+    assert boot["off_before_s"] > own + 0.001  # this cycle's interval would be too short
+    bounce = -min(boot["bounce_s"], default=0.0)
+    assert cb.off_time_s is not None
+    assert cb.off_time_s + bounce + 0.001 >= boot["off_before_s"] >= cb.off_time_s - 0.001
+    assert "rail_off_since_ns" not in json.loads((late[0] / "run.json").read_text())
 
 
 def test_arm_before_off_is_refused_where_it_cannot_show_the_fall(tmp_path: Path) -> None:

@@ -80,11 +80,14 @@ def _hold_off_ns(run: Run) -> int | None:
 
 
 def power_off_ns(run: Run) -> int | None:
-    """Host ns of the power-off command before the boot: run.json `power_off_ns`, or for
-    an older run the start of its first `power off` step (a little earlier: still an
-    upper bound of the off-time)."""
+    """Host ns of the power-off command the board has been off since: the previous
+    cycle's (`rail_off_since_ns`, when the rig switched it off then), else this cycle's
+    `power_off_ns`, or for an older run the start of its first `power off` step (a
+    little earlier: still an upper bound of the off-time)."""
     if run.is_bare:
         return None
+    if run.rail_off_since_ns is not None:
+        return run.rail_off_since_ns
     if run.power_off_ns is not None:
         return run.power_off_ns
     for st in (run.timing.steps or []) if run.timing else []:

@@ -33,6 +33,9 @@ class Bench:
     sim_pid: int | None
     sim_control: Control | None = None  # the simulated board's control socket, if any
     place: RunPlace | None = None  # the labgrid place the target is, for run.json
+    # The stamp of the power-off that ended the previous cycle, while the board has stayed
+    # off since: that is when its rail went down, not this cycle's own off command.
+    off_since_ns: int | None = None
 
 
 class Instruments:

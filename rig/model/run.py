@@ -99,6 +99,9 @@ class Run:
     analyzer_armed_ns: int | None = opt()
     #: Host ns of the power-off command before the boot (the off-hold's start).
     power_off_ns: int | None = opt()
+    #: Host ns of the earlier power-off that left the board off until this cycle (the
+    #: previous cycle's `power_off_after` in the same process); null: not known.
+    rail_off_since_ns: int | None = opt()
     power_on_ns: int
     power_on_utc: str | None = opt()
     analyzer_stopped_ns: int | None = opt()
