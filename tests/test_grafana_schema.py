@@ -44,6 +44,21 @@ def test_every_part_is_decoded_by_a_typed_model() -> None:
             assert isinstance(a, InfluxAnnotation) and a.query
 
 
+def test_annotations_carry_the_target_grafana_migrates_them_to() -> None:
+    """Grafana up to 8 reads an InfluxDB annotation's top-level query and columns; later
+    versions read its `target`, and the newest build that target from the top-level
+    fields only when a target is already there. Each annotation therefore carries both,
+    the target exactly as Grafana's `migrateLegacyAnnotation` makes it."""
+    for data in DASHBOARDS:
+        for a in data.get("annotations", {}).get("list", []):
+            assert a["target"] == {
+                "refId": "", "query": a["query"], "queryType": "tags",
+                "fromAnnotations": True, "tagsColumn": a.get("tagsColumn", ""),
+                "textColumn": a.get("textColumn", ""), "timeEndColumn": "",
+                "titleColumn": "", "name": a["name"],
+            }, a["name"]  # fmt: skip
+
+
 def _set(path: list[Any], value: Any) -> Callable[[dict[str, Any]], None]:
     def edit(d: dict[str, Any]) -> None:
         for key in path[:-1]:
@@ -80,6 +95,8 @@ BROKEN = [
      "targets[0]"),
     ("annotation without its colour", _drop(["annotations", "list", 0, "iconColor"]),
      "iconColor: required"),
+    ("annotation target not its query",
+     _set(["annotations", "list", 0, "target", "query"], "SELECT 1"), "$.annotations"),
     ("variable refresh not in the enum", _set(["templating", "list", 0, "refresh"], 7),
      "list_val[0].refresh"),
     ("panel ids not numbers", _set(["panels", 3, "id"], "four"), "panels[3].id_val"),

@@ -129,10 +129,31 @@ class InfluxAnnotation(sdk.AnnotationQuery):
             payload["textColumn"] = self.text_column
         if self.tags_column is not None:
             payload["tagsColumn"] = self.tags_column
+        payload["target"] = self.migrated_target()
         return payload
+
+    def migrated_target(self) -> dict[str, object]:
+        """The fields above as the `target` Grafana's InfluxDB datasource migrates them
+        to (its `migrateLegacyAnnotation`). Grafana up to 8 reads the legacy fields;
+        later versions read the target, and the newest migrate the legacy fields only
+        when a target is already there: with both, every version finds the query."""
+        return {
+            "refId": "",
+            "query": self.query,
+            "queryType": "tags",
+            "fromAnnotations": True,
+            "tagsColumn": self.tags_column or "",
+            "textColumn": self.text_column or "",
+            "timeEndColumn": "",
+            "titleColumn": "",
+            "name": self.name,
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, typing.Any]) -> typing.Self:
+        # The target is derived from the legacy fields (to_json): read back from them, so
+        # a target that does not match them fails the round trip of the schema check.
+        data = {k: v for k, v in data.items() if k != "target"}
         base = sdk.AnnotationQuery.from_json(data)
         return cls(
             query=data.get("query", ""),
