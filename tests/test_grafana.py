@@ -73,7 +73,7 @@ def test_ids_unique() -> None:
             refs = [t["refId"] for t in p["targets"]]
             assert refs and len(set(refs)) == len(refs), p["title"]
         names = [v["name"] for v in d["templating"]["list"]]
-        assert names == ["rig", "board", "variant"]
+        assert names == ["rig", "board", "variant", "place"]
 
 
 def _uids(obj: Any) -> list[str]:

@@ -78,6 +78,8 @@ def seed_reports() -> list[Report]:
         sample_report(30 + i, 10, board="fastboard", variant="test", rig="lab-2").to_json()
         for i in range(5)
     ]
+    for i, r in enumerate(lab):  # a lab's boards of one kind, told apart by place
+        r["place"] = f"b{i % 2 + 1}"
     failed(lab[1], "hang_in_rootfs_mount", 2)
     failed(lab[3], "panic", 1)
     rs += lab
@@ -292,6 +294,7 @@ SELECTIONS: list[dict[str, list[str]]] = [
     {"rig": ["lab-2"]},
     {"board": ["rev/b+1.0"]},  # regex metacharacters must be escaped, not interpreted
     {"board": ["fastboard"], "variant": ["optimised"]},  # nothing selected
+    {"place": ["b1"]},  # one place of the lab; boots off any place are not on it
 ]
 
 
@@ -318,7 +321,8 @@ def test_panels_return_the_expected_series(client: Client, chosen: dict[str, lis
 def test_change_point_annotations(client: Client, chosen: dict[str, list[str]]) -> None:
     def selected(m: Mark) -> bool:
         tags = {"board": m.board, "variant": m.variant or None, "rig": m.rig}
-        return all(tags[k] in v for k, v in chosen.items())
+        # Change points are a board's and variant's, whichever place: not by place.
+        return all(tags[k] in v for k, v in chosen.items() if k != "place")
 
     for dash in DASHBOARDS:
         results = run_annotations(client, DB, dash, chosen, RANGE)
@@ -346,15 +350,16 @@ def test_variable_queries(client: Client) -> None:
         return {v[1] for s in res.series for v in s["values"]}
 
     for dash in DASHBOARDS:
-        rig, board, variant = run_variables(client, DB, dash, {}, RANGE)
+        rig, board, variant, place = run_variables(client, DB, dash, {}, RANGE)
+        assert values(place) == {"b1", "b2"}
         assert values(rig) == {r["rig"] for r in REPORTS}
         assert values(board) == {r["board"] for r in REPORTS}
         assert values(variant) == {r["variant"] for r in REPORTS if r["variant"]}
-        _, board, variant = run_variables(client, DB, dash, {"rig": ["lab-2"]}, RANGE)
+        _, board, variant, _ = run_variables(client, DB, dash, {"rig": ["lab-2"]}, RANGE)
         assert values(board) == {"fastboard", "rev/b+1.0"}
         chosen = {"rig": ["sim-rig"], "board": ["ecovec"]}
-        _, _, variant = run_variables(client, DB, dash, chosen, RANGE)
-        assert values(variant) == {"optimised", "baseline"}
+        _, _, variant, place = run_variables(client, DB, dash, chosen, RANGE)
+        assert values(variant) == {"optimised", "baseline"} and values(place) == set()
 
 
 def test_query_command(server_url: str, tmp_path: Path) -> None:
@@ -369,7 +374,7 @@ def test_query_command(server_url: str, tmp_path: Path) -> None:
     annotations = sum(1 for d in DASHBOARDS for a in d["annotations"]["list"] if a.get("query"))
     assert annotations == 2
     targets = sum(len(p["targets"]) for d in DASHBOARDS for p in panels(d))
-    assert len(results) == 2 * 3 + targets + annotations
+    assert len(results) == 2 * 4 + targets + annotations
     latest = next(r for r in results if r["panel"] == "Latest boots")
     assert {row[2] for row in latest["series"][0]["values"]} == {"ecovec"}
     out = CliRunner().invoke(grafana, args)

@@ -19,13 +19,18 @@ def datasource() -> dm.DataSourceRef:
     return dm.DataSourceRef(type_val=PLUGIN_ID, uid=DATASOURCE_UID)
 
 
-#: The dashboard variables, in the order they narrow each other.
-VARIABLES = ("rig", "board", "variant")
+#: The dashboard variables, in the order they narrow each other. `place`: the labgrid
+#: place (boards of one kind in a lab share board and variant).
+VARIABLES = ("rig", "board", "variant", "place")
 
 #: Every panel query filters on the variables. Regex match rather than `=`, so a
 #: multi-value selection `(a|b)` and "All" (`.*`, which also matches a missing tag such
-#: as a boot without a variant) work alike.
+#: as a boot without a variant, or off any labgrid place) work alike.
 SELECTION = " AND ".join(f'"{v}" =~ /^${v}$/' for v in VARIABLES)
+
+#: The selection of what is per board, not per place: change points (`rig trend` finds
+#: them in a board's and variant's history, whichever places it booted on).
+BOARD_SELECTION = " AND ".join(f'"{v}" =~ /^${v}$/' for v in VARIABLES if v != "place")
 
 #: Every panel asks for at most 100 points, so `$__interval` is the range / 100 whatever
 #: the panel's width (what the query tests assume).

@@ -1,4 +1,4 @@
-"""The dashboards: variables rig, board, variant, and the panels laid out on the grid."""
+"""The dashboards: variables rig, board, variant, place, and the panels on the grid."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from grafana_foundation_sdk.models import dashboard as dm
 from rig.sinks.grafana import panels_boot as boot
 from rig.sinks.grafana import panels_soak as soak
 from rig.sinks.grafana.budgets import Budget
-from rig.sinks.grafana.common import SELECTION, datasource, grid, ql_string
+from rig.sinks.grafana.common import BOARD_SELECTION, datasource, grid, ql_string
 from rig.sinks.grafana.influx import InfluxAnnotationBuilder
 from rig.sinks.influx.changepoints import CHANGE_POINT
 
@@ -45,6 +45,7 @@ VARIABLES = [
     variable("rig"),
     variable("board", '"rig" =~ /^$rig$/'),
     variable("variant", '"rig" =~ /^$rig$/ AND "board" =~ /^$board$/'),
+    variable("place", '"rig" =~ /^$rig$/ AND "board" =~ /^$board$/'),
 ]
 
 #: The change points `rig trend --mark` writes (docs/trend.md): one annotation per
@@ -55,7 +56,7 @@ CHANGE_POINT_COLORS = {"slower": "red", "faster": "green"}
 def change_point_annotation(direction: str) -> InfluxAnnotationBuilder:
     query = (
         f'SELECT "text", "stage", "direction", "run_id" FROM "{CHANGE_POINT}" '
-        f'WHERE $timeFilter AND "direction" = {ql_string(direction)} AND {SELECTION}'
+        f'WHERE $timeFilter AND "direction" = {ql_string(direction)} AND {BOARD_SELECTION}'
     )
     return (
         InfluxAnnotationBuilder(f"change points: {direction}", query, datasource())
