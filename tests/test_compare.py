@@ -261,9 +261,12 @@ def test_run_folder_without_report(tmp_path: Path) -> None:
 # -- InfluxDB as a source ------------------------------------------------------------------
 
 
-def _seed(settings: Any, tmp: Path, variant: str, first: int, extra_kernel_s: float) -> None:
+def _seed(
+    settings: Any, tmp: Path, variant: str, first: int, extra_kernel_s: float, place: str = ""
+) -> None:
     for i in range(first, first + 15):
         r = sample_report(i, initcalls=2, variant=variant)
+        r.place = place or None
         kernel = r.stage("kernel")
         assert kernel is not None and kernel.duration_s is not None
         kernel.duration_s += extra_kernel_s
@@ -296,6 +299,25 @@ def test_influx_source(
     missing = rig("compare", "--config", str(config), "influx:board=nope", "--",
                   "influx:board=ecovec", "--json")  # fmt: skip
     assert missing.returncode == 2 and "no boots for this selection" in missing.stdout
+
+
+def test_influx_source_by_place(
+    server: PrivateServer, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """Two labgrid places with boards of one kind (same board and variant): the one on
+    b2 boots a 20 ms slower kernel, found by selecting on the place tag."""
+    s = settings_for(server, request)
+    _seed(s, tmp_path, "optimised", 0, 0.0, place="b1")
+    _seed(s, tmp_path, "optimised", 100, 0.02, place="b2")
+    config = make_config(
+        tmp_path, extra=f'\n[influx]\nurl = "{s.url}"\ndatabase = "{s.database}"\n'
+    )
+    proc = rig("compare", "--config", str(config), "influx:board=ecovec,place=b1",
+               "--", "influx:board=ecovec,place=b2", "--json")  # fmt: skip
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # a stage slower: the CI gate
+    kernel = next(st for st in json.loads(proc.stdout)["stages"] if st["name"] == "kernel")
+    assert kernel["verdict"] == "slower"
+    assert kernel["ci_low_s"] <= 0.02 <= kernel["ci_high_s"]
 
 
 def test_influx_source_leaves_out_boots_flagged_not_cold(

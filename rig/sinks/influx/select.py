@@ -2,9 +2,10 @@
 range, read back from the `boot` and `stage` measurements (rig.sinks.influx.points).
 
 Selector: `influx:board=ecovec,variant=optimised,since=7d` with keys `board`,
-`variant`, `rig` (tags, matched exactly), `since` and `until` (InfluxQL durations
-before now: `30m`, `12h`, `7d`, `2w`). Every point of one boot carries the boot's
-power-on time, so stage points are joined to their boot by time.
+`variant`, `rig`, `place` (tags, matched exactly; `place`: a labgrid place), `since`
+and `until` (InfluxQL durations before now: `30m`, `12h`, `7d`, `2w`). Every point of
+one boot carries the boot's power-on time, so stage points are joined to their boot by
+time.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from rig.sinks.influx.client import Client
 from rig.sinks.influx.points import BOOT, STAGE
 from rig.sinks.influx.settings import InfluxSettings, load_influx_config
 
-TAGS = ("board", "variant", "rig")
+TAGS = ("board", "variant", "rig", "place")
 TIMES = ("since", "until")
 _DURATION = re.compile(r"^\d+(ns|u|ms|s|m|h|d|w)$")
 
