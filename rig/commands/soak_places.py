@@ -58,6 +58,8 @@ def soak_places(
     for p in result.places:
         if p.error:
             console.print(escape(f"{p.place}: {p.error}"), style="red", highlight=False)
+        elif p.summary and p.summary.get("folder"):
+            console.print(escape(f"{p.place}: {p.summary['folder']}"), highlight=False)
     console.print(f"soak {escape(sid)}: {len(result.places)} places, exit {result.exit_code}")
     return result.exit_code
 
@@ -65,7 +67,8 @@ def soak_places(
 def _table(places: list[PlaceSoak]) -> Table:
     t = Table(title="soak per place", title_justify="left")
     for col in ("place", "soak id", "cycles", "failure rate", "power-to-UI p50 (ms)", "exit"):
-        t.add_column(col, justify="left" if col in ("place", "soak id") else "right")
+        left = col in ("place", "soak id")
+        t.add_column(col, justify="left" if left else "right", overflow="fold")
     for p in places:
         s = p.summary or {}
         rate = s.get("failure_rate")
