@@ -3,6 +3,8 @@ p50/p95 per variant, latest boots. One function per panel; each owns its query."
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from grafana_foundation_sdk.builders import common as cb
 from grafana_foundation_sdk.builders import dashboard as db
 from grafana_foundation_sdk.builders import table, timeseries
@@ -26,18 +28,28 @@ from rig.sinks.grafana.common import (
 BUDGET_PREFIX = "budget "
 
 
-def time_series(
-    title: str, description: str, grid: dm.GridPos, legend_calcs: list[str]
-) -> timeseries.Panel:
-    """What every time series panel shares: the datasource, 100 points, a legend table."""
+Panel = TypeVar("Panel", timeseries.Panel, table.Panel)
+
+
+def framed(panel: Panel, title: str, description: str, grid: dm.GridPos) -> Panel:
+    """What every panel shares: its title and place, the datasource, 100 points, the
+    base threshold."""
     return (
-        timeseries.Panel()
-        .title(title)
+        panel.title(title)
         .description(description)
         .datasource(datasource())
         .grid_pos(grid)
         .max_data_points(MAX_DATA_POINTS)
         .thresholds(base_threshold())
+    )
+
+
+def time_series(
+    title: str, description: str, grid: dm.GridPos, legend_calcs: list[str]
+) -> timeseries.Panel:
+    """What every time series panel shares: a frame, the palette, a legend table."""
+    return (
+        framed(timeseries.Panel(), title, description, grid)
         .color_scheme(db.FieldColor().mode(dm.FieldColorModeId.PALETTE_CLASSIC))
         .legend(legend_table(legend_calcs))
         .tooltip(cb.VizTooltipOptions().mode(cm.TooltipDisplayMode.SINGLE).sort(cm.SortOrder.NONE))
@@ -66,16 +78,7 @@ MERGED = [
 
 
 def table_panel(title: str, description: str, grid: dm.GridPos) -> table.Panel:
-    return (
-        table.Panel()
-        .title(title)
-        .description(description)
-        .datasource(datasource())
-        .grid_pos(grid)
-        .max_data_points(MAX_DATA_POINTS)
-        .thresholds(base_threshold())
-        .show_header(True)
-    )
+    return framed(table.Panel(), title, description, grid).show_header(True)
 
 
 def sorted_by(column: str) -> list[cb.TableSortByFieldState]:
