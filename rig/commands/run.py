@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
@@ -24,6 +23,7 @@ from rig.commands.common import (
 from rig.config import load_config
 from rig.cycle import kept_files, run_cycle
 from rig.errors import EXIT_RIG_FAILED, ArtifactError, RigError, exit_code
+from rig.instruments.place import place_override
 from rig.instruments.setup import Instruments
 from rig.pipeline import analyze_folder
 from rig.sinks.files import save_report
@@ -64,8 +64,7 @@ def run(
     as_json: bool,
 ) -> None:
     """Power-cycle the target once, measure the boot, write results/<run-id>/."""
-    if place is not None:  # as --set would: run.json's config snapshot then shows it
-        overrides = (*overrides, f"target.place={json.dumps(place)}")
+    overrides = (*overrides, *place_override(place))  # as --set would
     # A RigError raised here ends the command with its kind's exit code (json_option): a
     # bad config 2, an instrument that failed 3.
     cfg = load_config(config_path, board=board, overrides=overrides)

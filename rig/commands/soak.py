@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,7 @@ from rig.commands.common import (
 )
 from rig.commands.soak_places import soak_places
 from rig.config import load_config
+from rig.instruments.place import place_override
 from rig.soak.journal import JOURNAL, read_header
 from rig.soak.resume import DEFAULT_CONFIG, locate, original_config
 from rig.soak.run import SoakResult, run_soak
@@ -133,7 +133,7 @@ def soak(
         many = soak_places(config_path, places or "", place_configs, soak_id, cycles,
                            duration, max_failure_rate, as_json)  # fmt: skip
         raise SystemExit(many)
-    sets = (f"target.place={json.dumps(place)}",) if place else ()
+    sets = place_override(place or None)
     resume: Path | None = None
     if resume_ref:
         if soak_id:

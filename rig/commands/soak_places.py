@@ -3,7 +3,6 @@ the children and their exit codes are rig.soak.places."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from rich.live import Live
@@ -13,6 +12,7 @@ from rich.table import Table
 from rig.commands.common import console, emit_json, fmt_ms
 from rig.config import load_config
 from rig.errors import InputError
+from rig.instruments.place import place_override
 from rig.sinks.influx.settings import load_influx_config
 from rig.soak.places import PlaceSoak, journal_path, parse_places, run_places
 from rig.soak.resume import DEFAULT_CONFIG
@@ -35,7 +35,7 @@ def soak_places(
     configs = parse_places(places, place_configs, config_path or DEFAULT_CONFIG)
     for place, path in configs.items():
         # Every config is checked before any board is touched: a typo fails all at once.
-        load_config(path, overrides=(f"target.place={json.dumps(place)}",))
+        load_config(path, overrides=place_override(place))
     limits: list[str] = []
     if cycles:
         limits += ["--cycles", str(cycles)]

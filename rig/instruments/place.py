@@ -10,6 +10,7 @@ reports into what the console and analyzer drivers open; it opens nothing itself
 
 from __future__ import annotations
 
+import json
 import socket
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,6 +59,13 @@ def parse_target(t: Table, base: Path) -> TargetConfig | None:
     )
     t.done()
     return out if place is not None else None
+
+
+def place_override(place: str | None) -> tuple[str, ...]:
+    """The `--set` that `--place NAME` stands for (no place: none). `rig run`, `rig soak`
+    and the Robot library all add it this way, so run.json's config snapshot shows the
+    place as `config.target.place` whichever way it was named."""
+    return () if place is None else (f"target.place={json.dumps(place)}",)
 
 
 @dataclass

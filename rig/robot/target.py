@@ -16,18 +16,12 @@ labgrid cannot tell two processes of one user apart.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from rig.config import RigConfig, load_config
+from rig.instruments.place import place_override
 from rig.instruments.place_claim import PlaceClaim
 from rig.soak.session import Session
-
-
-def place_override(place: str | None) -> list[str]:
-    """The `--set` that `rig run --place NAME` adds: the same here, so that a suite's
-    boots record the place exactly as `rig run` does (run.json `config.target.place`)."""
-    return [] if place is None else [f"target.place={json.dumps(place)}"]
 
 
 class Target:

@@ -23,6 +23,7 @@ from typing import Any
 
 from rig.config import RigConfig, load_config
 from rig.errors import InputError
+from rig.instruments.place import place_override
 from rig.model.soak import CycleRecord, HeaderRecord
 from rig.sinks.influx.settings import load_influx_config
 from rig.soak.journal import JOURNAL, JournalError, read_records
@@ -69,7 +70,7 @@ def original_config(
             f"with --place {head.place} (or without --place), or start a new soak"
         )
     place = place or head.place
-    sets = (f"target.place={json.dumps(place)}",) if place else ()
+    sets = place_override(place or None)
     profile = board or (Path(head.board_profile) if head.board_profile else None)
     if profile is not None and not profile.is_file():
         raise InputError(
