@@ -17,6 +17,7 @@ import pytest
 from rig.sinks.influx.client import Client
 from rig.sinks.influx.server import PrivateServer, private_server
 from rig.sinks.influx.settings import InfluxSettings
+from rig.soak.places import PlaceSoak
 from tests.e2e import REPO
 from tests.labgrid_boards import BoardLab, boards
 from tests.labgrid_lab import require_labgrid
@@ -134,3 +135,17 @@ def test_bad_places_are_refused_before_any_board_is_touched(tmp_path: Path) -> N
         r = subprocess.run(argv, capture_output=True, text=True, cwd=REPO, timeout=60)
         assert r.returncode == 2, (args, r.stdout, r.stderr)
         assert says in json.loads(r.stdout)["error"], (args, r.stdout)
+
+
+def test_progress_counts_journaled_cycles_incrementally(tmp_path: Path) -> None:
+    """The progress display's count reads only the journal's new whole lines: a line
+    still being written counts once it is complete, and nothing counts twice."""
+    journal = tmp_path / "journal.jsonl"
+    p = PlaceSoak("b1", tmp_path, "night-b1", None, None, journal)  # type: ignore[arg-type]
+    assert p.cycles_done() == 0  # not there yet
+    journal.write_text('{"type":"header"}\n{"type":"cycle","n":1}\n{"type":"cyc')
+    assert p.cycles_done() == 1
+    with journal.open("a") as f:
+        f.write('le","n":2}\n{"type":"end"}\n')
+    assert p.cycles_done() == 2
+    assert p.cycles_done() == 2

@@ -13,8 +13,7 @@ from rig.commands.common import console, emit_json, fmt_ms
 from rig.config import load_config
 from rig.errors import InputError
 from rig.instruments.place import place_override
-from rig.sinks.influx.settings import load_influx_config
-from rig.soak.places import PlaceSoak, journal_path, parse_places, run_places
+from rig.soak.places import PlaceSoak, parse_places, run_places
 from rig.soak.resume import DEFAULT_CONFIG
 from rig.soak.start import new_soak_id
 
@@ -33,9 +32,12 @@ def soak_places(
     if not places:
         raise InputError("--place-config needs --places")
     configs = parse_places(places, place_configs, config_path or DEFAULT_CONFIG)
-    for place, path in configs.items():
-        # Every config is checked before any board is touched: a typo fails all at once.
-        load_config(path, overrides=place_override(place))
+    # Every config is checked before any board is touched (a typo fails all at once);
+    # its results_dir is where that place's journal will be, for the progress display.
+    results = {
+        place: load_config(path, overrides=place_override(place)).results_dir
+        for place, path in configs.items()
+    }
     limits: list[str] = []
     if cycles:
         limits += ["--cycles", str(cycles)]
@@ -44,16 +46,13 @@ def soak_places(
     if max_failure_rate is not None:
         limits += ["--max-failure-rate", str(max_failure_rate)]
 
-    def journal_of(config: Path, child_id: str) -> Path:
-        return journal_path(load_influx_config(config).results_dir, child_id)
-
     sid = soak_id or new_soak_id()
     if as_json:
-        result = run_places(configs, sid, limits, journal_of)
+        result = run_places(configs, sid, limits, results)
         emit_json(result.as_json())
         return result.exit_code
     with Live(_table([]), console=console, refresh_per_second=2, transient=True) as live:
-        result = run_places(configs, sid, limits, journal_of, lambda ps: live.update(_table(ps)))
+        result = run_places(configs, sid, limits, results, lambda ps: live.update(_table(ps)))
     console.print(_table(result.places))
     for p in result.places:
         if p.error:

@@ -23,12 +23,13 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
 from rig.errors import InputError
+from rig.model.soak import CYCLE
 from rig.soak.journal import JOURNAL
 from rig.soak.start import check_id
 
@@ -74,20 +75,34 @@ class PlaceSoak:
     soak_id: str
     proc: subprocess.Popen[bytes]
     stderr: IO[bytes]
+    journal: Path  # where the child journals (it may not exist yet)
     exit_code: int | None = None
     summary: dict[str, Any] | None = None
     error: str | None = None
-    journal: Path | None = None
+    # How far the progress display has read the journal, and the cycles found so far:
+    # it asks twice a second, and a night's journal is megabytes.
+    _read_to: int = field(default=0, repr=False)
+    _cycles: int = field(default=0, repr=False)
 
     def cycles_done(self) -> int:
-        """Cycles journaled so far (for the progress display)."""
-        if self.journal is None:
-            return 0
+        """Cycles journaled so far (for the progress display): the journal's new
+        whole lines since the last call."""
         try:
-            text = self.journal.read_text(errors="replace")
+            with self.journal.open("rb") as f:
+                f.seek(self._read_to)
+                new = f.read()
         except OSError:
-            return 0
-        return text.count('"type": "cycle"') + text.count('"type":"cycle"')
+            return self._cycles
+        whole = new[: new.rfind(b"\n") + 1]  # a line still being written waits
+        self._read_to += len(whole)
+        for line in whole.splitlines():
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue  # a torn line: the soak's own reader reports it
+            if isinstance(rec, dict) and rec.get("type") == CYCLE:
+                self._cycles += 1
+        return self._cycles
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -136,11 +151,11 @@ def run_places(
     places: dict[str, Path],
     soak_id: str,
     limits: list[str],
-    journal_of: Callable[[Path, str], Path | None],
+    results_dirs: Mapping[str, Path],
     show: Callable[[list[PlaceSoak]], None] | None = None,
 ) -> PlacesResult:
     """Start one soak per place, wait for all; `limits`: the soak options they share
-    (`--cycles N`, `--duration T`, ...). `journal_of(config, id)`: where a child's
+    (`--cycles N`, `--duration T`, ...). `results_dirs`: each place's config's, where its
     journal will be, for the progress display."""
     result = PlacesResult(soak_id)
     stop = threading.Event()
@@ -162,8 +177,8 @@ def run_places(
                 preexec_fn=_sigterm_with_parent,
                 start_new_session=True,  # Ctrl-C reaches the children through us only
             )
-            journal = journal_of(config, child_id)
-            result.places.append(PlaceSoak(place, config, child_id, proc, err, journal=journal))
+            journal = results_dirs[place] / child_id / JOURNAL
+            result.places.append(PlaceSoak(place, config, child_id, proc, err, journal))
         readers = [threading.Thread(target=_collect, args=(p,), daemon=True)
                    for p in result.places]  # fmt: skip
         for t in readers:
@@ -213,7 +228,3 @@ def _collect(p: PlaceSoak) -> None:
         p.error = str(doc["error"])
     elif p.exit_code != 0:
         p.error = (err or out.decode(errors="replace")).strip()[-2000:] or f"exit {p.exit_code}"
-
-
-def journal_path(results_dir: Path, soak_id: str) -> Path:
-    return results_dir / soak_id / JOURNAL
