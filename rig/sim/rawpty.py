@@ -41,6 +41,7 @@ class PtyDevice:
         self.path = self.pty.path
         self._stop_r, self._stop_w = os.pipe()
         self._thread = threading.Thread(target=self._loop, name=self.thread_name, daemon=True)
+        self.closed = False
 
     def _start(self) -> None:
         self._thread.start()
@@ -63,6 +64,10 @@ class PtyDevice:
             self.received(data, time.monotonic_ns())
 
     def close(self) -> None:
+        """Stop the thread and close the pty; once (a port can vanish before shutdown)."""
+        if self.closed:
+            return
+        self.closed = True
         os.write(self._stop_w, b"x")
         self._thread.join(timeout=2)
         for fd in (self._stop_r, self._stop_w):

@@ -21,7 +21,11 @@ from rig.sim.supply import Supply
 from rig.sim.supply_ports import PtyPort, TcpPort
 from rig.sim.timeline import Fault, plan
 
-COMMANDS = ("status", "arm", "stop", "power_switch", "shutdown")
+COMMANDS = ("status", "arm", "stop", "power_switch", "inject", "shutdown")
+#: Faults a bench injects at a moment it chooses (`inject`), not drawn per boot.
+INJECTED = ("relay-lost", "analyzer-slow")
+#: The longest start an analyzer is made to take (the rig waits up to 60 s for `arm`).
+SLOW_START_MAX_S = 30.0
 
 
 class Simulator:
@@ -46,6 +50,7 @@ class Simulator:
         self.done = done or threading.Event()  # set by a shutdown request
         self._arming: Arming | None = None
         self._arm_lock = threading.Lock()
+        self._arm_delay_s = 0.0  # the next arm's slow start (injected)
         # A console that can be closed under the client is published as a stable link.
         closes = (rates is not None and rates.console_lost > 0) or (
             fault is not None and fault.kind == "console-closed"
@@ -109,6 +114,8 @@ class Simulator:
             return self._arm(req)
         if cmd == "stop":
             return self._stop(req)
+        if cmd == "inject":
+            return self._inject(req)
         if cmd == "power_switch":
             self.board.set_switch(str(req.get("switch")), time.monotonic_ns())
             return {"ok": True, "power_switch": self._switch()}
@@ -134,7 +141,10 @@ class Simulator:
             "console_sent": self.console.sent,
             "console_dropped": self.console.dropped,
             "console_late_max_us": self.console.late_max_ns / 1e3,
+            "console_realtime": self.console.realtime,
             "console_hangups": self.console.hangups,
+            "relay_lost": self.relay.closed,
+            "arm_delay_s": self._arm_delay_s,
             "power_switch": self._switch(),
             "supply": self.supply.status(),
         }
@@ -146,6 +156,10 @@ class Simulator:
     def _arm(self, req: dict[str, Any]) -> dict[str, Any]:
         samplerate, wiring = check_arming(req.get("samplerate", 1_000_000), req.get("wiring"))
         with self._arm_lock:
+            delay, self._arm_delay_s = self._arm_delay_s, 0.0
+        if delay:
+            time.sleep(delay)  # a slow start: sampling (and the answer) begins only now
+        with self._arm_lock:
             self._arming = Arming(time.monotonic_ns(), samplerate, wiring)
             return {
                 "ok": True,
@@ -153,6 +167,34 @@ class Simulator:
                 "samplerate": samplerate,
                 "wiring": wiring,
             }
+
+    def _inject(self, req: dict[str, Any]) -> dict[str, Any]:
+        """A fault now: `relay-lost` (the CH340 module drops off the USB bus: its port
+        vanishes and clients get EIO; the contacts keep their state, so the board goes on
+        as it was switched) or `analyzer-slow` (the next `arm` takes `delay_s` to start)."""
+        fault = req.get("fault")
+        if fault == "relay-lost":
+            self.relay.close()
+            return {"ok": True, "fault": fault, "relay": self.relay.path}
+        if fault == "analyzer-slow":
+            delay = req.get("delay_s")
+            if (
+                not isinstance(delay, int | float)
+                or isinstance(delay, bool)
+                or not 0 < delay <= SLOW_START_MAX_S
+            ):
+                expected = f"seconds in (0, {SLOW_START_MAX_S:g}]"
+                return {
+                    "ok": False,
+                    "error": f"inject: delay_s: expected {expected}, found {delay!r}",
+                }
+            with self._arm_lock:
+                self._arm_delay_s = float(delay)
+            return {"ok": True, "fault": fault, "delay_s": float(delay)}
+        return {
+            "ok": False,
+            "error": f"inject: fault: expected one of {', '.join(INJECTED)}, found {fault!r}",
+        }
 
     def _stop(self, req: dict[str, Any]) -> dict[str, Any]:
         stopped_ns = time.monotonic_ns()
@@ -178,9 +220,7 @@ class Simulator:
         if broken is not None:
             # The capture is gone, the truth is not: tests check the rig's verdict with it.
             if "truth" in paths:
-                doc = truth.truth(self.profile, self.label, self.seed, boots, arming, stopped_ns)
-                doc["fault"] = str(self.fault) if self.fault else None
-                truth.write(paths["truth"], doc)
+                self._truth(paths["truth"], boots, arming, stopped_ns)
             return {
                 "ok": False,
                 "error": f"stop: the analyzer dropped off the USB bus during boot {broken} "
@@ -194,9 +234,7 @@ class Simulator:
         )
         render_s = time.perf_counter() - t0
         if "truth" in paths:
-            doc = truth.truth(self.profile, self.label, self.seed, boots, arming, stopped_ns)
-            doc["fault"] = str(self.fault) if self.fault else None
-            truth.write(paths["truth"], doc)
+            self._truth(paths["truth"], boots, arming, stopped_ns)
         return {
             "ok": True,
             "samples": n,
@@ -205,6 +243,13 @@ class Simulator:
             "stopped_ns": stopped_ns,
             "render_s": round(render_s, 4),
         }
+
+    def _truth(self, path: Path, boots: list[Boot], arming: Arming, stopped_ns: int) -> None:
+        self.console.forget({b.index for b in boots})  # the board forgot the others
+        sent = {b.index: self.console.deliveries(b.index) for b in boots}
+        doc = truth.truth(self.profile, self.label, self.seed, boots, arming, stopped_ns, sent)
+        doc["fault"] = str(self.fault) if self.fault else None
+        truth.write(path, doc)
 
     def close(self) -> None:
         self.server.close()
