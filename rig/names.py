@@ -1,4 +1,4 @@
-"""Names that tools outside the rig rely on (DESIGN.md, "Contracts"). Extend, never rename."""
+"""Names that tools outside the rig rely on (docs/contract.md). Extend, never rename."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """A boot's outcome: one enumeration for analysis, the soak, Robot, InfluxDB and HTML.
 
-The strings are a contract (DESIGN.md): report.json `outcome`, the InfluxDB tag
+The strings are a contract (docs/contract.md, "Outcomes"): report.json `outcome`, the InfluxDB tag
 `outcome` and the soak journal carry them, and tools outside the rig match on them.
 Extend, never rename.
 

@@ -32,7 +32,8 @@ def tapped_console(uart: UartBytes, power_on_ns: int, scan: MarkerScan) -> list[
 def _run_or_bare(folder: Path) -> Run:
     if (folder / rundir.RUN).exists() or not (folder / rundir.CAPTURE).exists():
         return rundir.read_run(folder)
-    # A bare capture with the DESIGN channel names needs no run.json and no config.
+    # A bare capture with the contract's channel names (docs/contract.md) needs no
+    # run.json and no config.
     return Run.bare(folder.name)
 
 

@@ -183,7 +183,7 @@ def test_soaks_kernel_slower_by_the_known_amount(soaks: Path) -> None:
     stages = {s["name"]: s for s in doc["stages"]}
     assert list(stages) == ["bootloader", "kernel", "rootfs_mount", "init", "application",
                             "power_to_ui"]  # fmt: skip
-    for s in doc["stages"]:  # the DESIGN contract's keys
+    for s in doc["stages"]:  # the contract's keys (docs/contract.md)
         assert {"name", "difference_s", "ci_low_s", "ci_high_s", "p_value", "verdict"} <= set(s)
     k = stages["kernel"]
     assert k["verdict"] == "slower" and k["ci_low_s"] <= SHIFT_S <= k["ci_high_s"]

@@ -20,7 +20,7 @@ from rig.sinks.influx.points import report_lines
 from rig.sinks.influx.sample import sample_report
 from tests.test_faults_outcome import EV, LINE, SCAN, stages
 
-#: DESIGN.md and docs/artifacts.md: tools outside the rig match on these strings.
+#: docs/contract.md and docs/artifacts.md: tools outside the rig match on these strings.
 CONTRACT = {
     "ok", "no_power_edge", "panic", "console_lost", "missing_marker", "analyzer_error",
     "rig_error", "interrupted", "invalid_artifacts",

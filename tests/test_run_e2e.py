@@ -152,8 +152,8 @@ def test_console_only_breakdown_is_honest(tmp_path: Path) -> None:
 
 
 def test_bare_capture_needs_no_config(tmp_path: Path) -> None:
-    """Any .sr with the DESIGN channel names can be analyzed alone: markers from the
-    GPIO channels, the console from the tapped UART line."""
+    """Any .sr with the contract channel names (docs/contract.md) can be analyzed alone:
+    markers from the GPIO channels, the console from the tapped UART line."""
     folder, report = measure(make_config(tmp_path))
     bare = tmp_path / "bare"
     bare.mkdir()

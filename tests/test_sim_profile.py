@@ -13,7 +13,7 @@ from rig.tomlcheck import ConfigError
 
 BOARDS = Path(__file__).resolve().parents[1] / "config" / "boards"
 
-# Murray, ELC-E 2010, MS7724 Ecovec (DESIGN.md).
+# Murray, ELC-E 2010, MS7724 Ecovec (docs/contract.md, "Stages").
 ECOVEC = {
     "ecovec-baseline.toml": (2.58, 1.30, 6.83, 1.30, 7.43, 19.44),
     "ecovec-optimised.toml": (0.28, 0.11, 0.02, 0.06, 0.30, 0.77),

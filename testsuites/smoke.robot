@@ -1,6 +1,6 @@
 *** Settings ***
 Documentation       One measured boot of the simulated board through the real `rig` command:
-...                 the artifact folder of the DESIGN contract is written and the boot succeeds.
+...                 the artifact folder of the contract (docs/contract.md) is written and the boot succeeds.
 ...                 Budgets per stage come with boot_budget.robot.
 Library             Process
 Library             OperatingSystem

@@ -1,7 +1,7 @@
 """`power.jsonl`: a supply's readings through the boot, one JSON record per line.
 
 `{"t_ns": <host CLOCK_MONOTONIC ns>, "v": <volts>, "a": <amperes>}` is the contract
-(DESIGN, second round); bootrig adds `t_req_ns` and `t_ans_ns`, when the current was
+(docs/contract.md, "power.jsonl"); bootrig adds `t_req_ns` and `t_ans_ns`, when the current was
 asked for and when its answer arrived, and writes `t_ns` as their midpoint.
 """
 

@@ -1,4 +1,4 @@
-"""The artifact folder contract (DESIGN.md): run.json, console.jsonl, console.log, report.json.
+"""The artifact folder (docs/contract.md): run.json, console.jsonl, console.log, report.json.
 
 Everything analysis needs is in these files, so `rig analyze DIR` can recompute a report
 anywhere, later, with no config and no hardware.

@@ -115,7 +115,7 @@ ANALYZER = Registry("analyzer")
 
 @ANALYZER.register("none")
 class NoAnalyzer:
-    """Console only: the host clock is the reference (DESIGN, "Time base")."""
+    """Console only: the host clock is the reference (docs/contract.md, "Time base")."""
 
     @classmethod
     def parse(cls, t: Table, base: Path) -> None:

@@ -1,5 +1,5 @@
-"""A boot's report: what report.json holds (schema bootrig.report/1, DESIGN.md
-"Contracts"; every key in docs/artifacts.md).
+"""A boot's report: what report.json holds (schema bootrig.report/1, docs/contract.md
+"report.json"; every key in docs/artifacts.md).
 
 Analysis builds a `Report`; report.json, the terminal, report.html, InfluxDB, Robot and
 the soak read one. Only rig/artifacts/reports.py reads or writes the file. Sections a

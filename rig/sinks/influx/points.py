@@ -1,9 +1,10 @@
-"""A BootReport -> InfluxDB points (pure), following DESIGN's schema.
+"""A BootReport -> InfluxDB points (pure), following docs/contract.md, "InfluxDB".
 
-Every point of a boot carries the boot's power-on time (`started_utc`, ns), so writing a
-report twice overwrites it instead of duplicating it. That only holds if the series key
-(measurement + tag set) of every point in one report is unique: stages are told apart by
-`stage`, initcalls by `initcall` (+ `module`), advisories by `rule`; repeats get `seq`.
+Every point of a boot carries the boot's power-on time (`power_on_utc`, else `started_utc`,
+ns), so writing a report twice overwrites it instead of duplicating it. That only holds if
+the series key (measurement + tag set) of every point in one report is unique: stages are
+told apart by `stage`, initcalls by `initcall` (+ `module`), advisories by `rule`; repeats
+get `seq`.
 Null fields are skipped (a stage never reached); the encoder drops points left empty.
 """
 
@@ -134,7 +135,7 @@ PRECISION_NS = {"ns": 1, "u": 1_000}
 
 
 def point_time_ns(report: Report) -> int:
-    """The boot's power-on time (DESIGN: point time = power-on time); reports from before
+    """The boot's power-on time (docs/contract.md: point time = power-on time); reports from before
     `power_on_utc` existed fall back to the run's start."""
     return utc_to_ns(report.power_on_utc or report.started_utc)
 
