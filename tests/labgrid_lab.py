@@ -15,10 +15,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from rig.instruments.children import stop_child
 from tests.e2e import REPO
+from tests.require import require
 from tests.ser2net import free_port
 
 LABGRID_BIN = Path(os.environ.get("BOOTRIG_LABGRID_VENV", REPO / ".venv-labgrid")) / "bin"
@@ -26,14 +25,11 @@ LABGRID_PYTHON = LABGRID_BIN / "python"
 
 
 def require_labgrid() -> None:
-    """Skip without labgrid's environment; under `make test` (BOOTRIG_REQUIRE_LABGRID=1,
-    which builds it first) its absence is a failure."""
-    if (LABGRID_BIN / "labgrid-coordinator").is_file():
-        return
-    why = f"labgrid's environment {LABGRID_BIN.parent} is missing: run `make labgrid`"
-    if os.environ.get("BOOTRIG_REQUIRE_LABGRID") == "1":
-        pytest.fail(why)
-    pytest.skip(why)
+    """Skip without labgrid's environment; where it is required (tests/require.py; `make
+    test` builds it first) its absence is a failure."""
+    if not (LABGRID_BIN / "labgrid-coordinator").is_file():
+        missing = f"labgrid's environment {LABGRID_BIN.parent} is missing: run `make labgrid`"
+        require("labgrid", missing)
 
 
 class Lab:

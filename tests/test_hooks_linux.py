@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.require import require
+
 REPO = Path(__file__).resolve().parents[1]
 PATCH_DIR = REPO / "firmware-hooks" / "linux"
 TARBALL = Path("/usr/src/linux-source-6.1.tar.xz")
@@ -53,7 +55,7 @@ def added_lines(patch: Path, path: str) -> list[str]:
 def pristine(tmp_path_factory) -> Path:
     """The files the series touches, as the tarball has them."""
     if not TARBALL.exists():
-        pytest.skip(f"{TARBALL} is absent (Debian package linux-source-6.1)")
+        require("qemu", f"{TARBALL} is absent (Debian package linux-source-6.1)")
     assert PATCHES, f"no patches in {PATCH_DIR}"
     needed: set[str] = set()
     for p in PATCHES:
@@ -174,8 +176,9 @@ def _compile_caller(header_dir: Path, tmp_path: Path, *defines: str) -> str:
     return subprocess.run(["nm", str(obj)], check=True, capture_output=True, text=True).stdout
 
 
-@pytest.mark.skipif(not shutil.which("gcc") or not shutil.which("nm"), reason="needs gcc, nm")
 def test_header_stub_compiles_to_nothing_when_off(patched, tmp_path):
+    if not shutil.which("gcc") or not shutil.which("nm"):
+        require("qemu", "needs gcc and nm (Debian packages gcc, binutils)")
     header = patched / "include" / "linux" / "bootrig.h"
     text = header.read_text()
     assert "#ifdef CONFIG_BOOTRIG_MARKERS" in text

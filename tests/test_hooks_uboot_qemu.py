@@ -4,19 +4,20 @@ on; the env-only recipe of the README works on Debian's unpatched U-Boot.
 
 Needs the arm64 cross toolchain, QEMU and U-Boot's build dependencies; the patched
 build (firmware-hooks/u-boot/build.sh, about a minute on two cores) is cached. Without
-them the tests skip, or fail under `make test` (BOOTRIG_REQUIRE_QEMU=1, which installs
-them).
+them the tests skip, or fail where the QEMU target is required (tests/require.py; `make
+test` installs them).
 """
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+
+from tests.require import require
 
 REPO = Path(__file__).resolve().parents[1]
 HOOKS = REPO / "firmware-hooks" / "u-boot"
@@ -41,16 +42,10 @@ TAG = "bootrig: marker bootm"
 ENTERED = "dummy kernel: entered"
 
 
-def unavailable(what: str) -> None:
-    if os.environ.get("BOOTRIG_REQUIRE_QEMU") == "1":
-        pytest.fail(f"required under make test: {what}")
-    pytest.skip(what)
-
-
 @pytest.fixture(scope="module")
 def tools() -> None:
     if MISSING:
-        unavailable(f"needs {', '.join(MISSING)}")
+        require("qemu", f"needs {', '.join(MISSING)}")
 
 
 @pytest.fixture(scope="module")
@@ -141,7 +136,7 @@ def test_nothing_configured_still_prints_the_tag(patched_uboot, tmp_path):
 
 def test_env_only_recipe_on_debians_unpatched_uboot(tools, tmp_path):
     if not STOCK_UBOOT.exists():
-        unavailable(f"needs Debian's u-boot-qemu ({STOCK_UBOOT})")
+        require("qemu", f"needs Debian's u-boot-qemu ({STOCK_UBOOT})")
     # README's no-rebuild recipe: the marker goes up in bootcmd, before booti's own work
     env = ENV_HEAD + "bootcmd=mw.l 0x09030400 0x17; mw.l 0x09030004 1; " + f"echo {TAG}; {BOOTI}\n"
     console, edges = boot(STOCK_UBOOT, env, tmp_path / "stock")

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.require import require
+
 REPO = Path(__file__).resolve().parents[1]
 SRC = REPO / "firmware-hooks" / "userspace" / "ui-ready.c"
 CROSS_GCC = "aarch64-linux-gnu-gcc"
@@ -19,7 +21,7 @@ FLAGS = ["-O2", "-Wall", "-Wextra", "-Werror"]
 @pytest.fixture(scope="module")
 def host_binary(tmp_path_factory) -> Path:
     if not shutil.which("gcc"):
-        pytest.skip("no host gcc")
+        require("qemu", "needs the host gcc (Debian package gcc)")
     out = tmp_path_factory.mktemp("ui-ready") / "ui-ready"
     r = subprocess.run(["gcc", *FLAGS, "-o", str(out), str(SRC)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
@@ -65,8 +67,9 @@ def test_help_and_unknown_options(host_binary):
     assert run(host_binary, "extra").returncode == 2
 
 
-@pytest.mark.skipif(not shutil.which(CROSS_GCC), reason=f"{CROSS_GCC} not installed")
 def test_cross_compiles_static_for_arm64(tmp_path):
+    if not shutil.which(CROSS_GCC):
+        require("qemu", f"needs {CROSS_GCC} (Debian package gcc-aarch64-linux-gnu)")
     out = tmp_path / "ui-ready"
     r = subprocess.run(
         [CROSS_GCC, *FLAGS, "-static", "-o", str(out), str(SRC)], capture_output=True, text=True
@@ -83,8 +86,9 @@ def test_cross_compiles_static_for_arm64(tmp_path):
     assert 3 not in types, "dynamically linked"
 
 
-@pytest.mark.skipif(not shutil.which("make"), reason="no make")
 def test_makefile_builds_host_binary(tmp_path):
+    if not shutil.which("make"):
+        require("qemu", "needs make (Debian package make)")
     work = tmp_path / "userspace"
     shutil.copytree(SRC.parent, work)
     r = subprocess.run(["make", "-C", str(work)], capture_output=True, text=True)

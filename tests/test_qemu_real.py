@@ -1,12 +1,11 @@
 """The real QEMU target, end to end: Debian's U-Boot, the 6.1 kernel with our hooks, the
 busybox root filesystem with ui-ready; measured by `rig run`, `rig soak` and checked
 against QEMU's own trace of the GPIO writes. `make test` builds the images first
-(`make qemu-images`) and sets BOOTRIG_REQUIRE_QEMU=1, so a missing build fails there."""
+(`make qemu-images`) and requires them (tests/require.py), so a missing build fails there."""
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -14,6 +13,7 @@ import pytest
 from rig.config import ConfigError, load_config
 from rig.instruments.qemu.reference import reference_edges
 from tests.qemu_env import qemu_config, rig_run, rig_soak
+from tests.require import require
 
 MARKERS = ("bootm", "do_mount_root", "kernel_init", "ui_ready")
 
@@ -26,9 +26,7 @@ def images(tmp_path_factory: pytest.TempPathFactory) -> Path:
         assert qemu is not None
         return qemu.image_dir()
     except ConfigError as e:
-        if os.environ.get("BOOTRIG_REQUIRE_QEMU") == "1":
-            pytest.fail(f"QEMU images required but not built: {e}")
-        pytest.skip(f"QEMU images not built (make qemu-images): {e}")
+        require("qemu", f"QEMU images not built (make qemu-images): {e}")
 
 
 def test_real_boot_is_measured_from_gpio(tmp_path: Path, images: Path) -> None:

@@ -2,12 +2,11 @@
 kernel, no kernel hooks, a busybox initramfs running ui-ready. Its build is cached by a
 hash of its inputs, apart from the hooked target's; a measured boot is `ok` with the
 kernel's boundaries from landmarks, checked against QEMU's trace. `make test` builds the
-images first and sets BOOTRIG_REQUIRE_QEMU=1, so a missing build fails there."""
+images first and requires them (tests/require.py), so a missing build fails there."""
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -18,6 +17,7 @@ import pytest
 from rig.config import ConfigError, load_config
 from rig.instruments.qemu.reference import reference_edges
 from tests.e2e import REPO
+from tests.require import require
 from tests.test_hooks_qemu_build import out_dir
 
 HOOKS = REPO / "firmware-hooks"
@@ -29,7 +29,7 @@ def stock_dir(hooks: Path) -> Path:
         ["bash", str(hooks / STOCK), "--dir"], capture_output=True, text=True, timeout=300
     )
     if r.returncode == 3:
-        pytest.skip(f"arm64 package lists unavailable: {r.stderr.strip()}")
+        require("qemu", f"arm64 package lists unavailable: {r.stderr.strip()}")
     assert r.returncode in (0, 1), r.stderr
     path = Path(r.stdout.strip())
     assert path.parent.name == "qemu-arm64-stock" and len(path.name) == 16
@@ -75,9 +75,7 @@ def images() -> Path:
         assert qemu is not None
         return qemu.image_dir()
     except ConfigError as e:
-        if os.environ.get("BOOTRIG_REQUIRE_QEMU") == "1":
-            pytest.fail(f"stock QEMU images required but not built: {e}")
-        pytest.skip(f"stock QEMU images not built: {e}")
+        require("qemu", f"stock QEMU images not built (make qemu-images): {e}")
 
 
 def rig_run(cfg: Path) -> tuple[int, dict]:

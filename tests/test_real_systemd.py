@@ -20,6 +20,7 @@ from rig.analysis.landmarks import CALIBRATION, LANDMARKS, load_calibration
 from rig.instruments.qemu.reference import reference_edges
 from rig.pipeline import analyze_folder
 from tests.e2e import REPO
+from tests.require import require
 from tests.test_real_boots import DATA
 from tests.test_real_hookless import edit_console
 
@@ -140,7 +141,7 @@ def build_dir(hooks: Path) -> Path:
         timeout=300,
     )
     if r.returncode == 3:
-        pytest.skip(f"arm64 package lists unavailable: {r.stderr.strip()}")
+        require("qemu", f"arm64 package lists unavailable: {r.stderr.strip()}")
     assert r.returncode in (0, 1), r.stderr
     path = Path(r.stdout.strip())
     assert path.parent.name == "qemu-arm64-systemd" and len(path.name) == 16
