@@ -1,28 +1,22 @@
 """`rig run` with an [influx] table: the boot is written, or spooled while the server is
-down and replayed after. Skipped until rig.config and `rig run` are wired to the sink
-(RigConfig.influx, and an "influx" object in `rig run --json`; see docs/influxdb.md)."""
+down and replayed after (RigConfig.influx, and an "influx" object in `rig run --json`; see
+docs/influxdb.md)."""
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from rig.commands.influx import influx
-from rig.config import RigConfig
 from rig.sinks.influx.client import Client
 from rig.sinks.influx.sample import stored_run_ids
 from rig.sinks.influx.server import private_server
 from rig.sinks.influx.settings import InfluxSettings
 from tests.e2e import make_config, rig_run_json
 
-WIRED = "influx" in {f.name for f in dataclasses.fields(RigConfig)}
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(not WIRED, reason="[influx] not wired into rig.config / rig run yet"),
-]
+pytestmark = pytest.mark.slow
 
 
 def test_rig_run_writes_then_spools_then_replays(tmp_path: Path) -> None:
