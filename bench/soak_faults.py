@@ -40,6 +40,14 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench.soak_harness import (  # noqa: E402
+    alive,
+    children,
+    cycles_done,
+    expected,
+    journal,
+    soak_cmd,
+)
 from rig.artifacts import rundir  # noqa: E402
 from rig.sinks.influx.client import Client  # noqa: E402
 from rig.sinks.influx.points import report_lines  # noqa: E402
@@ -80,63 +88,6 @@ max_failure_rate = 0.5
     # post_ui_s: one USB latency period and more, so the tag line's end still arrives.
     keys = {"boot_s": boot_s, "post_ui_s": 0.02}
     return make_config(tmp, extra=extra, set_keys=keys, name="soak.toml")
-
-
-def journal(folder: Path) -> list[dict[str, Any]]:
-    path = folder / "journal.jsonl"
-    if not path.exists():
-        return []
-    out = []
-    for line in path.read_bytes().split(b"\n"):
-        try:
-            out.append(json.loads(line))
-        except ValueError:
-            continue  # a torn last line
-    return out
-
-
-def cycles_done(folder: Path) -> int:
-    return sum(1 for r in journal(folder) if r.get("type") == "cycle")
-
-
-def children(pid: int) -> list[int]:
-    out: list[int] = []
-    for task in Path(f"/proc/{pid}/task").glob("*"):
-        try:
-            out += [int(c) for c in (task / "children").read_text().split()]
-        except OSError:
-            continue
-    return out
-
-
-def alive(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
-    except OSError:
-        return False
-
-
-def soak_cmd(config: Path, *args: str) -> list[str]:
-    return [sys.executable, "-m", "rig.soak", "--config", str(config), "--json", *args]
-
-
-def expected(outcome_fault: str | None) -> str | None:
-    """The outcome the evidence must give for an injected fault (None: anything goes)."""
-    if outcome_fault is None or outcome_fault.startswith("garbage"):
-        return "ok"
-    kind, _, arg = outcome_fault.partition(":")
-    if kind == "missing-marker" and arg == "bootm":
-        # The bootloader's only hook: nothing in the boot shows it has one, so a boot
-        # that reached its UI is ok (the landmark stands in, a note says so).
-        return "ok"
-    return {
-        "hang": f"hang_in_{arg}",
-        "panic": "panic",
-        "console-closed": "console_lost",
-        "console-lost": "console_lost",
-        "missing-marker": "missing_marker",
-        "analyzer": "analyzer_error",
-    }.get(kind)
 
 
 def check_truth(folder: Path, cycles: list[dict[str, Any]]) -> tuple[int, list[str]]:
