@@ -20,6 +20,7 @@ from rig.instruments.protocols import InstrumentError
 from rig.instruments.registry import BenchContext
 from rig.sim.client import SimProcess
 from rig.tomlcheck import ConfigError, Table
+from tests.waiting import wait_until
 
 FAST = Path(__file__).parent.parent / "config" / "boards" / "fast.toml"
 WHERE = Path("rig.toml")
@@ -56,6 +57,15 @@ def test_from_table_reads_and_checks_its_keys() -> None:
         assert expected in str(err.value), (keys, str(err.value))
 
 
+def measurements(sim: SimProcess) -> int:
+    """MEAS:CURR? and MEAS:VOLT? the simulated supply has answered (a reading is both)."""
+    return int(sim.client.status()["supply"]["readings"])
+
+
+def sampler_alive() -> bool:
+    return any(t.name == "visa-boot" and t.is_alive() for t in threading.enumerate())
+
+
 @pytest.fixture
 def sim() -> Iterator[SimProcess]:
     with SimProcess(FAST, seed=3, options={"power_switch": "supply"}) as s:
@@ -78,18 +88,27 @@ def test_powers_the_board_and_records_its_readings(sim: SimProcess, tmp_path: Pa
         before = time.monotonic_ns()
         t_on = psu.on()
         assert before <= t_on <= time.monotonic_ns()
-        time.sleep(0.4)
+        # 40 readings at no more than 100 a second reach past the 0.3 s boot of the fast
+        # profile into the application, however late a loaded host makes them.
+        # (The off above began the off-hold's readings: count from here.)
+        n0 = measurements(sim)
+        wait_until("40 readings", lambda: measurements(sim) >= n0 + 2 * 40)
         assert sim.client.status()["powered"]
         out = psu.artifacts(tmp_path)["power_readings"]
         psu.off()
-        time.sleep(0.01)
-        assert not sim.client.status()["powered"]
+        wait_until("the board unpowered", lambda: not sim.client.status()["powered"], 10)
     finally:
         psu.close()
     recs = [json.loads(line) for line in (tmp_path / "power.jsonl").read_text().splitlines()]
-    assert out["readings"] == len(recs) and "error" not in out
-    assert 30 <= len(recs) <= 42  # 100 a second asked, for 0.4 s
-    assert out["sample_hz"] == pytest.approx(100, rel=0.1)
+    assert out["readings"] == len(recs) >= 40 and "error" not in out
+    # Never faster than asked: the k-th reading is due k periods after power-on at the
+    # earliest (a late one is taken at once, never in a burst to catch up). 1 ms covers
+    # the float clock of the schedule; a sampler 3 % fast would break it by reading 40.
+    for k, r in enumerate(recs):
+        assert r["t_req_ns"] - t_on >= k * 10_000_000 - 1_000_000, (k, r["t_req_ns"] - t_on)
+    span_s = (recs[-1]["t_ns"] - recs[0]["t_ns"]) / 1e9
+    assert out["sample_hz"] == pytest.approx((len(recs) - 1) / span_s)
+    assert out["sample_hz"] <= 100 * 1.01
     for r in recs:
         assert r["t_req_ns"] < r["t_ns"] < r["t_ans_ns"] and r["t_req_ns"] > t_on
         assert r["t_ns"] == (r["t_req_ns"] + r["t_ans_ns"]) // 2
@@ -103,13 +122,16 @@ def test_serial_resource_and_apply(sim: SimProcess, tmp_path: Path) -> None:
     try:
         assert sim.client.status()["supply"]["volts"] == 3.3
         psu.on()
-        time.sleep(0.3)
+        # As fast as the pty answers (1 ms a query in the supply plus pyvisa-py's
+        # polling): a few hundred a second. A sampler that paced sample_hz = 0 as
+        # anything slower than 3 a second would miss the deadline.
+        wait_until("31 readings over the pty", lambda: measurements(sim) >= 2 * 31, 10)
         out = psu.artifacts(tmp_path)["power_readings"]
         psu.off()
     finally:
         psu.close()
-    # As fast as the pty answers: 1 ms a query in the supply plus pyvisa-py's polling.
-    assert out["readings"] > 30, out
+    assert out["readings"] >= 31 and "error" not in out, out
+    assert len((tmp_path / "power.jsonl").read_text().splitlines()) == out["readings"]
 
 
 def test_bad_resources_are_instrument_errors_naming_them() -> None:
@@ -170,9 +192,11 @@ def test_sampling_that_fails_mid_boot_is_recorded_not_raised(tmp_path: Path) -> 
     try:
         psu = VisaPower(sim.supply, 5.0, 2.0, sample_hz=200, timeout_s=0.3)
         psu.on()
-        time.sleep(0.1)
+        wait_until("6 readings", lambda: measurements(sim) >= 2 * 6)
         sim.close()  # the supply is gone (unplugged) while the board boots
-        time.sleep(0.5)
+        # The sampler's next query fails (at the latest after its 0.3 s timeout): it
+        # records why and ends, while the boot goes on.
+        wait_until("the sampler to give up", lambda: not sampler_alive())
         out = psu.artifacts(tmp_path)["power_readings"]
         assert out["readings"] > 5 and sim.supply in out["error"]
         with pytest.raises(InstrumentError, match="OUTP OFF"):
