@@ -1,4 +1,5 @@
-"""Soak statistics, the summary (JSON and HTML) from a journal, durations, budgets."""
+"""Soak statistics, the summary (JSON and HTML) from a journal, durations (budgets:
+test_budgets.py, test_soak_budgets.py)."""
 
 from __future__ import annotations
 
@@ -7,17 +8,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rig.config import ConfigError
 from rig.model.soak import CycleRecord, EndRecord, HeaderRecord, ResumeRecord
-from rig.robot.budgets import load_budgets
-from rig.sinks.grafana.budgets import load_budgets as dashboard_budgets
 from rig.soak.html import render
 from rig.soak.journal import SCHEMA, Journal, read_records
 from rig.soak.start import parse_duration
 from rig.soak.stats import describe, failure_rates
 from rig.soak.summary import summarize
 
-REPO = Path(__file__).resolve().parents[1]
 STAGES = ["bootloader", "kernel"]
 
 
@@ -107,46 +104,3 @@ def test_parse_duration(text: str, seconds: float) -> None:
 def test_parse_duration_rejects(text: str) -> None:
     with pytest.raises(ValueError, match=r"expected e\.g\. 90s"):
         parse_duration(text)
-
-
-def test_budgets_file_loads_for_every_shipped_board() -> None:
-    path = REPO / "config" / "budgets.toml"
-    fast = load_budgets(
-        path, "fastboard", "test", ("bootloader", "kernel", "rootfs_mount", "init", "application")
-    )
-    assert fast.power_to_ui_s == 0.40 and fast.stages["kernel"] == 0.15
-    assert fast.percentiles[95.0]["kernel"] == 0.14
-    base = load_budgets(path, "ecovec", "baseline")
-    opt = load_budgets(path, "ecovec", "optimised")
-    assert base.power_to_ui_s is not None and opt.power_to_ui_s is not None
-    assert base.power_to_ui_s > 19.44 > opt.power_to_ui_s
-    assert base.stages["kernel"] == 1.4 and opt.stages["kernel"] == 0.13
-    assert opt.energy["kernel"] == 0.35 and set(opt.energy) == set(opt.stages)
-
-
-def test_budgets_file_is_what_the_dashboards_read_too() -> None:
-    b = dashboard_budgets(REPO / "config" / "budgets.toml")
-    assert b["fastboard"].power_to_ui_s == 0.40 and b["ecovec"].stages["kernel"] == 0.13
-
-
-@pytest.mark.parametrize(
-    ("text", "needle"),
-    [
-        (
-            "[boards.b]\npower_to_ui_s = -1\n",
-            "key 'boards.b.power_to_ui_s': expected a number >= 0",
-        ),
-        ("[boards.b.stages]\nkernal = 1\n", "key 'boards.b.stages.kernal': not a stage"),
-        ("[boards.b.percentiles.101]\nkernel = 1\n", "expected a percentile 0 < q < 100"),
-        ("[boards.b]\npower_to_ui = 1\n", "unknown key 'boards.b.power_to_ui'"),
-        ("[boards.other]\npower_to_ui_s = 1\n", "no budgets for board 'b'"),
-        ("[boards.b.energy]\nkernal = 1\n", "key 'boards.b.energy.kernal': not a stage"),
-        ("[boards.b.energy]\nkernel = 0\n", "key 'boards.b.energy.kernel': expected joules > 0"),
-    ],
-)
-def test_budget_errors_name_file_and_key(tmp_path: Path, text: str, needle: str) -> None:
-    path = tmp_path / "budgets.toml"
-    path.write_text(text)
-    with pytest.raises(ConfigError, match=r"budgets\.toml") as e:
-        load_budgets(path, "b", "v", ("kernel",))
-    assert needle in str(e.value)

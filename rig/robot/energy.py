@@ -6,9 +6,9 @@ from __future__ import annotations
 from robot.api import logger
 from robot.api.deco import keyword
 
+from rig.model.budgets import Budgets
 from rig.robot import messages
 from rig.robot.boot import Boot
-from rig.robot.budgets import Budgets
 
 
 class EnergyBudgets:

@@ -13,12 +13,13 @@ from robot.running import TestSuite as SuiteData
 
 from rig import __version__
 from rig.artifacts.rundir import REPORT, read_report
+from rig.budgets import beside, read_budgets
 from rig.config import RigConfig
+from rig.model.budgets import Budgets
 from rig.outcomes import Outcome
 from rig.pipeline import analyze_folder
 from rig.robot import messages
 from rig.robot.boot import TOTAL, Boot, describe_outcome, expected_outcome, outcome_is, seconds
-from rig.robot.budgets import Budgets, load_budgets
 from rig.robot.doc import LIBRARY_DOC
 from rig.robot.energy import EnergyBudgets
 from rig.robot.regression import RegressionCheck
@@ -214,29 +215,28 @@ class BootRig(SoakStatistics, EnergyBudgets, RegressionCheck):
         """Loads the time and energy budgets of this rig's board (or ``board``) from ``path``.
 
         The rig config's board variant selects a ``variants`` table when the file has
-        one. Returns the budgets as a dictionary. Keywords given no budget use these.
+        one: its keys replace the board's, key by key (docs/robot.md). Returns the
+        budgets as a dictionary. Keywords given no budget use these.
 
         | Load Budgets | config/budgets.toml |
         | Stage Should Be Within Budget | kernel |
         """
         stage_names = tuple(s.name for s in self.cfg.stages)
-        self.budgets = load_budgets(
-            Path(path), board or self.cfg.board, self.cfg.variant, stage_names
-        )
-        b = self.budgets
+        budgets = read_budgets(Path(path))
+        self.budgets = b = budgets.budgets(board or self.cfg.board, self.cfg.variant, stage_names)
         out = {
             "power_to_ui_s": b.power_to_ui_s,
-            "stages": b.stages,
-            "percentiles": b.percentiles,
-            "energy": b.energy,
+            "stages": dict(b.stages),
+            "percentiles": {q: dict(v) for q, v in b.percentiles.items()},
+            "energy": dict(b.energy),
         }
-        logger.info(f"Budgets of {b.board} ({b.variant}) from {b.path}: {out}")
+        logger.info(f"Budgets of {b.board} ({b.variant}) from {b.where()}: {out}")
         return out
 
     def _budget_or_load(self) -> Budgets:
         """The loaded budgets; else those in budgets.toml next to the rig config."""
         if self.budgets is None:
-            default = self.cfg.path.parent / "budgets.toml"
+            default = beside(self.cfg.path)
             if not default.is_file():
                 raise AssertionError(
                     "No budgets loaded and no budget given: use Load Budgets or pass the "
