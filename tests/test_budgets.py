@@ -4,6 +4,8 @@ meaning no budgets."""
 
 from __future__ import annotations
 
+import importlib
+import re
 from pathlib import Path
 
 import pytest
@@ -121,3 +123,17 @@ def test_no_file_means_no_budgets(tmp_path: Path) -> None:
         NO_BUDGETS.budgets("b", None)
     with pytest.raises(ConfigError, match=r"budgets\.toml: no such budgets file"):
         read_budgets(missing)  # a file the user named must be there
+
+
+def test_the_duplicate_parsers_are_gone() -> None:
+    for old in ("rig.robot.budgets", "rig.sinks.grafana.budgets"):
+        with pytest.raises(ModuleNotFoundError):
+            importlib.import_module(old)
+    # Nothing but rig/budgets.py reads the file's TOML.
+    readers = [
+        p.relative_to(REPO).as_posix()
+        for p in (REPO / "rig").rglob("*.py")
+        if "budget" in p.name and re.search(r"tomllib|load_toml", p.read_text())
+    ]
+    assert readers == ["rig/budgets.py"]
+    assert "DEFAULT_BUDGETS" not in "".join(p.read_text() for p in (REPO / "rig").rglob("*.py"))

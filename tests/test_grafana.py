@@ -13,7 +13,6 @@ import yaml
 from click.testing import CliRunner
 
 from rig.commands.grafana import grafana
-from rig.sinks.grafana.budgets import DEFAULT_BUDGETS, BudgetError, load_budgets
 from rig.sinks.grafana.generate import build, load_dashboards
 from rig.sinks.grafana.macros import (
     ExpandError,
@@ -49,7 +48,9 @@ def test_committed_json_is_current(tmp_path: Path) -> None:
 
 def test_check_reports_stale_files(tmp_path: Path) -> None:
     (tmp_path / "old.json").write_text("{}")
-    args = ["build", "--dashboards", str(tmp_path), "--budgets", str(tmp_path / "none.toml")]
+    budgets = tmp_path / "budgets.toml"
+    budgets.write_text("[boards.b]\npower_to_ui_s = 1\n")
+    args = ["build", "--dashboards", str(tmp_path), "--budgets", str(budgets)]
     out = CliRunner().invoke(grafana, [*args, "--check", "--json"])
     assert out.exit_code == 1
     res = json.loads(out.output)
@@ -114,27 +115,50 @@ def test_dashboard_provider_points_at_the_generated_folder() -> None:
     assert provider["options"]["path"] == "$BOOTRIG_GRAFANA_DASHBOARDS"  # no machine paths
 
 
-def test_budgets_file(tmp_path: Path) -> None:
-    assert load_budgets(tmp_path / "missing.toml") == dict(sorted(DEFAULT_BUDGETS.items()))
+def budget_targets(out: Path) -> list[tuple[str, str]]:
+    """(alias, query) of the boot-time dashboard's budget lines in `out`."""
+    dash = json.loads((out / "bootrig-boot-time.json").read_text())
+    trend = next(p for p in panels(dash) if p["title"].startswith("Power-to-UI per boot"))
+    return [(t["alias"], t["query"]) for t in trend["targets"] if 'AS "budget"' in t["query"]]
+
+
+def test_budget_lines_per_board_and_variant(tmp_path: Path) -> None:
     f = tmp_path / "budgets.toml"
     f.write_text(
-        '[boards.ecovec]\npower_to_ui_s = 0.9\nrobot_only = "x"\n'
-        "[boards.ecovec.stages]\nkernel = 0.2\n[boards.other.stages]\ninit = 1\n"
+        "[boards.a]\npower_to_ui_s = 0.9\n[boards.a.stages]\nkernel = 0.2\n"
+        "[boards.a.variants.slow]\npower_to_ui_s = 20\n"
+        "[boards.a.variants.trimmed.stages]\nkernel = 0.1\n"  # its total is a's
+        "[boards.b.stages]\ninit = 1\n"  # no total: no line
+        "[boards.c.variants.v]\npower_to_ui_s = 2.5\n"  # only the variant has one
     )
-    b = load_budgets(f)
-    assert b["ecovec"].power_to_ui_s == 0.9 and b["ecovec"].stages == {"kernel": 0.2}
-    assert b["other"].power_to_ui_s is None and b["other"].stages == {"init": 1.0}
-    f.write_text("[boards.ecovec]\npower_to_ui_s = -1\n")
-    with pytest.raises(BudgetError, match=r"boards\.ecovec\.power_to_ui_s"):
-        load_budgets(f)
-    # a board without a total budget gets no budget line
-    f.write_text("[boards.b.stages]\nkernel = 0.2\n")
-    out = CliRunner().invoke(
-        grafana, ["build", "--dashboards", str(tmp_path / "d"), "--budgets", str(f)]
-    )
-    assert out.exit_code == 0
-    text = (tmp_path / "d" / "bootrig-boot-time.json").read_text()
-    assert 'AS \\"budget\\"' not in text
+    args = ["build", "--dashboards", str(tmp_path / "d"), "--budgets", str(f)]
+    assert CliRunner().invoke(grafana, args).exit_code == 0
+    lines = budget_targets(tmp_path / "d")
+    assert [a for a, _ in lines] == [
+        "budget a slow", "budget a trimmed", "budget a", "budget c v",
+    ]  # fmt: skip
+    (_, slow), (_, trimmed), (_, rest), (_, cv) = lines
+    assert "+ 20.0 AS" in slow and "\"variant\" = 'slow'" in slow
+    assert "+ 0.9 AS" in trimmed and "\"variant\" = 'trimmed'" in trimmed
+    # the board's line is for the variants the file does not name (and boots without one)
+    assert "+ 0.9 AS" in rest and "\"variant\" != 'slow' AND \"variant\" != 'trimmed'" in rest
+    assert "+ 2.5 AS" in cv and "\"board\" = 'c' AND \"variant\" = 'v'" in cv
+
+
+def test_budgets_file_missing_or_malformed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Without --budgets and without config/budgets.toml: no budgets, so no budget lines.
+    monkeypatch.chdir(tmp_path)
+    out = CliRunner().invoke(grafana, ["build", "--dashboards", "d"])
+    assert out.exit_code == 0, out.output
+    assert budget_targets(tmp_path / "d") == []
+    # A file named on the command line must exist; a bad one names the file and the key.
+    f = tmp_path / "budgets.toml"
+    out = CliRunner().invoke(grafana, ["build", "--dashboards", "d", "--budgets", str(f), "--json"])
+    assert out.exit_code == 2 and "budgets.toml: no such budgets file" in out.output
+    f.write_text("[boards.ecovec.variants.baseline]\npower_to_ui_s = -1\n")
+    out = CliRunner().invoke(grafana, ["build", "--dashboards", "d", "--budgets", str(f), "--json"])
+    assert out.exit_code == 2
+    assert "budgets.toml: key 'boards.ecovec.variants.baseline.power_to_ui_s'" in out.output
 
 
 RANGE = TimeRange(1_714_543_200_000, 1_714_554_000_000)  # 3 h

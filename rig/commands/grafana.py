@@ -12,7 +12,7 @@ from rich.table import Table
 
 from rig.commands.common import config_option, console, emit_json, fail, json_option
 from rig.errors import EXIT_BOARD_FAILED, EXIT_OK, EXIT_RIG_FAILED
-from rig.sinks.grafana.generate import BUDGETS, DASHBOARDS_DIR, build, load_dashboards
+from rig.sinks.grafana.generate import DASHBOARDS_DIR, build, load_dashboards
 from rig.sinks.grafana.macros import TimeRange
 from rig.sinks.grafana.run import QueryResult, run_annotations, run_panels, run_variables
 from rig.sinks.influx.client import Client
@@ -40,15 +40,14 @@ def grafana() -> None:
     "--budgets",
     "budgets_path",
     type=click.Path(path_type=Path),
-    default=BUDGETS,
-    show_default=True,
-    help="Per-board budgets for the budget lines (defaults apply when missing).",
+    help="Budgets per board and variant for the budget lines (default config/budgets.toml "
+    "if it exists; without it, no budget lines).",
 )
 @click.option("--check", is_flag=True, help="Only check the files are current; exit 1 if not.")
 @json_option
-def build_cmd(out_dir: Path, budgets_path: Path, check: bool, as_json: bool) -> None:
+def build_cmd(out_dir: Path, budgets_path: Path | None, check: bool, as_json: bool) -> None:
     """Generate the dashboards' JSON from rig/sinks/grafana/."""
-    res = build(out_dir, budgets_path, check=check)  # a BudgetError: exit 2 (json_option)
+    res = build(out_dir, budgets_path, check=check)  # a budgets ConfigError: exit 2 (json_option)
     if as_json:
         emit_json(res.as_dict())
     elif check:

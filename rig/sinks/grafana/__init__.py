@@ -1,10 +1,11 @@
 """Grafana dashboards as code, over the InfluxDB schema of docs/influxdb.md, built with
 Grafana's own Foundation SDK (grafana-foundation-sdk).
 
-common (datasource, selection filter, InfluxQL quoting), budgets (config/budgets.toml),
-influx (the InfluxQL query and annotation models the SDK lacks), panels_boot and
-panels_soak (one function per panel), dashboards (variables, layout), schema (the check
-against the SDK's dashboard schema), generate (JSON files under config/grafana/dashboards),
-macros (Grafana's query-time expansion of $timeFilter, $__interval and variables) and run
-(execute every panel query against InfluxDB, as Grafana would).
+common (datasource, selection filter, InfluxQL quoting), influx (the InfluxQL query and
+annotation models the SDK lacks), panels_boot and panels_soak (one function per panel;
+the budget lines come from rig.budgets, per board and variant), dashboards (variables,
+layout), schema (the check against the SDK's dashboard schema), generate (JSON files
+under config/grafana/dashboards), macros (Grafana's query-time expansion of $timeFilter,
+$__interval and variables) and run (execute every panel query against InfluxDB, as
+Grafana would).
 """

@@ -6,9 +6,9 @@ from grafana_foundation_sdk.builders import dashboard as db
 from grafana_foundation_sdk.cog import builder as cogbuilder
 from grafana_foundation_sdk.models import dashboard as dm
 
+from rig.model.budgets import BudgetFile
 from rig.sinks.grafana import panels_boot as boot
 from rig.sinks.grafana import panels_soak as soak
-from rig.sinks.grafana.budgets import Budget
 from rig.sinks.grafana.common import BOARD_SELECTION, datasource, grid, ql_string
 from rig.sinks.grafana.influx import InfluxAnnotationBuilder
 from rig.sinks.influx.changepoints import CHANGE_POINT
@@ -102,11 +102,12 @@ def _dashboard(
     return built
 
 
-def boot_time(budgets: dict[str, Budget]) -> dm.Dashboard:
+def boot_time(budgets: BudgetFile) -> dm.Dashboard:
     return _dashboard(
         "bootrig: boot time",
         "bootrig-boot-time",
-        "Power-to-UI trend against budgets, where the time goes by stage, latest boots.",
+        "Power-to-UI trend against the budgets of each board and variant, where the time "
+        "goes by stage, latest boots.",
         [
             boot.power_to_ui_trend(budgets, grid(9, 24, 0, 0)),
             boot.stage_breakdown(grid(9, 14, 0, 9)),
@@ -131,5 +132,5 @@ def soak_and_kernel() -> dm.Dashboard:
     )
 
 
-def all_dashboards(budgets: dict[str, Budget]) -> list[dm.Dashboard]:
+def all_dashboards(budgets: BudgetFile) -> list[dm.Dashboard]:
     return [boot_time(budgets), soak_and_kernel()]

@@ -9,18 +9,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rig.budgets import DEFAULT_PATH, read_budgets, read_budgets_if_any
+from rig.model.budgets import BudgetFile
 from rig.sinks.grafana import schema
-from rig.sinks.grafana.budgets import load_budgets
 from rig.sinks.grafana.dashboards import all_dashboards
 
 DASHBOARDS_DIR = Path("config/grafana/dashboards")
-BUDGETS = Path("config/budgets.toml")
 
 
-def render(budgets_path: Path) -> dict[str, str]:
+def budgets_for(budgets_path: Path | None) -> BudgetFile:
+    """The budgets of `--budgets` (which must exist), else of config/budgets.toml if
+    there is one: without it the dashboards draw no budget lines."""
+    return read_budgets(budgets_path) if budgets_path else read_budgets_if_any(DEFAULT_PATH)
+
+
+def render(budgets_path: Path | None) -> dict[str, str]:
     """File name -> JSON text of every dashboard; deterministic (sorted keys)."""
     out: dict[str, str] = {}
-    for dash in all_dashboards(load_budgets(budgets_path)):
+    for dash in all_dashboards(budgets_for(budgets_path)):
         name = f"{dash.uid}.json"
         data = schema.encode(dash)
         schema.check(data, name)  # else `rig grafana build` exits 3 and writes nothing
@@ -49,7 +55,7 @@ class BuildResult:
         }
 
 
-def build(out_dir: Path, budgets_path: Path, check: bool = False) -> BuildResult:
+def build(out_dir: Path, budgets_path: Path | None, check: bool = False) -> BuildResult:
     """Write the dashboards (or only compare them, with `check`)."""
     files = render(budgets_path)
     res = BuildResult(str(out_dir))

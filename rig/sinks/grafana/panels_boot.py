@@ -3,6 +3,7 @@ p50/p95 per variant, latest boots. One function per panel; each owns its query."
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TypeVar
 
 from grafana_foundation_sdk.builders import common as cb
@@ -11,8 +12,8 @@ from grafana_foundation_sdk.builders import table, timeseries
 from grafana_foundation_sdk.models import common as cm
 from grafana_foundation_sdk.models import dashboard as dm
 
+from rig.model.budgets import BudgetFile
 from rig.outcomes import Outcome
-from rig.sinks.grafana.budgets import Budget
 from rig.sinks.grafana.common import (
     MAX_DATA_POINTS,
     SELECTION,
@@ -26,6 +27,11 @@ from rig.sinks.grafana.common import (
 )
 
 BUDGET_PREFIX = "budget "
+
+
+def _ref(i: int) -> str:
+    """Grafana's refIds: A ... Z, then AA, AB ..."""
+    return chr(ord("A") + i) if i < 26 else _ref(i // 26 - 1) + chr(ord("A") + i % 26)
 
 
 Panel = TypeVar("Panel", timeseries.Panel, table.Panel)
@@ -105,27 +111,55 @@ def stats_table(
     return panel.sort_by(sorted_by(sort_by)) if sort_by else panel
 
 
-def budget_query(board: str, seconds: float) -> str:
-    # InfluxQL has no constant series: the budget rides on the board's own boots
-    # (`last(x) * 0 + budget`), filled forward, so it shows only for boards selected.
-    return (
-        f'SELECT last("power_to_ui_s") * 0 + {seconds!r} AS "budget" FROM "boot" '
-        f'WHERE "board" = {ql_string(board)} AND {SELECTION} AND "outcome" = \'ok\' '
-        "AND $timeFilter GROUP BY time($__interval) fill(previous)"
-    )
+@dataclass(frozen=True)
+class BudgetLine:
+    """One power-to-UI budget line: `board`'s `variant`, or (variant None) the board's
+    variants the file does not name, `others` being those it does."""
+
+    board: str
+    variant: str | None
+    others: tuple[str, ...]
+    seconds: float
+
+    @property
+    def alias(self) -> str:
+        return BUDGET_PREFIX + self.board + (f" {self.variant}" if self.variant is not None else "")
+
+    def query(self) -> str:
+        # InfluxQL has no constant series: the budget rides on the boots it applies to
+        # (`last(x) * 0 + budget`), filled forward, so it shows only for what is selected.
+        which = [f'"variant" = {ql_string(self.variant)}'] if self.variant is not None else []
+        which += [f'"variant" != {ql_string(v)}' for v in self.others]
+        return (
+            f'SELECT last("power_to_ui_s") * 0 + {self.seconds!r} AS "budget" FROM "boot" '
+            f'WHERE "board" = {ql_string(self.board)} AND {" AND ".join([*which, SELECTION])} '
+            "AND \"outcome\" = 'ok' AND $timeFilter GROUP BY time($__interval) fill(previous)"
+        )
 
 
-def power_to_ui_trend(budgets: dict[str, Budget], grid: dm.GridPos) -> timeseries.Panel:
+def budget_lines(budgets: BudgetFile) -> list[BudgetLine]:
+    """Per board of the file: a line for each variant it names, then one for the
+    board's other variants (and boots without one); none where there is no budget."""
+    out: list[BudgetLine] = []
+    for board, b in budgets.boards.items():
+        named = tuple(sorted(b.variants))
+        for variant in [*named, None]:
+            total = budgets.budgets(board, variant).power_to_ui_s
+            if total is not None:
+                out.append(BudgetLine(board, variant, named if variant is None else (), total))
+    return out
+
+
+def power_to_ui_trend(budgets: BudgetFile, grid: dm.GridPos) -> timeseries.Panel:
     boots = target(
         "A",
         f'SELECT "power_to_ui_s" FROM "boot" WHERE {SELECTION} AND "outcome" = \'ok\' '
         'AND $timeFilter GROUP BY "board", "variant"',
         alias="$tag_board $tag_variant",
     )
-    totals = [(board, b.power_to_ui_s) for board, b in budgets.items() if b.power_to_ui_s]
     lines = [
-        target(chr(ord("B") + i), budget_query(board, seconds), BUDGET_PREFIX + board)
-        for i, (board, seconds) in enumerate(totals)
+        target(_ref(i), line.query(), line.alias)
+        for i, line in enumerate(budget_lines(budgets), start=1)
     ]
     dashed: list[dm.DynamicConfigValue] = [
         dm.DynamicConfigValue(id_val="custom.lineStyle", value={"fill": "dash", "dash": [10, 10]}),
@@ -135,7 +169,8 @@ def power_to_ui_trend(budgets: dict[str, Budget], grid: dm.GridPos) -> timeserie
     return (
         time_series(
             "Power-to-UI per boot, with budgets",
-            "Each point is one boot (outcome ok); dashed lines are the board budgets.",
+            "Each point is one boot (outcome ok); dashed lines are the budgets of each board "
+            "and variant (config/budgets.toml).",
             grid,
             ["min", "mean", "max"],
         )
