@@ -1,18 +1,25 @@
 """config/budgets.toml through its one parser (rig.budgets): the shipped file, the rule
 by which a variant changes its board's budgets, errors that name file and key, no file
-meaning no budgets."""
+meaning no budgets, and the same budgets reaching Robot, `rig soak` and the dashboards."""
 
 from __future__ import annotations
 
 import importlib
+import json
 import re
 from pathlib import Path
 
 import pytest
 
 from rig.budgets import read_budgets, read_budgets_if_any
+from rig.config import load_config
 from rig.errors import ConfigError
 from rig.model.budgets import NO_BUDGETS
+from rig.robot.library import BootRig
+from rig.sinks.grafana.generate import render
+from rig.sinks.grafana.run import panels
+from rig.soak.budgets import soak_budgets, verdicts
+from tests.e2e import make_config
 
 REPO = Path(__file__).resolve().parents[1]
 SHIPPED = REPO / "config" / "budgets.toml"
@@ -137,3 +144,40 @@ def test_the_duplicate_parsers_are_gone() -> None:
     ]
     assert readers == ["rig/budgets.py"]
     assert "DEFAULT_BUDGETS" not in "".join(p.read_text() for p in (REPO / "rig").rglob("*.py"))
+
+
+def test_a_variant_budget_reaches_robot_soak_and_dashboard_identically(tmp_path: Path) -> None:
+    """One file, read by the three consumers for the Ecovec's baseline variant (config
+    next to it, as Robot and `rig soak` find it by default): the same budgets."""
+    budgets = tmp_path / "budgets.toml"
+    budgets.write_text(RULE.replace("boards.b", "boards.ecovec").replace("slow", "baseline"))
+    config = make_config(tmp_path, board="ecovec-baseline.toml")
+    cfg = load_config(config)
+    assert (cfg.board, cfg.variant) == ("ecovec", "baseline")
+
+    robot = BootRig(config=str(config), deliver=False).load_budgets(str(budgets))
+    soak = soak_budgets(cfg)  # rig soak: budgets.toml beside the config
+    assert soak is not None
+    checked = verdicts(soak, {"power_to_ui": [19.4], "kernel": [1.2]}).checks
+    trend = next(
+        p
+        for d in render(budgets).values()
+        for p in panels(json.loads(d))
+        if p["title"] == "Power-to-UI per boot, with budgets"
+    )
+    drawn = {
+        t["alias"]: float(m[1])
+        for t in trend["targets"]
+        if (m := re.search(r"\* 0 \+ (\S+) AS \"budget\"", t["query"]))
+    }
+
+    assert robot["power_to_ui_s"] == drawn["budget ecovec baseline"] == 20.5
+    assert drawn["budget ecovec"] == 1.0  # the board's other variants
+    assert robot["percentiles"] == {95.0: {"power_to_ui_s": 0.9, "kernel": 1.3},
+                                    99.0: {"power_to_ui_s": 20.4}}  # fmt: skip
+    key = {"power_to_ui": "power_to_ui_s"}
+    assert {(c.percentile, key.get(c.what, c.what), c.budget_s) for c in checked} == {
+        (q, k, v) for q, t in robot["percentiles"].items() for k, v in t.items()
+    }
+    assert robot["stages"] == {**soak.stages} == {"kernel": 1.4, "init": 0.3}
+    assert robot["energy"] == {**soak.energy}

@@ -21,6 +21,8 @@ from rig.commands.common import (
 from rig.commands.soak_places import soak_places
 from rig.config import load_config
 from rig.instruments.place import place_override
+from rig.model.summary import SoakBudgets
+from rig.soak.budgets import soak_budgets
 from rig.soak.journal import JOURNAL, read_header
 from rig.soak.resume import DEFAULT_CONFIG, locate, original_config
 from rig.soak.run import SoakResult, run_soak
@@ -28,8 +30,9 @@ from rig.soak.runner import Limits
 from rig.soak.start import check_id, parse_duration
 
 EPILOG = """\b
-Exit codes: 0 completed, failure rate within --max-failure-rate; 1 completed with
-more failures; 2 bad usage, config or journal; 3 the rig could not run, or gave up
+Exit codes: 0 completed, failure rate within --max-failure-rate and within the
+percentile budgets; 1 completed with more failures, or over a percentile budget;
+2 bad usage, config, budgets or journal; 3 the rig could not run, or gave up
 after [soak] max_consecutive_rig_errors rig errors in a row; 130/143 stopped by Ctrl-C
 or SIGTERM (target powered off, journal closed: continue with --resume ID).
 """
@@ -67,7 +70,28 @@ def print_summary(result: SoakResult) -> None:
         )
     if s.influx:
         console.print(escape("influx: " + ", ".join(f"{k} {v}" for k, v in s.influx.items())))
+    if s.budgets is not None:
+        print_budgets(s.budgets)
     console.print(escape(f"journal {result.journal}\nsummary {result.html}"))
+
+
+def print_budgets(b: SoakBudgets) -> None:
+    """The percentile budgets of the board and variant, each with its verdict."""
+    tables = f"[boards.{b.board}]" + (
+        f" and [boards.{b.board}.variants.{b.variant}]" if b.variant_table else ""
+    )
+    where = escape(f"{b.file} {tables}")
+    if not b.checks:
+        console.print(f"no percentile budgets for {escape(b.board)} in {where}")
+        return
+    t = Table(title=f"percentile budgets from {where}", title_justify="left")
+    for col in ("budget", "n", "value (ms)", "budget (ms)", "verdict"):
+        t.add_column(col, justify="left" if col in ("budget", "verdict") else "right")
+    for c in b.checks:
+        verdict = "[green]within[/]" if c.within else "[red]over[/]"
+        t.add_row(escape(f"p{c.percentile:g} {c.what}"), str(c.n), _ms(c.value_s),
+                  _ms(c.budget_s), verdict)  # fmt: skip
+    console.print(t)
 
 
 @click.command(epilog=EPILOG)
@@ -88,6 +112,13 @@ def print_summary(result: SoakResult) -> None:
     "--max-failure-rate",
     type=click.FloatRange(0.0, 1.0),
     help="Failure rate (0..1) above which the exit code is 1 (default [soak] or 0).",
+)
+@click.option(
+    "--budgets",
+    "budgets_path",
+    type=click.Path(path_type=Path),
+    help="Budgets file whose percentile budgets the soak is judged by (default: "
+    "budgets.toml next to the config, if it has the board).",
 )
 @click.option(
     "--place",
@@ -115,6 +146,7 @@ def soak(
     resume_ref: str | None,
     soak_id: str | None,
     max_failure_rate: float | None,
+    budgets_path: Path | None,
     place: str | None,
     places: str | None,
     place_configs: tuple[str, ...],
@@ -131,7 +163,7 @@ def soak(
             fail("--places starts one soak per place: without --place, --resume, --board",
                  as_json)  # fmt: skip
         many = soak_places(config_path, places or "", place_configs, soak_id, cycles,
-                           duration, max_failure_rate, as_json)  # fmt: skip
+                           duration, max_failure_rate, budgets_path, as_json)  # fmt: skip
         raise SystemExit(many)
     sets = place_override(place or None)
     resume: Path | None = None
@@ -148,6 +180,7 @@ def soak(
             err_console.print(escape(f"resuming {resume} with {cfg.path}"), highlight=False)
     else:
         cfg = load_config(config_path or DEFAULT_CONFIG, board=board, overrides=sets)
+    budgets = soak_budgets(cfg, budgets_path)  # checked before the board is touched
     recover_leftovers(cfg.results_dir, as_json)
     limits = Limits(cycles, duration_s) if cycles or duration_s else None
     result = run_soak(
@@ -158,6 +191,7 @@ def soak(
         board=board,
         max_failure_rate=max_failure_rate,
         show=not as_json,
+        budgets=budgets,
     )
     if as_json:
         emit_json(

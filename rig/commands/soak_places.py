@@ -13,6 +13,7 @@ from rig.commands.common import console, emit_json, fmt_ms
 from rig.config import load_config
 from rig.errors import InputError
 from rig.instruments.place import place_override
+from rig.soak.budgets import soak_budgets
 from rig.soak.places import PlaceSoak, parse_places, run_places
 from rig.soak.resume import DEFAULT_CONFIG
 from rig.soak.start import new_soak_id
@@ -26,18 +27,20 @@ def soak_places(
     cycles: int | None,
     duration: str | None,
     max_failure_rate: float | None,
+    budgets: Path | None,
     as_json: bool,
 ) -> int:
     """Run the soaks; returns the exit code (the worst place's)."""
     if not places:
         raise InputError("--place-config needs --places")
     configs = parse_places(places, place_configs, config_path or DEFAULT_CONFIG)
-    # Every config is checked before any board is touched (a typo fails all at once);
-    # its results_dir is where that place's journal will be, for the progress display.
-    results = {
-        place: load_config(path, overrides=place_override(place)).results_dir
-        for place, path in configs.items()
-    }
+    # Every config (and its budgets) is checked before any board is touched (a typo fails
+    # all at once); its results_dir is where that place's journal will be, for the
+    # progress display.
+    loaded = {p: load_config(path, overrides=place_override(p)) for p, path in configs.items()}
+    for cfg in loaded.values():
+        soak_budgets(cfg, budgets)
+    results = {place: cfg.results_dir for place, cfg in loaded.items()}
     limits: list[str] = []
     if cycles:
         limits += ["--cycles", str(cycles)]
@@ -45,6 +48,8 @@ def soak_places(
         limits += ["--duration", duration]
     if max_failure_rate is not None:
         limits += ["--max-failure-rate", str(max_failure_rate)]
+    if budgets is not None:  # each child judges its own board and variant by it
+        limits += ["--budgets", str(budgets.resolve())]
 
     sid = soak_id or new_soak_id()
     if as_json:

@@ -69,6 +69,32 @@ class Memory:
     growth_kb: int | None
 
 
+@dataclass
+class BudgetCheck:
+    """One percentile budget of config/budgets.toml against the soak's `ok` boots (the
+    ones its statistics count): `value_s` is their percentile (null: none measured
+    `what`, which is then not within)."""
+
+    what: str  # a stage, or power_to_ui
+    percentile: float
+    n: int
+    value_s: float | None
+    budget_s: float
+    within: bool
+
+
+@dataclass
+class SoakBudgets:
+    """The percentile budgets of the soak's board and variant (docs/soak.md)."""
+
+    file: str
+    board: str
+    variant: str | None
+    variant_table: bool  # the file has a table for this variant
+    within: bool  # every check within (also when there are none)
+    checks: list[BudgetCheck]
+
+
 @dataclass(kw_only=True)
 class SoakSummary:
     schema: str = SUMMARY_SCHEMA
@@ -99,6 +125,8 @@ class SoakSummary:
     influx: dict[str, int]
     rss: Memory
     failed_cycles: list[FailedCycle] = field(default_factory=list)
+    #: Absent: no budgets for this board (no budgets file, or not in it).
+    budgets: SoakBudgets | None = opt()
     folder: str
     influx_soak_point: str | None = opt()  # how the soak's own point was delivered
     extra: JSONObject = rest()

@@ -179,7 +179,12 @@ class BootRig(SoakStatistics, EnergyBudgets, RegressionCheck):
         if cycles is None and duration is None:
             limits = None  # as `rig soak`: the config's [soak], else DEFAULT_CYCLES
         result = run_soak(
-            self.cfg, limits=limits, board=self.board, show=False, handle_signals=False
+            self.cfg,
+            limits=limits,
+            board=self.board,
+            show=False,
+            handle_signals=False,
+            budgets=self.budgets,  # the loaded ones, if any: summary.json gives verdicts
         )
         for name in _cycles(result.folder):
             folder = result.folder / name

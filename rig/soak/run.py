@@ -1,9 +1,10 @@
 """A whole soak session: open (or resume) the journal, recover, cycle, summarise.
 
 Used by `rig soak` and by the Robot library's `Run Soak`. Exit codes, for CI:
-0 completed within `max_failure_rate`; 1 completed with more failures; 2 (the
-command's) bad usage or a rig that cannot start; 3 gave up after consecutive rig
-errors; 130 / 143 stopped by SIGINT / SIGTERM (the journal is closed, resumable).
+0 completed within `max_failure_rate` and the percentile budgets; 1 completed with more
+failures, or over a percentile budget; 2 (the command's) bad usage or a rig that cannot
+start; 3 gave up after consecutive rig errors; 130 / 143 stopped by SIGINT / SIGTERM
+(the journal is closed, resumable).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from rig import steps
 from rig.artifacts import rundir
 from rig.config import RigConfig, SoakConfig
 from rig.errors import EXIT_BOARD_FAILED, EXIT_INPUT, EXIT_OK, EXIT_RIG_FAILED
+from rig.model.budgets import Budgets
 from rig.model.soak import EndRecord, ResumeRecord
 from rig.model.summary import SoakSummary
 from rig.sinks.influx.client import Client, InfluxError
@@ -64,7 +66,9 @@ def _drain_spool(cfg: RigConfig) -> None:
         replay(client, Spool(spool_dir(cfg.results_dir)), cfg.influx.batch_points)
 
 
-def _finish(opened: Opened, cfg: RigConfig, reason: str, elapsed_s: float) -> SoakSummary:
+def _finish(
+    opened: Opened, cfg: RigConfig, reason: str, elapsed_s: float, budgets: Budgets | None
+) -> SoakSummary:
     opened.journal.append(
         EndRecord(
             reason=reason,
@@ -74,7 +78,7 @@ def _finish(opened: Opened, cfg: RigConfig, reason: str, elapsed_s: float) -> So
         )
     )
     records, _ = read_records(opened.folder / JOURNAL)
-    summary = summarize(opened.folder, records)
+    summary = summarize(opened.folder, records, budgets=budgets)
     _drain_spool(cfg)
     if cfg.influx is not None:
         point = deliver_soak_point(summary, cfg.influx, cfg.results_dir)
@@ -91,7 +95,8 @@ def exit_code(reason: str, summary: SoakSummary, max_failure_rate: float, stop: 
         return stop.exit_code
     if reason == ABORTED:
         return EXIT_ABORTED
-    return EXIT_FAILURES if summary.failure_rate > max_failure_rate else EXIT_OK
+    over_budget = summary.budgets is not None and not summary.budgets.within
+    return EXIT_FAILURES if summary.failure_rate > max_failure_rate or over_budget else EXIT_OK
 
 
 def run_soak(
@@ -105,8 +110,10 @@ def run_soak(
     console: Console | None = None,
     show: bool = True,
     handle_signals: bool = True,
+    budgets: Budgets | None = None,
 ) -> SoakResult:
-    """Run (or resume, `resume` = the soak folder) a soak; see the module doc."""
+    """Run (or resume, `resume` = the soak folder) a soak; see the module doc. `budgets`
+    (the board's and variant's, `rig.soak.budgets.soak_budgets`) are judged at the end."""
     soak_cfg = cfg.soak or SoakConfig()
     if resume is not None:
         opened = reopen(resume)
@@ -160,7 +167,7 @@ def run_soak(
                 with contextlib.suppress(JournalError):
                     opened.journal.append(end)
                 raise
-        summary = _finish(opened, cfg, reason, opened.state.elapsed_s())
+        summary = _finish(opened, cfg, reason, opened.state.elapsed_s(), budgets)
     finally:
         opened.journal.close()
     return SoakResult(opened.folder, reason, exit_code(reason, summary, rate, stop), summary)

@@ -5,7 +5,8 @@ sample of the same process (a hang's earlier stages are fine, but mixing them in
 weight each stage by a different set of boots). Nor is a boot that was not a true cold
 boot (the rail not off long enough, or back-powered: docs/cold-boot.md): it keeps its
 outcome but stays out of the statistics, counted in `not_cold`, unless `include_warm`.
-Failure rates are over every cycle.
+Failure rates are over every cycle. The percentile budgets of the board and variant, when
+given, are judged over the boots the statistics count (rig.soak.budgets).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+from rig.model.budgets import Budgets
 from rig.model.codec import load
 from rig.model.soak import (
     CycleRecord,
@@ -33,6 +35,7 @@ from rig.model.summary import (
     StageDistribution,
 )
 from rig.outcomes import Outcome
+from rig.soak.budgets import POWER_TO_UI, verdicts
 from rig.soak.recover import orphans
 from rig.soak.stats import describe, failure_rates
 
@@ -78,7 +81,14 @@ def _dist(values: list[float]) -> Distribution:
     return load(Distribution, describe(values))
 
 
-def summarize(folder: Path, records: list[Record], include_warm: bool = False) -> SoakSummary:
+def summarize(
+    folder: Path,
+    records: list[Record],
+    include_warm: bool = False,
+    budgets: Budgets | None = None,
+) -> SoakSummary:
+    """The summary of a soak's journal; with `budgets` (its board's and variant's), the
+    verdict of each percentile budget over the same boots as the statistics."""
     header = records[0]
     assert isinstance(header, HeaderRecord)  # rig.soak.journal reads no other first line
     cycles = cycle_records(records)
@@ -87,9 +97,9 @@ def summarize(folder: Path, records: list[Record], include_warm: bool = False) -
     stage_names = list(header.stages or [])
     for r in cycles:  # stages the config did not name (an older journal) still count
         stage_names += [n for n in r.stages if n not in stage_names]
-    stages = [
-        StageDistribution(name=name, **vars(_dist(_stage_values(ok, name)))) for name in stage_names
-    ]
+    values = {name: _stage_values(ok, name) for name in stage_names}
+    values[POWER_TO_UI] = [r.power_to_ui_s for r in ok if r.power_to_ui_s]
+    stages = [StageDistribution(name=name, **vars(_dist(values[name]))) for name in stage_names]
     overheads = [r.overhead_s for r in cycles if isinstance(r.overhead_s, float)]
     rates = failure_rates(r.outcome for r in cycles)
     ends = [r for r in records if isinstance(r, EndRecord)]
@@ -120,7 +130,7 @@ def summarize(folder: Path, records: list[Record], include_warm: bool = False) -
         failures=rates["failures"],
         failure_rate=rates["failure_rate"],
         failure_rates=rates["rates"],
-        power_to_ui=_dist([r.power_to_ui_s for r in ok if r.power_to_ui_s]),
+        power_to_ui=_dist(values[POWER_TO_UI]),
         stages=stages,
         overhead=_dist(overheads),
         influx=_influx(cycles),
@@ -130,6 +140,7 @@ def summarize(folder: Path, records: list[Record], include_warm: bool = False) -
             for r in cycles
             if r.outcome != Outcome.OK
         ],
+        budgets=verdicts(budgets, values) if budgets is not None else None,
         folder=str(folder),
     )
 

@@ -1,0 +1,51 @@
+"""A soak's budget verdicts: the percentile budgets (`[boards.<b>.percentiles.<q>]`) of
+its board and variant, read through `rig.budgets` as Robot and the dashboards read them,
+against the soak's own `ok` boots. A soak is many boots, so what it judges is their
+percentiles; each boot against the per-boot budgets is Robot's `Stage Should Be Within
+Budget`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rig.budgets import beside, read_budgets, read_budgets_if_any
+from rig.config import RigConfig
+from rig.model.budgets import TOTAL, Budgets
+from rig.model.summary import BudgetCheck, SoakBudgets
+from rig.soak.stats import percentile
+
+#: The name power-to-UI has in the summary (its `power_to_ui` statistics).
+POWER_TO_UI = "power_to_ui"
+
+
+def soak_budgets(cfg: RigConfig, path: Path | None = None) -> Budgets | None:
+    """The budgets of the config's board and variant: from `path` (`--budgets`: it must
+    exist and name the board), else from budgets.toml next to the config if it names the
+    board. None: no budgets to check. A bad file is an error naming file and key."""
+    stage_names = tuple(s.name for s in cfg.stages)
+    if path is not None:
+        return read_budgets(path).budgets(cfg.board, cfg.variant, stage_names)
+    found = read_budgets_if_any(beside(cfg.path))
+    return found.budgets(cfg.board, cfg.variant, stage_names) if found.has(cfg.board) else None
+
+
+def verdicts(budgets: Budgets, values: dict[str, list[float]]) -> SoakBudgets:
+    """Each percentile budget against `values` (seconds per stage and `power_to_ui`, of
+    the boots the statistics count); percentiles as `rig.soak.stats.percentile` (and
+    Robot's percentile keywords) compute them."""
+    checks: list[BudgetCheck] = []
+    for q, table in budgets.percentiles.items():
+        for key, limit in table.items():
+            what = POWER_TO_UI if key == TOTAL else key
+            got = values.get(what, [])
+            value = percentile(got, q) if got else None
+            ok = value is not None and value <= limit
+            checks.append(BudgetCheck(what, q, len(got), value, limit, ok))
+    return SoakBudgets(
+        file=str(budgets.path),
+        board=budgets.board,
+        variant=budgets.variant,
+        variant_table=budgets.own_variant,
+        within=all(c.within for c in checks),
+        checks=checks,
+    )
