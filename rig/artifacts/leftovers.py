@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +19,8 @@ from rig.artifacts import rundir
 from rig.artifacts.srzip import convert_binary
 
 LOCK = ".lock"
+#: This process's locks by folder (weak: a lock still goes with its last reference).
+_HELD: weakref.WeakValueDictionary[Path, RunLock] = weakref.WeakValueDictionary()
 
 
 class RunLock:
@@ -26,11 +29,21 @@ class RunLock:
     def __init__(self, folder: Path) -> None:
         self._fd: int | None = os.open(folder / LOCK, os.O_CREAT | os.O_RDWR | os.O_NOFOLLOW, 0o644)
         fcntl.flock(self._fd, fcntl.LOCK_EX)
+        _HELD[folder] = self
 
     def release(self) -> None:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+
+
+def release_own(folder: Path) -> None:
+    """Release this process's lock on `folder`, if it holds one. For a cycle that raised:
+    it is over, but its lock lives on with the exception's frames until the garbage
+    collector finds them, and meanwhile its raw capture looks like one in progress."""
+    lock = _HELD.get(folder)
+    if lock is not None:
+        lock.release()
 
     def __del__(self) -> None:
         self.release()

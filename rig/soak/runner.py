@@ -19,8 +19,10 @@ from pathlib import Path
 
 from rig import steps
 from rig.artifacts import rundir
+from rig.artifacts.leftovers import release_own
 from rig.artifacts.rundir import ArtifactError
 from rig.config import RigConfig, SoakConfig
+from rig.errors import RigError
 from rig.instruments.protocols import InstrumentError
 from rig.model.soak import CycleRecord, InterruptedRecord
 from rig.outcomes import Outcome
@@ -30,10 +32,16 @@ from rig.soak.record import finish, mark_rig_error
 from rig.soak.session import Session
 from rig.soak.signals import StopFlag
 
-#: What a failing rig raises out of a cycle (a journal that cannot be written is fatal).
-RIG_FAILURES = (InstrumentError, SimError, OSError, ArtifactError)
+#: What a failing rig raises out of a cycle (a journal that cannot be written is fatal):
+#: an instrument, the simulator, the disk (a cycle that could not save its run.json
+#: raises RigError: its artifacts are kept, the soak goes on).
+RIG_FAILURES = (InstrumentError, SimError, OSError, ArtifactError, RigError)
 
 COMPLETED, INTERRUPTED, ABORTED = "completed", "interrupted", "aborted"
+#: After the k-th rig error in a row the next cycle waits k times this: a passing fault
+#: (a disk full for a moment, a USB device re-enumerating) must not use up
+#: `max_consecutive_rig_errors` within a fraction of a second.
+RETRY_PAUSE_S = 0.5
 #: The step around one soak cycle; its `cycle` arg is the cycle's number.
 SOAK_CYCLE_STEP = "soak cycle"
 
@@ -104,6 +112,8 @@ class SoakRunner:
         self.spool_root = spool_root  # the results folder: the spool `rig run` uses too
         self._pending: tuple[int, Path, int] | None = None
         self._session = session  # given: the caller owns it (and closes it)
+        # Cycles journaled as rig errors whose report a full disk had no room for.
+        self._unreported: list[tuple[Path, str]] = []
 
     def journal_cycle(
         self,
@@ -113,32 +123,82 @@ class SoakRunner:
         detail: str | None = None,
         recovered: bool = False,
     ) -> CycleRecord:
-        rec, _ = finish(
-            folder,
-            cycle=cycle,
-            session=self.state.session,
-            t_ns=t_ns,
-            influx=self.cfg.influx,
-            spool_root=self.spool_root,
-            detail=detail,
-            recovered=recovered,
-        )
+        try:
+            rec, report = finish(
+                folder,
+                cycle=cycle,
+                session=self.state.session,
+                t_ns=t_ns,
+                influx=self.cfg.influx,
+                spool_root=self.spool_root,
+                detail=detail,
+                recovered=recovered,
+            )
+        except OSError as e:  # a full disk, even for the note that analysis failed
+            detail = f"not analyzed (artifacts kept): {e}"
+            rec, report = self._unanalyzed(cycle, folder, t_ns, detail, recovered), None
+        if report is None and (folder / rundir.RUN).exists():
+            self._unreported.append((folder, rec.detail or "not analyzed"))
         rec.elapsed_s = round(self.state.elapsed_s(), 3)
         self.journal.append(rec)
         self.state.add(rec)
         self.on_record(rec)
         return rec
 
+    def _unanalyzed(
+        self, cycle: int, folder: Path, t_ns: int | None, detail: str, recovered: bool
+    ) -> CycleRecord:
+        return CycleRecord(
+            cycle=cycle,
+            run_id=folder.name,
+            session=self.state.session,
+            t_ns=t_ns,
+            outcome=Outcome.RIG_ERROR.value,
+            stages={},
+            influx="none",
+            detail=detail,
+            recovered=True if recovered else None,
+            utc=rundir.utc_now(),
+        )
+
+    def _catch_up(self) -> None:
+        """Write the reports a full disk had no room for, once it has: the journal says
+        rig_error, and so (noted in run.json first) do the report and its point."""
+        left = []
+        for folder, detail in self._unreported:
+            try:
+                mark_rig_error(folder, detail)
+                _, report = finish(
+                    folder,
+                    cycle=1,  # the record is not journaled again: the cycle has its line
+                    session=self.state.session,
+                    t_ns=None,
+                    influx=self.cfg.influx,
+                    spool_root=self.spool_root,
+                    detail=detail,
+                )
+            except OSError:
+                report = None
+            if report is None:
+                left.append((folder, detail))
+        self._unreported = left
+
     def _flush(self) -> None:
         """Journal the cycle captured last (called while the board is held off)."""
         pending, self._pending = self._pending, None
         if pending is not None:
             self.journal_cycle(*pending)
+        if self._unreported:
+            self._catch_up()
 
     def _rig_error(self, cycle: int, run_id: str, t_ns: int, err: BaseException) -> None:
         folder = self.cfg.results_dir / run_id
         detail = f"{type(err).__name__}: {err}"
-        mark_rig_error(folder, detail)
+        release_own(folder)  # the cycle is over: what it left is to be converted now
+        # A full disk may refuse the note too: run.json then still says "running" (or
+        # lacks completed_utc), which the analysis files as a rig error all the same.
+        with contextlib.suppress(OSError):
+            mark_rig_error(folder, detail)
         self.journal_cycle(cycle, folder, t_ns, detail=detail)
 
     def _stop_reason(self) -> str | None:
@@ -183,6 +243,8 @@ class SoakRunner:
                 self._flush()
                 self._rig_error(cycle, run_id, t_ns, e)
                 session.reset()
+                if self._stop_reason() is None:
+                    self.stop.event.wait(RETRY_PAUSE_S * self.state.consecutive_rig_errors)
                 continue
             if result.run.aborted:
                 self._flush()
