@@ -10,16 +10,19 @@ import json
 import os
 import signal
 import subprocess
-import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
 from rig.artifacts import rundir
 from tests.e2e import make_config
 from tests.test_leftovers import RIG, _alive, _children
+from tests.waiting import console_so_far, wait_until
 
 pytestmark = pytest.mark.slow
+T = TypeVar("T")
 
 
 def _cmdline(pid: int) -> str:
@@ -31,7 +34,8 @@ def _cmdline(pid: int) -> str:
 
 def _start(tmp_path: Path, *args: str) -> tuple[subprocess.Popen[str], list[int], Path]:
     """`rig run` of the slow baseline board with sigrok's demo driver as the analyzer,
-    once its capture is running: the process, its sigrok-cli and simulator, the folder."""
+    once its capture is running and the board is booting (its first console line is
+    recorded): the process, its sigrok-cli and simulator, the folder."""
     cfg = make_config(tmp_path, board="ecovec-baseline.toml", analyzer="sigrok", extra="")
     text = cfg.read_text().replace("debounce_us = 1000", 'debounce_us = 1000\ndevice = "demo"')
     cfg.write_text(text.replace("samplerate = 1_000_000", "samplerate = 100_000"))
@@ -41,27 +45,41 @@ def _start(tmp_path: Path, *args: str) -> tuple[subprocess.Popen[str], list[int]
         stderr=subprocess.PIPE,
         text=True,
     )
-    deadline = time.monotonic() + 60
-    raws: list[Path] = []
-    while not raws:
-        assert time.monotonic() < deadline, "no capture started"
-        assert rig.poll() is None, rig.communicate()
-        raws = [r for r in (tmp_path / "results").glob("*/capture.bin") if r.stat().st_size > 0]
-        time.sleep(0.1)
-    time.sleep(0.5)  # booting now
-    kids = [
-        p for p in _children(rig.pid) if "sigrok" in _cmdline(p) or "rig.sim serve" in _cmdline(p)
-    ]
-    assert any("sigrok" in _cmdline(p) for p in kids), "sigrok-cli is not the rig's child"
-    assert any("rig.sim serve" in _cmdline(p) for p in kids), "the simulator is not the rig's child"
+    results = tmp_path / "results"
+
+    def running(what: str, check: Callable[[], T]) -> T:
+        def still() -> T:
+            assert rig.poll() is None, rig.communicate()
+            return check()
+
+        return wait_until(what, still, 60)
+
+    try:
+        raws = running(
+            "a capture to start",
+            lambda: [r for r in results.glob("*/capture.bin") if r.stat().st_size > 0],
+        )
+        running("the board's first console line", lambda: "\n" in console_so_far(results))
+        kids = [
+            p
+            for p in _children(rig.pid)
+            if "sigrok" in _cmdline(p) or "rig.sim serve" in _cmdline(p)
+        ]
+        assert any("sigrok" in _cmdline(p) for p in kids), "sigrok-cli is not the rig's child"
+        assert any("rig.sim serve" in _cmdline(p) for p in kids), "the simulator is not its child"
+    except BaseException:
+        rig.kill()  # our own child, by PID
+        rig.communicate()
+        raise
     return rig, kids, raws[0].parent
 
 
-def _gone(pids: list[int], within_s: float = 10.0) -> bool:
-    deadline = time.monotonic() + within_s
-    while any(map(_alive, pids)) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return not any(map(_alive, pids))
+def _gone(pids: list[int], within_s: float = 30.0) -> bool:
+    try:
+        wait_until("the processes to end", lambda: not any(map(_alive, pids)), within_s)
+    except AssertionError:
+        return False
+    return True
 
 
 @pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])

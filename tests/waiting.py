@@ -4,8 +4,11 @@ machine, and fails naming what it waited for."""
 
 from __future__ import annotations
 
+import base64
+import json
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -22,3 +25,15 @@ def wait_until(what: str, check: Callable[[], T], timeout_s: float = 30.0) -> T:
         if time.monotonic() > deadline:
             raise AssertionError(f"waited {timeout_s:g} s for {what}")
         time.sleep(0.01)
+
+
+def console_so_far(results: Path) -> str:
+    """The console text a live `rig run` under `results` has recorded so far (its
+    console.jsonl, appended and flushed read by read; a line still being written is left
+    for the next poll)."""
+    text = b""
+    for jsonl in results.glob("*/console.jsonl"):
+        for line in jsonl.read_text().splitlines(keepends=True):
+            if line.endswith("\n"):
+                text += base64.b64decode(json.loads(line)["data_b64"])
+    return text.decode(errors="replace")
