@@ -1,3 +1,3 @@
 """bootrig: measure where the time goes between power-on and a usable UI."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -37,7 +37,7 @@ from rig.instruments.protocols import InstrumentError, RawLayout
 from rig.instruments.setup import Bench
 from rig.model import Chunk, Run
 from rig.model.codec import load
-from rig.model.run import RunCapture, RunStep, RunTiming
+from rig.model.run import RunCapture, RunState, RunStep, RunTiming
 from rig.outcomes import Outcome
 
 UI_TAG = b"bootrig: marker ui_ready"
@@ -238,6 +238,7 @@ def _cycle(
         board=cfg.board,
         variant=cfg.variant,
         started_utc=rundir.utc_now(),
+        state=RunState.RUNNING,  # replaced when the cycle ends: a crash leaves it said
         host=socket.gethostname(),
         rig_version=__version__,
         config_file=cfg.path.name,
@@ -337,11 +338,12 @@ def _cycle(
         steps=load(list[RunStep], times.as_list(run.power_on_ns), "timing.steps"),
     )
     run.completed_utc = rundir.utc_now()
+    run.state = RunState.INTERRUPTED if run.aborted else RunState.COMPLETE
     try:
         rundir.write_run(folder, run)
     except OSError as e:
-        # The run.json written before power-on stays: without completed_utc, `rig
-        # analyze` files the run as the rig's failure, never as a boot.
+        # The run.json written before power-on stays: its state "running" makes `rig
+        # analyze` file the run as the rig's failure, never as a boot.
         raise RigError(
             f"disk: {e}; the run's artifacts in {folder} are kept ({kept_files(folder)}) "
             "and `rig analyze` reports it as rig_error"

@@ -130,20 +130,6 @@ def _run_json(folder: Path, change: Callable[[dict], None]) -> None:
     (folder / "run.json").write_text(json.dumps(run))
 
 
-def test_a_run_that_never_completed_is_the_rigs_not_the_boards(
-    sim_run: Path, tmp_path: Path
-) -> None:
-    """A rig killed mid-cycle leaves run.json without completed_utc: a rig_error, with
-    the reason in the report, even though the console shows a whole boot."""
-    folder = _copy(sim_run, tmp_path / "a")
-    _run_json(folder, lambda run: run.pop("completed_utc"))
-    report = analyze_folder(folder, write=False).to_json()
-    assert report["outcome"] == "rig_error"
-    assert "no completed_utc" in report["analysis"]["rig_error"]
-    _run_json(folder, lambda run: run.update(aborted=True))  # the operator stopped it
-    assert analyze_folder(folder, write=False).outcome == "interrupted"
-
-
 def test_a_capture_that_run_json_records_but_is_gone(sim_run: Path, tmp_path: Path) -> None:
     folder = _copy(sim_run, tmp_path / "a")
     (folder / "capture.sr").unlink()

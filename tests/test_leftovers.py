@@ -116,8 +116,15 @@ def test_sigkilled_run_leaves_no_sigrok_cli_and_its_capture_is_kept(tmp_path: Pa
             rig.kill()
             rig.wait()
     folder = raws[0].parent
+    assert json.loads((folder / rundir.RUN).read_text())["state"] == "running"
     p = subprocess.run([*RIG, "analyze", str(folder)], capture_output=True, text=True, timeout=120)
-    assert "raw capture left by an interrupted run converted" in p.stderr
+    said = " ".join(p.stderr.split())  # the terminal wraps long paths anywhere
+    assert "raw capture left by an interrupted run converted" in said, p.stderr
+    # Killed mid-cycle: the rig's failure, never a boot's result.
+    assert p.returncode == 3, p.stderr
+    report = json.loads((folder / rundir.REPORT).read_text())
+    assert report["outcome"] == "rig_error", report["analysis"]
+    assert "state 'running'" in report["analysis"]["rig_error"]
     assert not (folder / rundir.CAPTURE_RAW).exists()
     cap = read_sr(folder / rundir.CAPTURE)
     assert cap.samplerate == 100_000 and cap.samples > 0 and cap.channels[0] == "power"

@@ -105,7 +105,7 @@ def build_report(
     console_record = ConsoleRecord.of_run(run, "console" in artifacts)
     outcome = classify(
         scan, "capture" in artifacts, lines, stages, rig_error,
-        bool(run.aborted), invalid[0] if invalid else None, console_record,
+        run.interrupted, invalid[0] if invalid else None, console_record,
     )  # fmt: skip
 
     first, last = (stages[0].start, stages[-1].end) if stages else (None, None)

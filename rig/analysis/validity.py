@@ -29,12 +29,20 @@ CLOCK_SLACK_S = 0.002
 
 
 def unfinished(run: Run) -> str | None:
-    """Why a run that `rig run` started did not end as a cycle does: no `completed_utc`
-    (written last) and no operator's stop. A capture without run.json is not a run."""
-    if run.is_bare or run.completed_utc or run.aborted:
+    """Why a run that `rig run` started did not end as a cycle does: run.json still says
+    `state: running` (the rig replaces it when the cycle ends), or a folder of a rig
+    before `state` has no `completed_utc`. A folder without the mark is complete,
+    whoever wrote it (docs/contract.md, "run.json state")."""
+    if run.is_bare or not run.unfinished:
         return None
+    if run.state is None:
+        return (
+            f"run.json (rig {run.rig_version}, before run.json state) has no completed_utc: "
+            "the rig stopped before the cycle ended (killed, crashed, or its disk filled); "
+            "what it measured is kept but is not a boot's result"
+        )
     return (
-        "run.json has no completed_utc: the rig stopped before the cycle ended (killed, "
+        "run.json says state 'running': the rig stopped before the cycle ended (killed, "
         "crashed, or its disk filled); what it measured is kept but is not a boot's result"
     )
 

@@ -180,6 +180,8 @@ def _describe(tp: Any, minimum: float | None = None) -> str:
         return "an array"
     if typing.get_origin(tp) is dict or is_dataclass(tp):
         return "an object"
+    if isinstance(tp, type) and issubclass(tp, Enum):
+        return " or ".join(repr(m.value) for m in tp)
     return _NAMES.get(tp, getattr(tp, "__name__", str(tp)))
 
 

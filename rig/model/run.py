@@ -1,4 +1,4 @@
-"""A run: what run.json holds (schema bootrig.run/1, DESIGN.md "Contracts").
+"""A run: what run.json holds (schema bootrig.run/1, docs/contract.md "run.json").
 
 The cycle fills one in as the boot happens and writes it; analysis, the soak and the
 sinks read it back with `Run.from_json`. Only rig/artifacts/rundir.py reads or writes
@@ -9,11 +9,27 @@ the file itself. The keys are the contract's; the ones this rig does not know ar
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from rig import names
 from rig.model.codec import JSONObject, ModelError, dump, load, opt, rest
 from rig.outcomes import Outcome
+
+
+class RunState(StrEnum):
+    """Where the rig's own cycle stands (run.json `state`, docs/contract.md "run.json
+    state"): the rig says a run is unfinished, nobody infers it from missing keys."""
+
+    RUNNING = "running"  # written before power-on; still there: the rig never finished
+    COMPLETE = "complete"  # the cycle ended (whatever the board did)
+    INTERRUPTED = "interrupted"  # the operator stopped it (Ctrl-C, SIGTERM)
+    FAILED = "failed"  # the rig noted its own failure afterwards (a soak, a resume)
+
+
+#: The first rig version that writes `state`: a run.json from an earlier rig (its
+#: `rig_version` is older) said "unfinished" by lacking `completed_utc` instead.
+STATE_SINCE = (0, 2, 0)
 
 
 @dataclass
@@ -87,6 +103,9 @@ class Run:
     board: str
     variant: str | None = None
     started_utc: str | None
+    #: The rig's own mark of an unfinished run; absent: complete (a third-party
+    #: recorder's folder), unless `unfinished` says otherwise (a legacy rig).
+    state: RunState | None = opt()
     host: str | None = opt()
     rig_version: str | None = opt()
     config_file: str | None = opt()
@@ -140,6 +159,27 @@ class Run:
     def is_bare(self) -> bool:
         return self.schema == ""
 
+    @property
+    def unfinished(self) -> bool:
+        """The rig started this cycle and did not end it: `state` still "running", or a
+        folder of a rig before `state` existed that never wrote `completed_utc`."""
+        if self.state is not None:
+            return self.state is RunState.RUNNING
+        return self.legacy and not self.completed_utc and not self.aborted
+
+    @property
+    def interrupted(self) -> bool:
+        """The operator stopped the run (Ctrl-C, SIGTERM): not a measurement of the boot."""
+        return bool(self.aborted) or self.state is RunState.INTERRUPTED
+
+    @property
+    def legacy(self) -> bool:
+        """Written by a rig older than `state` (STATE_SINCE), told apart by its
+        `rig_version`: a key only the rig writes, so a third-party folder is never legacy."""
+        if self.rig_version is None:
+            return False
+        return _version(self.rig_version) < STATE_SINCE
+
     def disk_error(self, what: str) -> None:
         """The disk failed the rig (full, a quota): the run is the rig's failure, and
         says what it kept."""
@@ -149,3 +189,16 @@ class Run:
         if self.rig_error is None:
             self.rig_error = Outcome.RIG_ERROR.value
             self.rig_error_detail = f"disk: {what}"
+
+
+def _version(text: str) -> tuple[int, ...]:
+    """ "0.1.0" -> (0, 1, 0); a part that is not a number ends it ("0.2.0.dev1" -> 0.2.0)."""
+    out = []
+    for part in text.split("."):
+        digits = part[: len(part) - len(part.lstrip("0123456789"))] if part else ""
+        if not digits:
+            break
+        out.append(int(digits))
+        if len(digits) != len(part):
+            break
+    return tuple(out)

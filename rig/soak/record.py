@@ -14,7 +14,7 @@ from rig.artifacts import rundir
 from rig.artifacts.leftovers import recover_folder
 from rig.artifacts.srzip import CaptureError
 from rig.model import Report
-from rig.model.run import RunTiming
+from rig.model.run import RunState, RunTiming
 from rig.model.soak import CycleRecord
 from rig.outcomes import Outcome
 from rig.pipeline import analyze_folder
@@ -43,6 +43,8 @@ def mark_rig_error(folder: Path, detail: str) -> bool:
         return False
     run.rig_error = Outcome.RIG_ERROR.value
     run.rig_error_detail = detail
+    if run.state is not None:  # a legacy run.json keeps its shape
+        run.state = RunState.FAILED
     rundir.write_run(folder, run)
     return True
 

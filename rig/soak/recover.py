@@ -3,7 +3,8 @@
 A rig killed mid-soak can leave at most two such folders: the cycle that was captured
 but not yet journaled (its analysis runs during the next cycle's hold), and the cycle
 in flight. Decision (docs/soak.md): every one of them gets a journal line.
-- run.json has `completed_utc`: the capture finished; the cycle is analyzed from its
+- run.json says the cycle ended (`state` not "running"; a folder of a rig before
+  `state`: `completed_utc`): the capture finished; the cycle is analyzed from its
   artifacts like any other (the report is the same one it would have had).
 - otherwise the capture was cut short by the crash: the cycle is a `rig_error`
   ("interrupted: the rig stopped during this cycle"), noted in run.json, analyzed so
@@ -46,7 +47,7 @@ def prepare(orphan: Path) -> str | None:
         run = rundir.read_run(orphan)
     except rundir.ArtifactError:
         return "no run.json: the rig stopped before the board was powered"
-    if run.completed_utc:
+    if not run.unfinished:
         return "recovered on resume: captured, not yet journaled when the rig stopped"
     mark_rig_error(orphan, KILLED)
     return KILLED
