@@ -149,7 +149,7 @@ def leftovers(results: Path) -> list[tuple[str, int]]:
     """(path relative to `results`, size) of every raw leftover under it."""
     out = []
     for p in sorted(results.rglob("*")):
-        if not p.is_file() or p.is_symlink():
+        if not p.is_file() or p.is_symlink() or p.name == ".lock":  # empty lock files
             continue
         rel = p.relative_to(results)
         raw = p.name == "capture.bin" or p.name.endswith(".part") or p.name.endswith(".tmp")
