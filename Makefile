@@ -18,7 +18,7 @@ CONFIG ?= config/rig.toml
 BOARD ?=
 
 .PHONY: setup setup-test labgrid demo test lint fmt pytest robot clean-venv influx-up influx-down
-.PHONY: robot-docs soak nightly nightly-install bench-soak qemu-images qemu-demo robot-qemu
+.PHONY: robot-docs soak nightly nightly-install bench-soak bench-chaos qemu-images qemu-demo robot-qemu
 
 # Debian packages: installed only when missing, so repeated runs do not touch apt.
 define apt_install
@@ -142,6 +142,11 @@ nightly-install:
 # The soak under fire (>= 300 cycles, faults, InfluxDB outage, SIGKILL + resume).
 bench-soak: setup
 	$(BIN)/python bench/soak_faults.py
+
+# Rig-side chaos (SIGTERM/SIGKILL + resume, full disk, InfluxDB down, relay gone, slow
+# analyzer); root: it mounts a small tmpfs for the results. SEED=N repeats a run.
+bench-chaos: setup
+	$(BIN)/python bench/chaos.py $(if $(SEED),--seed $(SEED))
 
 clean-venv:
 	rm -rf $(VENV)
