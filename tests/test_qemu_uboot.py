@@ -9,7 +9,6 @@ import os
 import shutil
 import signal
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -19,6 +18,7 @@ from rig.instruments.qemu.reference import reference_edges
 from rig.instruments.qemu.trace import TraceError, parse_trace
 from rig.instruments.qemu.ubootenv import env_image, parse_env_text
 from tests.qemu_env import RIG, UBOOT_ONLY_ENV, qemu_config, rig_run, rig_soak, uboot_only_images
+from tests.waiting import console_so_far, wait_until
 
 MARKERS = ("bootm", "do_mount_root", "kernel_init", "ui_ready")
 
@@ -31,8 +31,19 @@ def _alive(pid: int) -> bool:
     return stat.split(")")[-1].split()[0] != "Z"
 
 
+def _qemu_child(pid: int) -> int | None:
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().split(")")[-1].split()
+            if fields[1] == str(pid) and "qemu" in (stat.parent / "comm").read_text():
+                return int(stat.parent.name)
+        except OSError:
+            continue
+    return None
+
+
 def test_env_image_is_what_mkenvimage_writes(tmp_path: Path) -> None:
-    assert shutil.which("mkenvimage"), "u-boot-tools is installed by `make setup-test`"
+    assert shutil.which("mkenvimage"), "u-boot-tools is installed by `make qemu-images`"
     text = tmp_path / "env.txt"
     text.write_text(UBOOT_ONLY_ENV.replace("\\\n", ""))
     subprocess.run(
@@ -142,25 +153,17 @@ def test_qemu_dies_with_a_killed_rig(tmp_path: Path) -> None:
         stderr=subprocess.DEVNULL,
     )
     try:
-        child = None
-        deadline = time.monotonic() + 30
-        while child is None and time.monotonic() < deadline:
-            for stat in Path("/proc").glob("[0-9]*/stat"):
-                try:
-                    fields = stat.read_text().split(")")[-1].split()
-                except OSError:
-                    continue
-                if fields[1] == str(rig.pid) and "qemu" in Path(stat.parent / "comm").read_text():
-                    child = int(stat.parent.name)
-            time.sleep(0.1)
-        assert child is not None, "the rig never started QEMU"
-        time.sleep(1.0)  # booting now
+        child = wait_until("the rig to start QEMU", lambda: _qemu_child(rig.pid), 60)
+        # Booting: U-Boot has run the environment up to its final sleep.
+        wait_until(
+            "U-Boot's 'Starting application' on the console",
+            lambda: "Starting application" in console_so_far(tmp_path / "results"),
+            60,
+        )
+        assert _alive(child)
         os.kill(rig.pid, signal.SIGKILL)
         rig.wait()
-        deadline = time.monotonic() + 5
-        while _alive(child) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert not _alive(child), "QEMU outlived a SIGKILLed rig"
+        wait_until("QEMU to end with its SIGKILLed rig", lambda: not _alive(child), 30)
     finally:
         if rig.poll() is None:
             rig.kill()
