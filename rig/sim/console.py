@@ -4,6 +4,11 @@ The board model decides when each USB transfer reaches the host (rig.sim.usbseri
 a writer thread puts each one on the pty master at that host CLOCK_MONOTONIC time. If
 nobody reads, the pty fills and bytes are dropped and counted, like a real UART: the
 simulator never blocks on its console.
+
+The writer is a process on a shared host, so the scheduler can delay it: it runs at
+real-time priority where permitted, and every transfer's actual write time is kept
+(`deliveries`) for the ground truth, which must say when the bytes really reached the
+host, not only when the model wanted them there.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import contextlib
 import os
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from rig.sim.rawpty import RawPty
@@ -24,6 +30,21 @@ _SPIN_NS = 200_000
 
 #: Sequence number of a boot's hangup entry: after all of its transfers at the same time.
 _HANGUP_SEQ = 1 << 62
+#: SCHED_FIFO priority of the writer: an adapter is hardware, no scheduler delays it.
+_RT_PRIORITY = 50
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """One USB transfer as it reached the host: bytes [offset, offset + sent) of a boot's
+    console stream, due at `due_ns` (the adapter model), written at `written_ns` (after
+    the write returned: the bytes were readable by then)."""
+
+    offset: int
+    size: int
+    sent: int  # bytes the pty took (fewer when nobody read and it was full)
+    due_ns: int
+    written_ns: int
 
 
 class ConsolePort:
@@ -40,9 +61,11 @@ class ConsolePort:
         self.dropped = 0
         self.hangups = 0
         self.late_max_ns = 0  # worst delivery lateness seen (scheduling, not the model)
-        # (t_ns, boot, seq, data); data None is a hangup (the adapter vanishes)
-        self._pending: list[tuple[int, int, int, bytes | None]] = []
+        self.realtime = False  # the writer obtained real-time priority
+        # (t_ns, boot, seq, data, offset); data None is a hangup (the adapter vanishes)
+        self._pending: list[tuple[int, int, int, bytes | None, int]] = []
         self._written: dict[int, int] = {}  # boot -> transfers already written
+        self._deliveries: dict[int, list[Delivery]] = {}  # boot -> its writes so far
         self._hung: set[int] = set()  # boots whose hangup already happened
         self._cond = threading.Condition()
         self._stopping = False
@@ -57,19 +80,33 @@ class ConsolePort:
         with self._cond:
             done = self._written.setdefault(boot, 0)
             self._pending = [p for p in self._pending if p[1] != boot]
+            offset = sum(len(d) for _, d in plan[:done])
             for seq, (t_ns, data) in enumerate(plan[done:], start=done):
-                bisect.insort(self._pending, (t_ns, boot, seq, data))
+                bisect.insort(self._pending, (t_ns, boot, seq, data, offset))
+                offset += len(data)
             self._cond.notify()
+
+    def deliveries(self, boot: int) -> list[Delivery]:
+        """The transfers of `boot` written so far, in stream order."""
+        with self._cond:
+            return list(self._deliveries.get(boot, ()))
+
+    def forget(self, keep: set[int]) -> None:
+        """Drop the deliveries of boots not in `keep` (the board forgot them)."""
+        with self._cond:
+            for boot in [b for b in self._deliveries if b not in keep]:
+                del self._deliveries[boot]
 
     def hangup_at(self, boot: int, t_ns: int) -> None:
         """Close the pty at host time `t_ns` (once per boot); a new one replaces it."""
         with self._cond:
             if boot in self._hung:
                 return
-            bisect.insort(self._pending, (t_ns, boot, _HANGUP_SEQ, None))
+            bisect.insort(self._pending, (t_ns, boot, _HANGUP_SEQ, None, 0))
             self._cond.notify()
 
     def _loop(self) -> None:
+        self.realtime = _realtime()
         while True:
             with self._cond:
                 while not self._stopping and not self._pending:
@@ -92,7 +129,10 @@ class ConsolePort:
                     self._replace_pty()
                     continue
                 self._written[head[1]] = head[2] + 1
-                self._write(head[0], head[3])
+                sent, written_ns = self._write(head[0], head[3])
+                self._deliveries.setdefault(head[1], []).append(
+                    Delivery(head[4], len(head[3]), sent, head[0], written_ns)
+                )
 
     def _replace_pty(self) -> None:
         """The adapter is unplugged and re-enumerates: clients holding the old pty get an
@@ -105,14 +145,17 @@ class ConsolePort:
         old.close()
         self.hangups += 1
 
-    def _write(self, t_ns: int, data: bytes) -> None:
+    def _write(self, t_ns: int, data: bytes) -> tuple[int, int]:
+        """Bytes the pty took and the host time they were readable by."""
         try:
             n = os.write(self.pty.master, data)
         except OSError:  # EAGAIN: nobody reads and the pty is full
             n = 0
-        self.late_max_ns = max(self.late_max_ns, time.monotonic_ns() - t_ns)
+        written_ns = time.monotonic_ns()
+        self.late_max_ns = max(self.late_max_ns, written_ns - t_ns)
         self.sent += n
         self.dropped += len(data) - n
+        return n, written_ns
 
     def close(self) -> None:
         with self._cond:
@@ -123,6 +166,16 @@ class ConsolePort:
         if self.link is not None:
             with contextlib.suppress(FileNotFoundError):
                 self.link.unlink()
+
+
+def _realtime() -> bool:
+    """Run the calling thread at SCHED_FIFO if the host permits (root, CAP_SYS_NICE or
+    an rtprio limit); False leaves it at normal priority."""
+    try:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(_RT_PRIORITY))
+    except (OSError, AttributeError):  # EPERM, or a platform without it
+        return False
+    return True
 
 
 def _point(link: Path, target: str) -> None:

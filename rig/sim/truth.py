@@ -3,11 +3,17 @@
 All `*_s` times are true, continuous times in seconds from that boot's power edge; the
 `*_ns` values are host CLOCK_MONOTONIC. Only what happened before the rail fell and
 before the capture stopped is reported.
+
+A console line's `t_s` is when its first byte left the board; `due_ns` is when the
+adapter model delivered it to the host and `written_ns` when the simulator actually put
+it on the pty (a busy host can delay that write): the host's reads follow `written_ns`.
 """
 
 from __future__ import annotations
 
+import bisect
 import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,13 +21,41 @@ from rig.artifacts import atomic
 from rig.names import TRUTH_SCHEMA
 from rig.sim.board import Boot
 from rig.sim.capture import Arming, first_sample, sample_count
+from rig.sim.console import Delivery
 from rig.sim.profile import Profile
 from rig.sim.supply import boot_rail
 from rig.sim.timeline import plan
 
 
+def delivery_of(deliveries: Sequence[Delivery], offset: int) -> Delivery | None:
+    """The written transfer that carried the stream's byte `offset` (None: never written,
+    or dropped by a full pty)."""
+    i = bisect.bisect_right([d.offset for d in deliveries], offset) - 1
+    if i < 0 or offset >= deliveries[i].offset + deliveries[i].sent:
+        return None
+    return deliveries[i]
+
+
+def _line(ln: Any, deliveries: Sequence[Delivery]) -> dict[str, Any]:
+    d = delivery_of(deliveries, ln.offset)
+    return {
+        "text": ln.text,
+        "t_s": ln.t_s,
+        "event_s": ln.event_s,
+        "printk_ts": ln.printk_ts,
+        "bytes": ln.offset,
+        "due_ns": d.due_ns if d else None,
+        "written_ns": d.written_ns if d else None,
+    }
+
+
 def boot_truth(
-    boot: Boot, profile: Profile, arming: Arming, stopped_ns: int, seed: int | None = None
+    boot: Boot,
+    profile: Profile,
+    arming: Arming,
+    stopped_ns: int,
+    seed: int | None = None,
+    deliveries: Sequence[Delivery] = (),
 ) -> dict[str, Any]:
     tl = boot.timeline
     cut = min(boot.cut_s(), (stopped_ns - boot.power_edge_ns) / 1e9)
@@ -56,17 +90,7 @@ def boot_truth(
             "volts": boot.volts,
             "current_limit_a": boot.limit_a,
         },
-        "lines": [
-            {
-                "text": ln.text,
-                "t_s": ln.t_s,
-                "event_s": ln.event_s,
-                "printk_ts": ln.printk_ts,
-                "bytes": ln.offset,
-            }
-            for ln in tl.lines
-            if ln.t_s < cut
-        ],
+        "lines": [_line(ln, deliveries) for ln in tl.lines if ln.t_s < cut],
         "kernel_clock": {
             "start_s": tl.kernel_start_s
             if tl.kernel_start_s is not None and tl.kernel_start_s < cut
@@ -79,6 +103,10 @@ def boot_truth(
             "usb_latency_ms": c.usb_latency_ms,
             "usb_buffer_bytes": c.usb_buffer_bytes,
             "bytes": tl.bytes_sent_by(cut),
+            # The simulator's own lateness against the adapter model (host scheduling).
+            "write_late_max_us": max(
+                ((d.written_ns - d.due_ns) / 1e3 for d in deliveries), default=None
+            ),
         },
         "halted": tl.halted,  # "hang" or "panic" from an injected fault
         "fault": str(boot.fault) if boot.fault else None,  # fixed or drawn for this boot
@@ -93,8 +121,11 @@ def truth(
     boots: list[Boot],
     arming: Arming,
     stopped_ns: int,
+    deliveries: Mapping[int, Sequence[Delivery]] | None = None,
 ) -> dict[str, Any]:
-    """Every boot whose power-on (relay frame) happened while the analyzer was armed."""
+    """Every boot whose power-on (relay frame) happened while the analyzer was armed;
+    `deliveries`: each boot's console writes (ConsolePort.deliveries)."""
+    sent = deliveries or {}
     inside = [b for b in boots if arming.armed_ns <= b.relay_on_ns <= stopped_ns]
     return {
         "schema": TRUTH_SCHEMA,
@@ -112,7 +143,9 @@ def truth(
             **profile.instrumentation.as_dict(),
             "planned_s": {s.name: s.duration_s for s in plan(profile, 0, 0, True).stages},
         },
-        "boots": [boot_truth(b, profile, arming, stopped_ns, seed) for b in inside],
+        "boots": [
+            boot_truth(b, profile, arming, stopped_ns, seed, sent.get(b.index, ())) for b in inside
+        ],
     }
 
 
