@@ -10,6 +10,7 @@ One process writes a journal at a time (an advisory lock the kernel drops on dea
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import json
 import os
@@ -132,9 +133,14 @@ class Journal:
         return journal, records, cut
 
     def append(self, record: Record) -> None:
-        line = json.dumps(dump(record), separators=(",", ":"), allow_nan=False) + "\n"
+        data = (json.dumps(dump(record), separators=(",", ":"), allow_nan=False) + "\n").encode()
         try:
-            os.write(self._fd, line.encode("utf-8"))
+            n = os.write(self._fd, data)
+            if n != len(data):
+                # A full disk took part of the line, without an error: cut it, or the
+                # next line would follow it and leave a bad line mid-journal.
+                os.ftruncate(self._fd, os.fstat(self._fd).st_size - n)
+                raise OSError(errno.ENOSPC, f"only {n} of {len(data)} bytes written")
             os.fsync(self._fd)
         except OSError as e:
             raise JournalError(f"{self.path}: cannot append: {e.strerror or e}") from None
