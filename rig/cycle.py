@@ -304,6 +304,7 @@ def _cycle(
             f"{write_error}: the console's last {len(lost)} reads ({n_bytes} bytes) "
             "are not in console.jsonl",
         )
+    run.console_reader = bench.console.reader_check  # how late its stamps can be
     if bench.console.error:
         # The port died (adapter unplugged, pty closed): with no UI tag seen before
         # (timing.ui_ready_seen_ns null) the analysis files the boot as console_lost

@@ -1,7 +1,9 @@
 """The target's serial console, read with pyserial and stamped on the host monotonic clock.
 
-Each read becomes one `console.jsonl` record, written as it arrives so that a crash of
-the rig loses nothing already received.
+A dedicated reader (rig/instruments/console_reader.py) stamps each read and hands it
+over a queue; a second thread records it: each read becomes one `console.jsonl`
+record, written as it arrives so that a crash of the rig loses nothing already
+received, and `on_chunk` sees it there, so neither can make a stamp late.
 """
 
 from __future__ import annotations
@@ -10,21 +12,24 @@ import base64
 import contextlib
 import json
 import os
+import queue
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
 import serial
 
+from rig.instruments.console_reader import Reader, wait_fd
 from rig.instruments.exclusive import open_serial
 from rig.instruments.registry import CONSOLE, BenchContext
 from rig.model import Chunk
+from rig.model.run import RunConsoleReader
 from rig.steps import as_step
 from rig.tomlcheck import Table
 
-#: How long one blocking read waits before checking whether to stop.
+#: How long one blocking read waits before checking whether to stop (ports without a
+#: file descriptor; the others wait on their own ticks and a wake-up pipe).
 _POLL_S = 0.05
 
 
@@ -53,14 +58,19 @@ class SerialConsole:
         self.write_error: str | None = None
         self.unwritten_from: int | None = None
         self._jsonl: Path | None = None
-        self._stop = threading.Event()
+        #: The reader's self-check of the last boot (run.json `console_reader`).
+        self.reader_check: RunConsoleReader | None = None
+        self._reader: Reader | None = None
         self._thread: threading.Thread | None = None
         self._out: IO[str] | None = None
 
     def _open(self, port: str) -> serial.SerialBase:
         # Any pyserial URL: a device path (locked against a second rig), or socket:// and
         # rfc2217:// (ser2net, console servers); stamps are taken when bytes reach here.
-        return open_serial(port, "console", baudrate=self.baud, timeout=_POLL_S)
+        ser = open_serial(port, "console", baudrate=self.baud, timeout=_POLL_S)
+        if wait_fd(ser) is not None:
+            ser.timeout = 0  # the reader waits on it itself and reads what is waiting
+        return ser
 
     def reopen(self, port: str) -> None:
         """Switch to another port between boots (an emulated board's new pty)."""
@@ -75,33 +85,29 @@ class SerialConsole:
         self.error = None
         self.write_error = None
         self.unwritten_from = None
-        self._stop.clear()
+        self.reader_check = None
         self._out = jsonl.open("w", encoding="ascii")
         self._jsonl = jsonl
+        reads: queue.SimpleQueue[Chunk | None] = queue.SimpleQueue()
+        self._reader = Reader(self._ser, reads)
         self._thread = threading.Thread(
-            target=self._loop, args=(on_chunk,), name="console", daemon=True
+            target=self._loop, args=(reads, on_chunk), name="console", daemon=True
         )
         self._thread.start()
+        self._reader.start()
 
-    def _loop(self, on_chunk: Callable[[Chunk], None] | None) -> None:
-        ser, out = self._ser, self._out
+    def _loop(
+        self, reads: queue.SimpleQueue[Chunk | None], on_chunk: Callable[[Chunk], None] | None
+    ) -> None:
+        """Records the reader's chunks until it hands over None (it stopped)."""
+        out = self._out
         assert out is not None
-        try:
-            while not self._stop.is_set():
-                first = ser.read(1)
-                if not first:
-                    continue
-                # The stamp belongs to the chunk's first byte: take it before reading more.
-                t_ns = time.monotonic_ns()
-                rest = ser.read(ser.in_waiting) if ser.in_waiting else b""
-                chunk = Chunk(t_ns, first + rest)
-                self.chunks.append(chunk)
-                if self.write_error is None:
-                    self._record(out, chunk)
-                if on_chunk:
-                    on_chunk(chunk)
-        except (serial.SerialException, OSError) as e:
-            self.error = f"console {self.port}: {e}"
+        while (chunk := reads.get()) is not None:
+            self.chunks.append(chunk)
+            if self.write_error is None:
+                self._record(out, chunk)
+            if on_chunk:
+                on_chunk(chunk)
 
     def _record(self, out: IO[str], chunk: Chunk) -> None:
         """Append a read to console.jsonl. A full disk ends the recording, not the
@@ -116,10 +122,12 @@ class SerialConsole:
 
     @as_step("console close")
     def stop(self) -> list[Chunk]:
-        self._stop.set()
-        cancel = getattr(self._ser, "cancel_read", None)  # network URLs have none
-        if cancel is not None:
-            cancel()  # wake a read blocked in its poll instead of waiting it out
+        reader, self._reader = self._reader, None
+        if reader is not None:
+            reader.stop()
+            self.reader_check = reader.check.as_run()
+            if reader.error is not None:
+                self.error = f"console {self.port}: {reader.error}"
         if self._thread:
             self._thread.join(timeout=5)
         if self._out:

@@ -67,6 +67,28 @@ class RunPlace:
 
 
 @dataclass
+class RunConsoleReader:
+    """The console reader's self-check (rig/instruments/reader_check.py): how it was
+    scheduled, how late it woke (`wake_late_us`) and how long the host's tty layer and
+    its wake took to hand it a probe byte (`tty_late_us`), each {p50, p99, max}. Every
+    read is late by at most `bound_s`, except those stamped in a `held` window ([from
+    ns, until ns]: the host was unresponsive from `from`), late by at most `probe_s` +
+    stamp - from; `bound_s` null: no bound (read through pyserial's timeout)."""
+
+    scheduling: str  # "SCHED_FIFO" (real-time) or "SCHED_OTHER"
+    priority: int
+    realtime_error: str | None  # why real-time priority was not obtained
+    waits: str  # "select" (own ticks and probes) or "pyserial" (its timeouts only)
+    probe_s: float
+    bound_s: float | None
+    probes: int
+    wake_late_us: dict[str, float] | None
+    tty_late_us: dict[str, float] | None
+    held: list[list[int]]
+    extra: JSONObject = rest()
+
+
+@dataclass
 class RunStep:
     """A step of the cycle (rig/steps.py): `start_s` from the power-on command, so the
     off-hold is negative; `depth` 0 is a direct step of the cycle."""
@@ -127,6 +149,7 @@ class Run:
     panic_seen_ns: int | None = opt()
     aborted: bool | None = opt()
     console_error: str | None = opt()
+    console_reader: RunConsoleReader | None = opt()
     power_artifacts_error: str | None = opt()
     disk_errors: list[str] | None = opt()
     #: The rig's own verdict when it, not the board, failed: an Outcome value
