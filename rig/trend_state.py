@@ -17,6 +17,7 @@ from typing import Any
 
 from rig.artifacts.atomic import write_text
 from rig.errors import InputError
+from rig.untrusted import parse_json
 
 SCHEMA = "bootrig.trend-state/1"
 STATE_DIR = ".trend"
@@ -47,7 +48,7 @@ def load(path: Path) -> list[Known]:
     if not path.exists():
         return []
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = parse_json(path.read_bytes())  # strict and bounded (rig.untrusted)
         if doc.get("schema") != SCHEMA:
             raise ValueError(f"schema {doc.get('schema')!r}, expected {SCHEMA!r}")
         return [Known(**{k: r[k] for k in Known.__dataclass_fields__}) for r in doc["regressions"]]

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from rig.artifacts.atomic import atomic_open
-from rig.artifacts.rundir import ArtifactError, check_regular
+from rig.errors import ArtifactError
+from rig.untrusted import check_regular, parse_json, read_line
 
 POWER_JSONL = "power.jsonl"
 #: The same records across the off-hold before the boot (OUTP OFF to OUTP ON), when the
@@ -43,12 +44,14 @@ def read(folder: Path, name: str = POWER_JSONL) -> list[dict[str, Any]] | None:
         return None
     out: list[dict[str, Any]] = []
     with path.open("rb") as f:
-        for n, line in enumerate(f, 1):
+        n = 0
+        while line := read_line(f, f"{path}:{n + 1}"):
+            n += 1
             if not line.strip():
                 continue
             try:
-                r = json.loads(line)
-            except ValueError as e:  # UnicodeDecodeError included
+                r = parse_json(line)
+            except ValueError as e:  # not strict JSON (rig.untrusted); UnicodeDecodeError too
                 raise PowerLogError(f"{path}:{n}: not JSON: {e}") from None
             if not _valid(r):
                 expected = "{t_ns: int, v: number, a: number}"

@@ -15,7 +15,6 @@ Files of any other name are never deleted: they are someone's notes.
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 from dataclasses import dataclass, field
@@ -38,6 +37,7 @@ from rig.artifacts.rundir import (
 from rig.errors import ArtifactError
 from rig.model import Report
 from rig.outcomes import Outcome
+from rig.untrusted import load_json
 
 UART_BIN = "uart.bin"
 DERIVED = (REPORT_HTML, UART_BIN)
@@ -72,8 +72,8 @@ def _read(path: Path) -> tuple[Any, str | None]:
         if not check_regular(path, MAX_JSON_BYTES, follow=False):
             return None, f"no {path.name}"
         with open(path, "rb") as f:
-            return json.load(f), None
-    except ArtifactError as e:  # not a regular file, or larger than any report
+            return load_json(f.read(), str(path)), None
+    except ArtifactError as e:  # not a regular file, larger than any report, not JSON
         return None, str(e)
     except (OSError, ValueError) as e:
         return None, f"{path.name} unreadable: {e}"

@@ -11,7 +11,6 @@ import binascii
 import json
 import os
 import secrets
-import stat
 import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,6 +20,7 @@ from rig.artifacts.atomic import atomic_open
 from rig.errors import ArtifactError, ConfigError, RigError
 from rig.model import Chunk, Report, Run
 from rig.model.codec import ModelError
+from rig.untrusted import check_regular, parse_json, read_json_file, read_line
 
 RUN = "run.json"
 CONSOLE_JSONL = "console.jsonl"
@@ -99,39 +99,9 @@ def write_json(path: Path, obj: Any) -> None:
 MAX_JSON_BYTES = 256 << 20
 
 
-def check_regular(
-    path: Path,
-    limit: int | None = None,
-    error: type[ArtifactError] = ArtifactError,
-    *,
-    follow: bool = True,
-) -> bool:
-    """False when `path` does not exist; `error` when it is not a regular file (reading
-    /dev/zero or a FIFO would never end) or is larger than `limit`. `follow=False`: a
-    symlink is not a regular file (rig prune never reads through one)."""
-    try:
-        st = os.stat(path, follow_symlinks=follow)
-    except FileNotFoundError:
-        return False
-    except OSError as e:
-        raise error(f"{path}: cannot be read: {e.strerror or e}") from None
-    if stat.S_ISLNK(st.st_mode):
-        raise error(f"{path}: a symlink, not followed")
-    if not stat.S_ISREG(st.st_mode):
-        raise error(f"{path}: not a regular file (a device, FIFO or folder)")
-    if limit is not None and st.st_size > limit:
-        raise error(f"{path}: {st.st_size} bytes, more than {limit} for this file")
-    return True
-
-
 def read_json(path: Path) -> dict[str, Any]:
-    check_regular(path, MAX_JSON_BYTES)
-    try:
-        obj = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ArtifactError(f"{path}: missing") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise ArtifactError(f"{path}: not valid JSON: {e}") from None
+    """A run.json or report.json as plain data: strict, bounded JSON (rig.untrusted)."""
+    obj = read_json_file(path, MAX_JSON_BYTES)
     if not isinstance(obj, dict):
         raise ArtifactError(f"{path}: expected a JSON object at the top level")
     return obj
@@ -196,19 +166,23 @@ def read_console(folder: Path) -> list[Chunk]:
     except OSError as e:
         raise ArtifactError(f"{path}: cannot be read: {e.strerror or e}") from None
     with f:
-        for lineno, line in enumerate(f, 1):
+        lineno = 0
+        while line := read_line(f, f"{path}:{lineno + 1}"):
+            lineno += 1
             if not line.strip():
                 continue
             if not line.endswith(b"\n") and not _whole_record(line):
                 break  # torn tail
             try:
-                rec = json.loads(line)
+                rec = parse_json(line)
                 t_ns = rec["t_ns"]
                 data = base64.b64decode(rec["data_b64"], validate=True)
-            except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError) as e:
-                raise ArtifactError(f"{path}:{lineno}: bad console record ({e!r})") from None
             except binascii.Error as e:
                 raise ArtifactError(f"{path}:{lineno}: key 'data_b64': bad base64 ({e})") from None
+            except ValueError as e:  # not strict JSON (rig.untrusted): say why
+                raise ArtifactError(f"{path}:{lineno}: bad console record ({e})") from None
+            except (KeyError, TypeError) as e:
+                raise ArtifactError(f"{path}:{lineno}: bad console record ({e!r})") from None
             if not isinstance(t_ns, int):
                 raise ArtifactError(f"{path}:{lineno}: key 't_ns': expected integer ns")
             chunks.append(Chunk(t_ns, data))
@@ -217,7 +191,7 @@ def read_console(folder: Path) -> list[Chunk]:
 
 def _whole_record(line: bytes) -> bool:
     try:
-        json.loads(line)
+        parse_json(line)
     except ValueError:
         return False
     return True

@@ -14,6 +14,7 @@ import numpy as np
 
 from rig.artifacts.atomic import atomic_open
 from rig.artifacts.uart import UartBytes, UartError
+from rig.untrusted import parse_json
 
 UART_BIN = "uart.bin"
 SCHEMA = "bootrig.uart/1"
@@ -49,7 +50,7 @@ def read_uart_bin(path: Path) -> UartBytes:
     raw = path.read_bytes()
     head, _, body = raw.partition(b"\n")
     try:
-        h = json.loads(head)
+        h = parse_json(head)  # strict: no Infinity for int() to overflow on
         if not isinstance(h, dict) or h.get("schema") != SCHEMA:
             raise ValueError(f"expected a header object with schema {SCHEMA!r}")
         n = int(h["bytes"])

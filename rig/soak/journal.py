@@ -22,6 +22,7 @@ from rig.artifacts.atomic import fsync_dir
 from rig.errors import ArtifactError
 from rig.model.codec import JSONObject, ModelError, dump
 from rig.model.soak import HEADER, HeaderRecord, Record, record_from_json
+from rig.untrusted import parse_json
 
 SCHEMA = "bootrig.soak/1"
 JOURNAL = "journal.jsonl"
@@ -70,7 +71,7 @@ def _read(path: Path, read: Callable[[int, JSONObject], T]) -> tuple[list[T], in
     good = 0
     for i, line in enumerate(lines, 1):
         try:
-            obj = json.loads(line)
+            obj = parse_json(line)  # strict and bounded (rig.untrusted)
             if not isinstance(obj, dict) or "type" not in obj:
                 raise ValueError("not a journal record")
         except ValueError as e:

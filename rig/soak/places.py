@@ -32,6 +32,7 @@ from rig.errors import InputError
 from rig.model.soak import CYCLE
 from rig.soak.journal import JOURNAL
 from rig.soak.start import check_id
+from rig.untrusted import parse_json
 
 _PR_SET_PDEATHSIG = 1
 #: How long a child has to finish its cycle, power off and release after SIGTERM.
@@ -97,7 +98,7 @@ class PlaceSoak:
         self._read_to += len(whole)
         for line in whole.splitlines():
             try:
-                rec = json.loads(line)
+                rec = parse_json(line)
             except ValueError:
                 continue  # a torn line: the soak's own reader reports it
             if isinstance(rec, dict) and rec.get("type") == CYCLE:

@@ -21,6 +21,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from rig.artifacts.rundir import RUN, read_json
 from rig.config import RigConfig, load_config
 from rig.errors import InputError
 from rig.instruments.place import place_override
@@ -123,8 +124,8 @@ def _snapshot_differs(folder: Path, cfg: RigConfig, ignore_profile: bool) -> boo
         if not isinstance(rec, CycleRecord):
             continue
         try:
-            snap = json.loads((folder / rec.run_id / "run.json").read_text())["config"]
-        except (OSError, ValueError, KeyError, TypeError):
+            snap = read_json(folder / rec.run_id / RUN)["config"]
+        except (OSError, ValueError, KeyError, TypeError):  # ArtifactError is a ValueError
             continue
         return _normal(snap, ignore_profile) != _normal(cfg.snapshot(), ignore_profile)
     return False

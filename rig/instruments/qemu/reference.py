@@ -5,19 +5,19 @@ checked against (tests/data/real/, bench/real_accuracy.py)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from rig.instruments.qemu.drivers import QEMU_JSON, TRACE_FILE
 from rig.instruments.qemu.trace import TraceError, parse_trace, rising_edges
+from rig.untrusted import parse_json
 
 
 def reference_edges(folder: Path) -> dict[str, float]:
     """Marker name -> seconds from power-on of its first rising edge (absent: not raised)."""
     info_path = folder / QEMU_JSON
     try:
-        info = json.loads(info_path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as e:
+        info = parse_json(info_path.read_bytes())
+    except (OSError, ValueError) as e:
         raise TraceError(f"{info_path}: {e}") from None
     resume = info.get("resume_wall_us")
     if not isinstance(resume, int):

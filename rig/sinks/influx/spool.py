@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from rig.artifacts import atomic
+from rig.untrusted import parse_json
 
 SPOOL_DIR = ".influx-spool"
 MAGIC = b"#bootrig-spool/1 "
@@ -79,7 +80,7 @@ class Spool:
         if not first.startswith(MAGIC):
             raise ValueError(f"{path.name}: not a bootrig spool file")
         try:
-            header = json.loads(first[len(MAGIC) :])
+            header = parse_json(first[len(MAGIC) :])
         except ValueError as e:
             raise ValueError(f"{path.name}: bad spool header: {e}") from None
         return Entry(path, header, body.rstrip(b"\n"), inode)
