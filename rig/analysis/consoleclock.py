@@ -37,6 +37,7 @@ from rig.analysis.hostclock import (
 )
 from rig.analysis.lines import Line
 from rig.analysis.pacing import Pacing
+from rig.analysis.readlate import ReadLate
 
 #: Fewer stamped lines than this cannot place the printk clock.
 MIN_STAMPED = 3
@@ -60,8 +61,14 @@ def floor_fit(anchors: Sequence[Anchor]) -> EnvelopeFit:
 
 
 def console_clocks(
-    lines: Sequence[Line], power_on_ns: int, char_s: float, pacing: Pacing
+    lines: Sequence[Line],
+    power_on_ns: int,
+    char_s: float,
+    pacing: Pacing,
+    reads: ReadLate | None = None,
 ) -> tuple[HostMap, EnvelopeFit | None]:
+    """`reads`: the lines the reader read late set neither the envelope nor the band."""
+    reads = reads or ReadLate()
     base = power_on_ns / 1e9
     # A paced first byte reaches the adapter a character time after it left.
     low = base + (char_s if pacing.paced else 0.0)
@@ -71,9 +78,9 @@ def console_clocks(
     anchors = {
         ln.index: Anchor(f"line {ln.index}", ln.printk_ts, hi[ln.index])
         for ln in lines
-        if ln.printk_ts is not None and ln.index not in garbled
+        if ln.printk_ts is not None and ln.index not in garbled and ln.index not in reads.lines
     }
-    fallback = HostMap(low, low + DEFAULT_BAND_S, 0, char_s)
+    fallback = HostMap(low, low + DEFAULT_BAND_S, 0, char_s, reads=reads)
     if len(anchors) < MIN_STAMPED:
         return with_bounds(fallback, lines, {}, pacing), None
     kept = dict.fromkeys(anchors, 0.0)
@@ -82,7 +89,7 @@ def console_clocks(
     for _ in range(3):  # envelope of the kept lines, then which lines it keeps
         env = floor_fit([anchors[i] for i in sorted(kept)])
         produced = {i: env(a.x) for i, a in anchors.items()}
-        fwd = drain(lines, produced, wire, high, latest_s=hi)
+        fwd = drain(lines, produced, wire, high, latest_s=hi, reads=reads)
         delays = {i: lines[i].t_ns / 1e9 - fwd.emitted[i] for i in fwd.samples}
         new = keep_latencies(delays)
         if len(new) < MIN_STAMPED:
@@ -113,6 +120,7 @@ def console_clocks(
         len(anchors) - n,
         least_s=low,
         garbled=garbled,
+        reads=reads,
     )
     host = dataclasses.replace(host, high_s=timer_high(host, pacing))
     produced = {i: env(a.x) - margin for i, a in anchors.items()}

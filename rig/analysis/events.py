@@ -23,11 +23,13 @@ from rig.analysis.clockfit import PRINTK_RESOLUTION_S, Anchor, LinearFit, fit
 from rig.analysis.consoleclock import console_clocks
 from rig.analysis.hostclock import HostMap, fit_lines, host_only, with_bounds
 from rig.analysis.lines import Line, stand_in_reads
-from rig.analysis.pacing import Pacing, assess_pacing, band_slack, char_time_s
+from rig.analysis.pacing import FIRST_SLACK_S, Pacing, assess_pacing, band_slack, char_time_s
+from rig.analysis.readlate import ReadLate, read_late
 from rig.analysis.uartlines import match_lines
 from rig.artifacts.uart import UartBytes
 from rig.model import Chunk, MarkerScan
 from rig.model import report as model
+from rig.model.run import RunConsoleReader
 
 #: Console-only runs: t = 0 is the power-on command, and the time from the command to
 #: the rail rising (USB, relay coil, contacts) is not observed. Mechanical relays in
@@ -102,14 +104,20 @@ def first_tags(lines: list[Line]) -> dict[str, Line]:
 
 
 def _settled(
-    fit_with: Callable[[Pacing], HostMap], reads: Sequence[Chunk], baud: int, uart: UartBytes | None
+    fit_with: Callable[[Pacing], HostMap],
+    reads: Sequence[Chunk],
+    baud: int,
+    uart: UartBytes | None,
+    late: ReadLate,
 ) -> HostMap:
     """The host map and the one pacing verdict it was fitted with. The first verdict
     grants the widest lead any adapter explains; the band then fitted may explain less,
-    which can only turn a console unpaced: refit once with that verdict."""
-    pacing = assess_pacing(reads, baud, uart=uart)
+    which can only turn a console unpaced: refit once with that verdict. A read the
+    reader says was late explains that much more lead."""
+    pacing = assess_pacing(reads, baud, FIRST_SLACK_S + late.worst_s, uart)
     host = fit_with(pacing)
-    refined = assess_pacing(reads, baud, band_slack(host.high_s, host.low_s), uart)
+    slack = band_slack(host.high_s, host.low_s) + late.worst_s
+    refined = assess_pacing(reads, baud, slack, uart)
     if refined.verdict != pacing.verdict:
         host = fit_with(refined)
     return dataclasses.replace(host, pacing=refined)
@@ -140,23 +148,29 @@ def build_timebase(
     baud: int,
     uart: UartBytes | None = None,
     chunks: Sequence[Chunk] | None = None,
+    reader: RunConsoleReader | None = None,
 ) -> Timebase:
     """`chunks`: the reads the lines came from (each line stands in as one read when
-    absent); they and the tap (`uart`) give the pacing verdict."""
+    absent); they and the tap (`uart`) give the pacing verdict. `reader`: the console
+    reader's self-check (run.json), how late its stamps can be."""
     char_s = char_time_s(baud)
+    late = read_late(reader, lines)
     tags = first_tags(lines)
     reads = list(chunks) if chunks is not None else stand_in_reads(lines)
     if scan is None:  # the host clock is the reference (t = 0 at the power-on command)
         clocks: dict[str, Any] = {}
 
         def console_only(pacing: Pacing) -> HostMap:
-            clocks["host"], clocks["printk"] = console_clocks(lines, power_on_ns, char_s, pacing)
+            clocks["host"], clocks["printk"] = console_clocks(
+                lines, power_on_ns, char_s, pacing, late
+            )
             return clocks["host"]
 
-        host = _settled(console_only, reads, baud, None)
+        host = _settled(console_only, reads, baud, None, late)
         return Timebase("host", None, None, clocks["printk"], host, {})
     if not scan.power_up:
-        return Timebase("analyzer", None, None, None, host_only(power_on_ns, char_s), {})
+        no_edge = dataclasses.replace(host_only(power_on_ns, char_s), reads=late)
+        return Timebase("analyzer", None, None, None, no_edge, {})
     power = scan.power_up[0]
     gpio = gpio_times(scan, power)
     anchors = [
@@ -190,11 +204,11 @@ def build_timebase(
         produced = {tags[n].index: t for n, t in gpio.items() if n in tags}
 
     def analyzer(pacing: Pacing) -> HostMap:
-        return fit_lines(lines, produced, exact, pacing, char_s, bias) or with_bounds(
-            host_only(power_on_ns, char_s), lines, {}, pacing
+        return fit_lines(lines, produced, exact, pacing, char_s, bias, late) or with_bounds(
+            dataclasses.replace(host_only(power_on_ns, char_s), reads=late), lines, {}, pacing
         )
 
-    host = _settled(analyzer, reads, baud, uart)
+    host = _settled(analyzer, reads, baud, uart, late)
     return Timebase(
         "analyzer",
         power,

@@ -19,7 +19,8 @@ registered, a host that read late): it is rejected, not counted as latency.
 A line known only by its arrival left within [arrival - high, arrival - low], no
 earlier than the bytes before it could drain (a forward pass), early enough for the
 bytes after it that arrived with or before the next line (a backward pass), and never
-before power-on.
+before power-on. A line the reader says it read late (readlate.py) is no latency
+sample, and its arrival bound moves earlier by how late.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from typing import Any
 
 from rig.analysis.lines import Line
 from rig.analysis.pacing import MAX_LATENCY_S, Pacing
+from rig.analysis.readlate import ReadLate
 
 #: Without anchors (console-only runs) the adapter's latency is unknown; FTDI's default
 #: latency timer is 16 ms, so assume a band that wide.
@@ -40,10 +42,6 @@ DEFAULT_BAND_S = 16e-3
 #: Probability that a line's latency falls outside the band under a uniform latency:
 #: well below the 1 % the band must hold, since real adapters' latencies are not uniform.
 MISS = 0.002
-#: Added to every host-timed uncertainty, not to the band: the host's reader now and
-#: then wakes late (scheduling), a rare tail that should widen what is stated without
-#: moving where lines are placed.
-READ_JITTER_S = 1e-3
 #: The smallest buffer a common USB-serial adapter sends when full (CH340: 32 bytes,
 #: FTDI: 62, CP210x: 64 and more).
 MIN_BUFFER_BYTES = 32
@@ -76,10 +74,12 @@ class HostMap:
     late: int = 0  # lines that arrived later than the band allows (read late)
     least_s: float | None = None  # the least delay seen (low_s before widening)
     garbled: frozenset[int] = frozenset()  # lines whose printk stamp is out of order
+    #: how late the host read: added to every uncertainty, not to the band
+    reads: ReadLate = field(default_factory=ReadLate)
 
     @property
     def uncertainty_s(self) -> float:
-        return (self.high_s - self.low_s) / 2 + self.char_s + READ_JITTER_S
+        return (self.high_s - self.low_s) / 2 + self.char_s + self.reads.bound_s
 
     def to_ref(self, t_ns: int) -> float:
         """A bare arrival, with nothing known about the bytes around it."""
@@ -91,7 +91,7 @@ class HostMap:
         if b is None:
             return self.to_ref(line.t_ns), self.uncertainty_s
         lo, hi = b
-        return (lo + hi) / 2, (hi - lo) / 2 + READ_JITTER_S
+        return (lo + hi) / 2, (hi - lo) / 2 + self.reads.bound_s
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -110,6 +110,7 @@ class HostMap:
             "held_lines": self.held,
             "late_lines": self.late,
             "garbled_stamps": sorted(self.garbled),
+            "reads": self.reads.as_dict(),
         }
 
 
@@ -233,12 +234,14 @@ def drain(
     high_s: float | None,
     floor_s: float = 0.0,
     latest_s: Sequence[float] | None = None,
+    reads: ReadLate | None = None,
 ) -> Drain:
     """`produced`: line index -> when the target produced it (reference seconds);
     `wire_s`: the time a byte takes to drain (0 when unpaced); `high_s`: the band's
     upper delay (a line left no earlier than arrival - high_s), None in a first pass
     before any band is known; `latest_s`: the backward pass, which tells a line read
-    late (its arrival bound would pass its latest emission) from one held."""
+    late (its arrival bound would pass its latest emission) from one held; `reads`:
+    lines the reader read late arrived up to that much before their stamp."""
     nbytes = line_bytes(lines)
     lo: list[float] = []
     emitted: dict[int, float] = {}
@@ -247,6 +250,7 @@ def drain(
     late = 0
     ready, known = floor_s, True  # when earlier bytes are out; from productions only?
     for i, ln in enumerate(lines):
+        arrived = ln.t_ns / 1e9 - (reads.early(i) if reads else 0.0)
         p = produced.get(i)
         if p is not None and latest_s is not None and p > latest_s[i]:
             p = None  # produced after it arrived: a garbled stamp, not a time
@@ -257,11 +261,11 @@ def drain(
             known = known or p >= ready
             if known:
                 samples.add(i)
-        if high_s is not None and ln.t_ns / 1e9 - high_s > e:
-            if latest_s is not None and ln.t_ns / 1e9 - high_s > latest_s[i]:
+        if high_s is not None and arrived - high_s > e:
+            if latest_s is not None and arrived - high_s > latest_s[i]:
                 late += 1
             else:  # held: its arrival says it left later than anything before implies
-                e, known = ln.t_ns / 1e9 - high_s, False
+                e, known = arrived - high_s, False
         if latest_s is not None:
             e = min(e, latest_s[i])
         lo.append(e)
@@ -314,7 +318,7 @@ def with_bounds(
     """`host` with every line's emission interval and the queue it saw."""
     wire = wire_time(pacing, host.char_s)
     hi = [max(h, floor_s) for h in latest(lines, host.low_s, wire)]
-    fwd = drain(lines, produced, wire, host.high_s, floor_s, hi)
+    fwd = drain(lines, produced, wire, host.high_s, floor_s, hi, host.reads)
     bounds = {i: (max(a, floor_s), b) for i, (a, b) in enumerate(zip(fwd.lo, hi, strict=True))}
     queued = [q for i, q in fwd.queue.items() if q > 0 and i in fwd.samples]
     return dataclasses.replace(
@@ -335,25 +339,33 @@ def fit_lines(
     pacing: Pacing,
     char_s: float,
     produced_u: float = 0.0,
+    reads: ReadLate | None = None,
 ) -> HostMap | None:
     """The band from lines with a known production (printk through its fit, or a tag at
     its GPIO edge) or emission (`exact`: the UART tap), then every line's bounds.
     `produced_u`: how far all productions may be off together (a printk fit's offset
-    known only within a bound): the band widens by it on both sides."""
+    known only within a bound): the band widens by it on both sides. `reads`: what the
+    reader says of its stamps; the lines it read late are no latency samples."""
+    reads = reads or ReadLate()
     wire = wire_time(pacing, char_s)
     garbled = garbled_stamps(lines)
     both = {**{i: p for i, p in produced.items() if i not in garbled}, **exact}
     host: HostMap | None = None
     for _ in range(2):  # the second pass restarts the drain after held lines
         hi = latest(lines, host.low_s, wire) if host else None
-        fwd = drain(lines, both, wire, host.high_s if host else None, latest_s=hi)
-        pairs = [(lines[i].t_ns, fwd.emitted[i]) for i in sorted(fwd.samples)]
-        pairs += [(lines[i].t_ns, t) for i, t in exact.items() if i not in fwd.samples]
+        fwd = drain(lines, both, wire, host.high_s if host else None, latest_s=hi, reads=reads)
+        on_time = fwd.samples - reads.lines.keys()
+        pairs = [(lines[i].t_ns, fwd.emitted[i]) for i in sorted(on_time)]
+        pairs += [
+            (lines[i].t_ns, t)
+            for i, t in exact.items()
+            if i not in fwd.samples and i not in reads.lines
+        ]
         host = fit_host(pairs, char_s) or host
         if host is None:
             return None
     assert host is not None
-    host = dataclasses.replace(host, high_s=timer_high(host, pacing), garbled=garbled)
+    host = dataclasses.replace(host, high_s=timer_high(host, pacing), garbled=garbled, reads=reads)
     if produced_u > 0:
         host = dataclasses.replace(
             host, low_s=host.low_s - produced_u, high_s=host.high_s + produced_u

@@ -84,7 +84,7 @@ def build_report(
     uart, uart_error, power = boot.uart, boot.uart_error, boot.power
     lines = split_lines(chunks)
     power_on_ns = run.power_on_ns
-    tb = build_timebase(scan, lines, power_on_ns, baud, uart, chunks)
+    tb = build_timebase(scan, lines, power_on_ns, baud, uart, chunks, run.console_reader)
     events = marker_events(lines, tb)
     console = analyze_console(lines, tb, baud, analysis, chunks, uart)
     stages = build_stages(specs, events, lines, tb)
