@@ -20,7 +20,6 @@ import dataclasses
 import re
 import threading
 import time
-import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -36,6 +35,7 @@ from rig.errors import ConfigError, InputError
 from rig.instruments.setup import Bench, Instruments
 from rig.pipeline import analyze_folder
 from rig.sinks.files import save_report
+from rig.untrusted import parse_toml
 
 PREFIX = "cost-"
 RESULT = "cost.json"
@@ -55,8 +55,8 @@ class Variant:
 
 def _toml_value(text: str) -> bool:
     try:
-        tomllib.loads(f"v = {text}")
-    except tomllib.TOMLDecodeError:
+        parse_toml(f"v = {text}")
+    except ValueError:  # TOMLDecodeError, or too deep (rig.untrusted)
         return False
     return True
 

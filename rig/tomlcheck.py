@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import math
-import tomllib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
 from rig.errors import ConfigError
+from rig.untrusted import parse_toml, read_toml
 
 #: The longest duration a config may ask for (`Table.seconds`).
 MAX_SECONDS = 7 * 86400.0
@@ -41,15 +41,12 @@ def _kind(value: object) -> str:
 
 
 def load_toml(path: Path) -> dict[str, Any]:
+    """The file's TOML, strict and bounded (rig.untrusted: size, depth, key length)."""
     try:
         with path.open("rb") as f:
-            return tomllib.load(f)
+            return read_toml(f, str(path))
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such config file") from None
-    except tomllib.TOMLDecodeError as e:
-        raise ConfigError(f"{path}: not valid TOML: {e}") from None
-    except UnicodeDecodeError as e:
-        raise ConfigError(f"{path}: not UTF-8 text (byte offset {e.start})") from None
     except OSError as e:
         raise ConfigError(f"{path}: cannot read the config: {e.strerror or e}") from None
 
@@ -158,10 +155,11 @@ def apply_overrides(data: dict[str, Any], overrides: Sequence[str], where: Path)
         if not sep or not all(parts):
             raise ConfigError(f"--set {item!r}: expected KEY=VALUE, e.g. timeouts.boot_s=10")
         try:
-            value = tomllib.loads(f"v = {text}")["v"]
-        except tomllib.TOMLDecodeError as e:
+            value = parse_toml(f"v = {text}")["v"]
+        except ValueError as e:  # TOMLDecodeError, or too deep (rig.untrusted)
+            shown = repr(text) if len(text) <= 80 else f"{text[:80]!r}..."
             raise ConfigError(
-                f"--set {key}: {text!r} is not a TOML value ({e}); quote strings: {key}='\"...\"'"
+                f"--set {key}: {shown} is not a TOML value ({e}); quote strings: {key}='\"...\"'"
             ) from None
         table = data
         for i, part in enumerate(parts[:-1]):
