@@ -117,6 +117,19 @@ def test_powers_the_board_and_records_its_readings(sim: SimProcess, tmp_path: Pa
     assert all(4.9 < r["v"] < 5.0 for r in recs[3:])  # set-point less the output drop
 
 
+def test_commands_leave_at_once_on_a_socket(sim: SimProcess) -> None:
+    """TCP_NODELAY, as NI-VISA has it: with Nagle's algorithm (pyvisa-py's default) the
+    first MEAS:CURR? after OUTP ON waited for the supply's delayed ACK, 40 ms."""
+    from pyvisa import constants
+
+    psu = VisaPower(sim.supply, 5.0, 2.0, sample_hz=0)
+    try:
+        nodelay = psu._inst.get_visa_attribute(constants.VI_ATTR_TCPIP_NODELAY)
+        assert nodelay == constants.VI_TRUE
+    finally:
+        psu.close()
+
+
 def test_serial_resource_and_apply(sim: SimProcess, tmp_path: Path) -> None:
     psu = VisaPower(sim.supply_serial, 3.3, 1.5, sample_hz=0, set_command="apply")
     try:
