@@ -54,6 +54,8 @@ def _channels(t: Table, driver: str) -> dict[str, str]:
             t.error(name, "a device channel name", dev)
         if dev in out.values():
             t.error(name, "a device channel not used by another signal", dev)
+        if canon in out:  # kernel_init and its old name init_post: one marker, two wires
+            t.error(name, f"no second channel for {canon} (wired to {out[canon]!r})", dev)
         out[canon] = dev
     if names.POWER not in out:
         raise ConfigError(f"{t.path}: missing key '{t.key(names.POWER)}' (the power rail channel)")

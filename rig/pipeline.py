@@ -11,7 +11,7 @@ from pathlib import Path
 from rig import names
 from rig.analysis.report import BootArtifacts, build_report
 from rig.artifacts import powerlog, rundir
-from rig.artifacts.decode import channel_map, scan_markers
+from rig.artifacts.decode import contract_channels, scan_markers
 from rig.artifacts.fastscan import scan_capture
 from rig.artifacts.srzip import read_info
 from rig.artifacts.uart import UartBytes, UartError, decode_uart
@@ -52,11 +52,10 @@ def _scan(
     decoder needs a power channel: a capture without one is scanned by `fast` only."""
     if engine not in ENGINES:
         raise ValueError(f"engine: expected one of {ENGINES}, found {engine!r}")
-    channels = read_info(capture).channels
-    if engine == "sigrok" and names.POWER in channel_map(channels, rename):
+    found = contract_channels(read_info(capture).channels, rename, capture)
+    if engine == "sigrok" and names.POWER in found:
         scan = scan_markers(capture, debounce_us, rename=rename)
-        by_name = {(rename or {}).get(c, c): c for c in reversed(channels)}
-        tap = by_name.get(names.UART_TX)
+        tap = found.get(names.UART_TX)
         if tap is None:
             return scan, None, None
         try:

@@ -14,10 +14,10 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from rig.artifacts.srzip import read_info
-from rig.errors import ArtifactError, ConfigError, RigError
+from rig.artifacts.srzip import CaptureError, read_info
+from rig.errors import ArtifactError, ConfigError, InputError, RigError
 from rig.model import MarkerScan
-from rig.names import MARKER_ALIASES, MARKERS, POWER
+from rig.names import CHANNELS, POWER, UART_TX, canonical_marker
 
 DECODER = "bootmarkers"
 ENV_DIR = "BOOTRIG_DECODERS_DIR"
@@ -80,22 +80,48 @@ def find_decoders() -> tuple[Path, str]:
     )
 
 
-def channel_map(
-    capture_channels: tuple[str, ...], rename: Mapping[str, str] | None = None
+def contract_channels(
+    capture_channels: tuple[str, ...],
+    rename: Mapping[str, str] | None = None,
+    where: Path | str = "capture",
 ) -> dict[str, str]:
-    """Decoder channel id -> capture channel name, for the channels the capture has.
+    """Contract name (power, the markers, uart_tx) -> the capture channel read as it.
 
     `rename` reads a capture channel as a contract name (`{"TX": "uart_tx"}`): captures
-    from other tools name their probes as they like."""
-    rename = dict(rename or {})
-    seen = {rename.get(c, c): c for c in reversed(capture_channels)}
-    mapping = {}
-    for name in (POWER, *MARKERS):
-        aliases = [a for a, canon in MARKER_ALIASES.items() if canon == name]
-        found = next((seen[c] for c in (name, *aliases) if c in seen), None)
-        if found is not None:
-            mapping[name] = found
-    return mapping
+    from other tools name their probes as they like. A channel so named is read in place
+    of one the capture itself calls by that name; an old marker name (`init_post`) is
+    its contract name. Two channels read as one name (`--map` twice onto it, or both a
+    marker and its old name) are refused naming both: taking either would be a guess."""
+    rename = {c: canonical_marker(n) for c, n in (rename or {}).items()}
+    mapped: dict[str, list[str]] = {}
+    named: dict[str, list[str]] = {}
+    for c in capture_channels:
+        if c in rename:
+            mapped.setdefault(rename[c], []).append(c)
+        elif canonical_marker(c) in CHANNELS:
+            named.setdefault(canonical_marker(c), []).append(c)
+    out: dict[str, str] = {}
+    for name in CHANNELS:
+        if len(got := mapped.get(name, [])) > 1:
+            raise InputError(
+                f"{where}: channels {got[0]!r} and {got[1]!r} are both mapped to {name}"
+            )
+        if len(named.get(name, [])) > 1 and not got:
+            a, b = named[name][:2]
+            raise CaptureError(f"{where}: channels {a!r} and {b!r} would both be read as {name}")
+        if found := got or named.get(name):
+            out[name] = found[0]
+    return out
+
+
+def channel_map(
+    capture_channels: tuple[str, ...],
+    rename: Mapping[str, str] | None = None,
+    where: Path | str = "capture",
+) -> dict[str, str]:
+    """Decoder channel id -> capture channel name: `contract_channels` without uart_tx."""
+    found = contract_channels(capture_channels, rename, where)
+    return {k: v for k, v in found.items() if k != UART_TX}
 
 
 def scan_markers(
@@ -109,7 +135,7 @@ def scan_markers(
         raise ValueError(f"debounce_us must be >= 0, got {debounce_us}")
     capture = Path(capture)
     info = read_info(capture)
-    mapping = channel_map(info.channels, rename)
+    mapping = channel_map(info.channels, rename, capture)
     if POWER not in mapping:
         raise NoPowerChannel(
             f"{capture}: no '{POWER}' channel (channels: {', '.join(info.channels)})"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rig.artifacts.decode import NoPowerChannel, channel_map
+from rig.artifacts.decode import NoPowerChannel, channel_map, contract_channels
 from rig.artifacts.edges import Edges, scan_edges
 from rig.artifacts.markerlogic import debounce_samples, replay
 from rig.artifacts.srzip import read_info
@@ -30,7 +30,7 @@ def _check(
 ) -> dict[str, str]:
     if not debounce_us >= 0:
         raise ValueError(f"debounce_us must be >= 0, got {debounce_us}")
-    mapping = channel_map(channels, rename)
+    mapping = channel_map(channels, rename, capture)
     if need_power and POWER not in mapping:
         raise NoPowerChannel(f"{capture}: no '{POWER}' channel (channels: {', '.join(channels)})")
     return mapping
@@ -100,8 +100,7 @@ def scan_capture(
     capture = Path(capture)
     info = read_info(capture)
     mapping = _check(capture, debounce_us, info.channels, rename, need_power=False)
-    by_name = {(rename or {}).get(c, c): c for c in reversed(info.channels)}
-    uart_channel = by_name.get(uart_channel, uart_channel)
+    uart_channel = contract_channels(info.channels, rename, capture).get(uart_channel, uart_channel)
     tap = uart_channel in info.channels
     names = list(dict.fromkeys([*mapping.values(), *([uart_channel] if tap else [])]))
     edges = scan_edges(capture, names)

@@ -8,10 +8,7 @@ sigrok-cli).
 
 from __future__ import annotations
 
-import configparser
-import re
 import zipfile
-import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,32 +16,21 @@ from pathlib import Path
 import numpy as np
 
 from rig.artifacts.atomic import atomic_open
-from rig.artifacts.rundir import check_regular
-from rig.errors import ArtifactError
+from rig.artifacts.srmeta import (
+    MAX_SAMPLERATE,
+    MAX_UNITSIZE,
+    MEMBER_ERRORS,
+    CaptureError,
+    channel_names,
+    metadata_ini,
+    number,
+    parse_samplerate,
+)
+from rig.untrusted import check_regular
 
 #: libsigrok's srzip output splits logic data into files of this size; we do the same so
 #: that readers never need one huge member in memory twice.
 CHUNK_BYTES = 4 << 20
-
-_RATE_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*(|k|M|G)Hz\s*$")
-_RATE_MUL = {"": 1, "k": 1_000, "M": 1_000_000, "G": 1_000_000_000}
-
-
-#: What opening a damaged zip or reading a damaged member raises (bad deflate data, CRC,
-#: unknown compression or zip version, encryption...).
-MEMBER_ERRORS = (
-    zipfile.BadZipFile,
-    zlib.error,
-    EOFError,
-    OSError,
-    ValueError,
-    NotImplementedError,
-    RuntimeError,
-)
-
-
-class CaptureError(ArtifactError):
-    """A capture file that cannot be read; the message names the file and the problem."""
 
 
 @dataclass(frozen=True)
@@ -73,13 +59,6 @@ def format_samplerate(hz: int) -> str:
         if hz >= mul and hz % mul == 0:
             return f"{hz // mul} {suffix}"
     return f"{hz} Hz"
-
-
-def parse_samplerate(text: str) -> int:
-    m = _RATE_RE.match(text)
-    if not m:
-        raise ValueError(f"not a sample rate: {text!r}")
-    return round(float(m.group(1)) * _RATE_MUL[m.group(2)])
 
 
 def _metadata(channels: Sequence[str], samplerate: int) -> str:
@@ -204,11 +183,7 @@ def _info(path: Path, z: zipfile.ZipFile) -> CaptureInfo:
     names = set(z.namelist())
     if "metadata" not in names:
         raise CaptureError(f"{path}: no 'metadata' member; not a sigrok session file")
-    cp = configparser.ConfigParser(interpolation=None, strict=False)
-    try:
-        cp.read_string(z.read("metadata").decode("utf-8", "replace"))
-    except (configparser.Error, *MEMBER_ERRORS) as e:
-        raise CaptureError(f"{path}: metadata is not readable: {e}") from None
+    cp = metadata_ini(path, z)
     dev = next((s for s in cp.sections() if s.startswith("device ")), None)
     if dev is None:
         raise CaptureError(f"{path}: metadata has no [device N] section")
@@ -218,31 +193,23 @@ def _info(path: Path, z: zipfile.ZipFile) -> CaptureInfo:
         raise CaptureError(f"{path}: metadata [{dev}] has no 'capturefile' key")
     try:
         samplerate = parse_samplerate(sec.get("samplerate", ""))
-        if samplerate <= 0:
-            raise ValueError("not positive")
-    except (ValueError, OverflowError):
+        if not 1 <= samplerate <= MAX_SAMPLERATE:
+            raise ValueError("out of range")
+    except ValueError:
         raise CaptureError(
             f"{path}: metadata [{dev}] samplerate: expected e.g. '1 MHz', "
-            f"found {sec.get('samplerate')!r}"
+            f"found {sec.get('samplerate')!r} (a whole number of Hz, 1 Hz to 100 GHz)"
         ) from None
     text, total = sec.get("unitsize", "1").strip(), sec.get("total probes", "0")
-    unitsize = _num(text)
+    unitsize = number(text)
     if not 1 <= unitsize <= MAX_UNITSIZE:
         raise CaptureError(
             f"{path}: metadata [{dev}] unitsize: expected 1 to {MAX_UNITSIZE} bytes a "
             f"sample, found {text!r}"
         )
-    probes = {int(k[5:]): v for k, v in sec.items() if k.startswith("probe") and _num(k[5:]) > 0}
-    if not probes:
-        raise CaptureError(f"{path}: metadata [{dev}] names no channels (no probeN keys)")
-    if _num(total) < 0 or max(_num(total), *probes) > 8 * unitsize:
-        raise CaptureError(
-            f"{path}: metadata [{dev}] total probes {total!r}: 1 to {8 * unitsize} fit in "
-            f"unitsize {unitsize}"
-        )
-    channels = tuple(probes.get(i + 1, str(i)) for i in range(max(_num(total), *probes)))
+    channels = channel_names(f"{path}: metadata [{dev}]", sec, total, unitsize)
     # Like libsigrok: `prefix` alone, or prefix-1, prefix-2, ... with no gap.
-    chunks = {_num(n[len(prefix) + 1 :]) for n in names if n.startswith(prefix + "-")}
+    chunks = {number(n[len(prefix) + 1 :]) for n in names if n.startswith(prefix + "-")}
     chunks.discard(-1)
     members = [prefix] if prefix in names else []
     members += [f"{prefix}-{i}" for i in sorted(chunks)]
@@ -257,15 +224,6 @@ def _info(path: Path, z: zipfile.ZipFile) -> CaptureInfo:
             f"{unitsize}-byte samples (unitsize {unitsize})"
         )
     return CaptureInfo(path, samplerate, channels, tuple(members), nbytes // unitsize, unitsize)
-
-
-#: Up to 32 channels a sample (DSLogic U3Pro32 and the like).
-MAX_UNITSIZE = 4
-
-
-def _num(text: str) -> int:
-    """A plain decimal number, or -1 (int() would take "²" and " 3 " too)."""
-    return int(text) if text.isascii() and text.isdigit() else -1
 
 
 def check_size(path: Path, z: zipfile.ZipFile, member: str, got: int) -> None:

@@ -77,6 +77,7 @@ def parse_qemu(t: Table, base: Path) -> QemuConfig:
     gpio = dict(DEFAULT_GPIO)
     if t.has("gpio"):
         g = t.table("gpio")
+        given: dict[str, str] = {}  # marker -> the key that gave its line
         for name in list(g.data):
             canon = names.canonical_marker(name)
             if canon not in names.MARKERS:
@@ -87,6 +88,9 @@ def parse_qemu(t: Table, base: Path) -> QemuConfig:
             line = g.int(name, min=0)
             if line > 7 or line == 3:
                 g.error(name, "a PL061 line 0..7 other than 3 (the power button)", line)
+            if canon in given:  # kernel_init and its old name init_post: one marker
+                g.error(name, f"no second line for {canon} ({given[canon]} gives one)", line)
+            given[canon] = name
             gpio[canon] = line
         g.done()
     env: dict[str, str] = {}
