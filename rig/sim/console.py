@@ -25,6 +25,8 @@ from rig.sim.rawpty import RawPty
 from rig.sim.usbserial import Transfer
 
 #: Sleep until this close to a transfer's time, then spin (2 cores: keep the spin short).
+#: At real-time priority the sleep itself wakes on time, and a spin there would starve
+#: the host (several simulated boards at once): no spin.
 _SPIN_NS = 200_000
 
 
@@ -107,6 +109,7 @@ class ConsolePort:
 
     def _loop(self) -> None:
         self.realtime = _realtime()
+        spin_ns = 0 if self.realtime else _SPIN_NS
         while True:
             with self._cond:
                 while not self._stopping and not self._pending:
@@ -115,8 +118,8 @@ class ConsolePort:
                     return
                 head = self._pending[0]
                 wait_ns = head[0] - time.monotonic_ns()
-                if wait_ns > _SPIN_NS:
-                    self._cond.wait((wait_ns - _SPIN_NS) / 1e9)
+                if wait_ns > spin_ns:
+                    self._cond.wait((wait_ns - spin_ns) / 1e9)
                     continue  # re-check: the schedule may have changed meanwhile
             while time.monotonic_ns() < head[0]:
                 pass
