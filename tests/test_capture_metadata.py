@@ -19,6 +19,7 @@ from rig.config import load_config
 from rig.errors import ConfigError
 from tests.e2e import make_config
 from tests.test_errors_cli import REPO, no_traceback, rig
+from tests.test_fuzz_sr import _patch_directory
 from tests.test_untrusted_json import fails_with
 
 CAPTURE_RUN = REPO / "tests" / "data" / "real" / "capture-1"  # probe1=power .. probe8=D7
@@ -150,3 +151,14 @@ def test_a_qemu_config_giving_a_marker_and_its_old_name(tmp_path: Path) -> None:
     config.write_text(text.replace("kernel_init = 2\n", "kernel_init = 2\ninit_post = 5\n"))
     with pytest.raises(ConfigError, match=r"init_post': expected no second line for kernel_init"):
         load_config(config)
+
+
+@pytest.mark.parametrize("engine", ["fast", "sigrok"])
+def test_a_zip_directory_claiming_4_gb_of_samples(engine: str, tmp_path: Path) -> None:
+    """sigrok-cli reads the member's data; the rig's report took its sample count from
+    the directory: 4294967280 samples, outcome ok."""
+    folder = with_metadata(tmp_path, lambda m: m)
+    data = (folder / "capture.sr").read_bytes()
+    (folder / "capture.sr").write_bytes(_patch_directory(data, "logic-1-1", 24, 0xFFFFFFF0))
+    p = rig("analyze", str(folder), "--no-write", "--engine", engine, "--json")
+    fails_with(p, folder / "capture.sr", "holds 1098240 bytes, the zip directory says 4294967280")

@@ -14,7 +14,8 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from rig.artifacts.srzip import CaptureError, read_info
+from rig.artifacts.srstream import check_members
+from rig.artifacts.srzip import CaptureError
 from rig.errors import ArtifactError, ConfigError, InputError, RigError
 from rig.model import MarkerScan
 from rig.names import CHANNELS, POWER, UART_TX, canonical_marker
@@ -134,7 +135,7 @@ def scan_markers(
     if not debounce_us >= 0:
         raise ValueError(f"debounce_us must be >= 0, got {debounce_us}")
     capture = Path(capture)
-    info = read_info(capture)
+    info = check_members(capture)  # a directory claiming more samples than the data holds
     mapping = channel_map(info.channels, rename, capture)
     if POWER not in mapping:
         raise NoPowerChannel(
