@@ -76,6 +76,7 @@ class QemuPower(PowerProtocol):
             "pid": m.pid,
             "command": m.command,
             "resume_wall_us": ev.wall_us if ev else None,
+            "command_wall_us": m.command_wall_us,
             "console_pty": m.console_pty,
             "images": str(m.images),
             "uboot_env": m.env,

@@ -61,7 +61,11 @@ class QemuMachine:
         self.trace: Path = self._dir / "trace-0.log"
         self.console_pty = ""
         self.resume_event: QmpEvent | None = None
+        self.command_wall_us: int | None = None  # when `cont` was sent (wall clock, µs)
         self.command: list[str] = []
+        #: QEMU trace events written to the trace file, from the next launch on (a bench
+        #: may add the console's, pl011_write); the rig reads only TRACE_EVENT's lines.
+        self.trace_events: tuple[str, ...] = (TRACE_EVENT,)
 
     @property
     def pid(self) -> int | None:
@@ -86,7 +90,7 @@ class QemuMachine:
             "-drive", f"if=pflash,format=raw,index=1,readonly=on,file={self._flash}",
             "-drive", f"if=none,format=raw,id=root,snapshot=on,file={self.images / 'rootfs.img'}",
             "-device", "virtio-blk-device,drive=root",
-            "-trace", TRACE_EVENT,
+            *(a for e in self.trace_events for a in ("-trace", e)),
             "-D", str(self.trace),
             "-msg", "timestamp=on",
         ]  # fmt: skip
@@ -119,6 +123,7 @@ class QemuMachine:
         self.console_pty = pty[4:]
         self.resumed = False
         self.resume_event = None
+        self.command_wall_us = None
 
     def _stderr_tail(self) -> str:
         proc = self._proc
@@ -131,6 +136,8 @@ class QemuMachine:
         if self._qmp is None:
             raise InstrumentError("qemu: power on before the machine was started")
         t_ns = time.monotonic_ns()
+        # Its wall-clock twin, on QEMU's trace clock: a console-only run's t = 0 there.
+        self.command_wall_us = time.time_ns() // 1000
         self._qmp.execute("cont")
         self.resumed = True
         self.resume_event = self._qmp.event("RESUME")
