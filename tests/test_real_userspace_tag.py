@@ -13,12 +13,19 @@ RESUME follows by a lag of its own.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from rig.instruments.qemu.reference import command_lag_s, reference_edges, report_edges
+from rig.pipeline import analyze_folder
 from tests.test_real_boots import DATA
 
+CONSOLE = sorted(
+    p
+    for pattern in ("console-*", "stock-console-*", "systemd-console-*")
+    for p in DATA.glob(pattern)
+)
 BUSY = sorted(DATA.glob("stock-console-busy-*"))
 
 
@@ -30,6 +37,18 @@ def test_the_busy_host_boots_are_there_and_keep_the_command_time() -> None:
         lag = command_lag_s(boot)
         # QEMU resumes after the command, within a few ms on a busy host.
         assert lag is not None and 0 <= lag < 0.05, (boot.name, lag)
+
+
+@pytest.mark.parametrize("boot", CONSOLE, ids=lambda p: p.name)
+def test_ui_ready_from_its_tag_covers_the_traced_edge(boot: Path) -> None:
+    report = analyze_folder(boot, write=False).to_json()
+    truth = report_edges(boot, console_only=True)
+    app = {s["name"]: s for s in report["stages"]}["application"]
+    end = app["end"]
+    assert report["time_base"]["reference"] == "host"
+    assert (end["event"], end["source"]) == ("ui_ready", "printk")
+    err = app["end_s"] - truth["ui_ready"]
+    assert abs(err) <= end["uncertainty_s"], (boot.name, err, end["uncertainty_s"])
 
 
 def test_a_console_only_run_counts_the_edges_from_the_power_on_command() -> None:
