@@ -1,12 +1,14 @@
-"""The console's dedicated reader (issue 21): stamps are taken in its own loop, not held
-up by recording; it runs at real-time priority where the host permits and says which
-it got; its self-check lists a read it was late for, with a bound that holds."""
+"""The console's dedicated reader (issue 21): a process of its own that stamps in its
+read loop, not held up by recording or by the rig's other threads; it runs at real-time
+priority where the host permits and says which it got; its self-check shows when it
+was late, with a bound that holds."""
 
 from __future__ import annotations
 
 import json
 import os
 import resource
+import signal
 import subprocess
 import sys
 import threading
@@ -20,10 +22,12 @@ import pytest
 from rig.artifacts import rundir
 from rig.config import load_config
 from rig.cycle import run_cycle
-from rig.instruments.console_reader import RT_PRIORITY, realtime
+from rig.instruments.console_reader import ProcReader
 from rig.instruments.console_serial import SerialConsole
+from rig.instruments.reader_proc import RT_PRIORITY, realtime
 from rig.instruments.setup import Instruments
 from rig.model import Chunk
+from rig.model.run import RunConsoleReader
 from tests.e2e import REPO, make_config
 
 
@@ -51,9 +55,9 @@ def holding(chunks: list[Chunk], data: bytes) -> Chunk:
 
 
 def test_stamps_are_not_held_up_by_recording(pty: tuple[int, str], tmp_path: Path) -> None:
-    """Recording the first read stalls for 300 ms (a slow disk, a slow tag watcher):
-    the lines written meanwhile are still stamped when they came, each in its own read;
-    a reader that also records would stamp them all at once, 300 ms on."""
+    """Recording the first read stalls for 400 ms (a slow disk, a slow tag watcher): the
+    lines written meanwhile (the last 200 ms before the stall ends) are still stamped
+    when they came; a reader that also records would stamp them after the stall."""
     master, path = pty
     con = SerialConsole(path, 115200)
     release = threading.Event()
@@ -63,7 +67,9 @@ def test_stamps_are_not_held_up_by_recording(pty: tuple[int, str], tmp_path: Pat
         for i in range(5):
             written.append(time.monotonic_ns())
             os.write(master, f"line {i}\r\n".encode())
-            time.sleep(0.06)
+            time.sleep(0.05)
+        time.sleep(0.15)
+        released = time.monotonic_ns()
         release.set()
     finally:
         release.set()
@@ -71,8 +77,7 @@ def test_stamps_are_not_held_up_by_recording(pty: tuple[int, str], tmp_path: Pat
         con.close()
     for i, t_w in enumerate(written):
         c = holding(chunks, f"line {i}".encode())
-        assert c.data == f"line {i}\r\n".encode()
-        assert t_w <= c.t_ns < t_w + 40_000_000, (i, c.t_ns - t_w)
+        assert t_w <= c.t_ns < released, (i, c.t_ns - t_w, released - t_w)
     recs = [json.loads(x) for x in (tmp_path / "console.jsonl").read_text().splitlines()]
     assert [r["t_ns"] for r in recs] == [c.t_ns for c in chunks]
 
@@ -167,14 +172,23 @@ print(before, time.monotonic_ns(), flush=True)
 """
 
 
-def test_a_late_reader_lists_the_read_and_its_bound_holds(
+def within_its_bound(chunk: Chunk, after: int, check: RunConsoleReader) -> bool:
+    """The read is no later after the write than the reader says it can be."""
+    assert check.bound_s is not None
+    if chunk.t_ns - after <= check.bound_s * 1e9:
+        return True
+    froms = [a for a, until in check.held if a < chunk.t_ns <= until]
+    return bool(froms) and after >= min(froms) - check.probe_s * 1e9
+
+
+def test_the_rigs_other_threads_do_not_hold_up_the_reader(
     pty: tuple[int, str], tmp_path: Path
 ) -> None:
-    """Another thread of the rig's process keeps the interpreter (a long analysis, say):
-    the reader wakes for the line at once but cannot run until the interpreter switches
-    threads (every 50 ms here). Its self-check shows it woke that late, and the line is
-    late by no more than it says: within `bound_s` of its write, or listed with a
-    lateness that covers it."""
+    """Another thread of the rig keeps the interpreter (a long analysis, say) and hands
+    it over only every 50 ms: a reader thread would wake for the line at once and wait
+    for the interpreter, up to 50 ms each time; the reader process does not. (When the
+    line reaches it is the host's tty layer's business: a loaded host may hold one
+    tty's bytes for a while, which no reader can see.)"""
     master, path = pty
     con = SerialConsole(path, 115200)
     interval = sys.getswitchinterval()
@@ -191,9 +205,10 @@ def test_a_late_reader_lists_the_read_and_its_bound_holds(
         sys.setswitchinterval(0.05)
         _hold_the_gil(0.4)
         sys.setswitchinterval(interval)
-        out, err = board.communicate(timeout=10)
-        before, after = map(int, out.split() or [0, 0])
-        assert after, err
+        board.wait(timeout=10)
+        assert board.stdout is not None and board.stderr is not None
+        before, after = map(int, board.stdout.read().split() or [0, 0])
+        assert after, board.stderr.read()
     finally:
         sys.setswitchinterval(interval)
         board.kill()
@@ -201,13 +216,46 @@ def test_a_late_reader_lists_the_read_and_its_bound_holds(
         chunks = con.stop()
         con.close()
     check = con.reader_check
-    assert check is not None and check.wake_late_us is not None and check.bound_s is not None
-    assert check.wake_late_us["max"] > 20e3  # the reader was made late
+    assert check is not None and check.wake_late_us is not None
     c = holding(chunks, b"late line")
-    froms = [a for a, until in check.held if a < c.t_ns <= until]
-    if c.t_ns - after > check.bound_s * 1e9:
-        assert froms, (c.t_ns - before, check.held)
-        assert c.t_ns - after <= check.probe_s * 1e9 + c.t_ns - min(froms)
+    assert c.t_ns >= before
+    # A thread would wait up to 50 ms at every wake in those 400 ms (a few % of all):
+    # its p99 that late. (The max is the host's: a paused virtual CPU, say.)
+    if check.scheduling == "SCHED_FIFO":
+        assert check.wake_late_us["p99"] < 25e3, check.wake_late_us
+
+
+def test_a_late_reader_says_so_and_its_bound_holds(pty: tuple[int, str], tmp_path: Path) -> None:
+    """The host does not run the reader for 60 ms (stopped here by a signal, as a
+    scheduler or a paused virtual CPU would): the line that came meanwhile is stamped
+    late, and the reader's check shows a window that covers it."""
+    master, path = pty
+    con = SerialConsole(path, 115200)
+    try:
+        con.start(tmp_path / "console.jsonl")
+        time.sleep(0.05)
+        reader = con._reader
+        assert isinstance(reader, ProcReader)
+        os.kill(reader.pid, signal.SIGSTOP)
+        try:
+            time.sleep(0.01)
+            before = time.monotonic_ns()
+            os.write(master, b"late line\r\n")
+            after = time.monotonic_ns()
+            time.sleep(0.05)
+        finally:
+            os.kill(reader.pid, signal.SIGCONT)
+        time.sleep(0.05)
+    finally:
+        chunks = con.stop()
+        con.close()
+    check = con.reader_check
+    assert check is not None and check.wake_late_us is not None
+    assert check.wake_late_us["max"] > 40e3  # it saw itself stopped
+    c = holding(chunks, b"late line")
+    assert c.t_ns - after > 40_000_000  # the line was stamped late...
+    assert any(a < c.t_ns <= until for a, until in check.held), check.held  # ...and said so
+    assert within_its_bound(c, after, check), (c.t_ns - before, check.held)
 
 
 def test_run_json_records_the_reader_check(tmp_path: Path) -> None:

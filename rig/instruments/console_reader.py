@@ -1,38 +1,40 @@
-"""The console's dedicated reader: one thread that only waits, stamps and reads.
+"""The rig's side of the console reader: it starts the reader, takes its reads.
 
-A stamp is the host CLOCK_MONOTONIC time the reader saw a read's first byte; a reader
-the scheduler wakes late stamps late, and nothing in the bytes says so. So the reader
-does nothing else (console.jsonl is written elsewhere, from a queue), runs at real-time
-priority where the host permits, takes the stamp the moment its wait returns, and
-checks as it goes how late the host let it see each read (reader_check.py: ticks of
-its own, and probe bytes through a pty of its own). Ports without a file descriptor to
-wait on (rfc2217://) read through pyserial's own timeout, checked only when it expires.
+A port with a descriptor to wait on (a device, socket://) is read by a process of its
+own (reader_proc.py: why a process), started at the first boot and kept for the next
+ones; its reads arrive over a pipe and go on a queue as Chunks, then None once the boot
+is over. A port without one (rfc2217://, whose protocol runs in a pyserial thread) is
+read by a thread through pyserial's timeout, checked only when it expires (no bound).
+Either way `stop()` leaves `summary` (run.json `console_reader`) and `error`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
+import json
 import queue
-import select
+import struct
+import subprocess
+import sys
 import threading
 import time
-import tty
+from typing import IO, Any
 
 import serial
 
-from rig.instruments.reader_check import PROBE_S, ReaderCheck
+from rig.instruments.protocols import InstrumentError
+from rig.instruments.reader_check import ReaderCheck
+from rig.instruments.reader_proc import realtime
 from rig.model import Chunk
 
-#: SCHED_FIFO priority: above every normal process, below the kernel's threaded IRQs
-#: (50), so the reader never holds up the USB stack that feeds it.
-RT_PRIORITY = 10
-#: Reads are whatever is waiting, up to this much.
-READ_MAX = 65536
+#: The reader process says it is ready within this (a loaded host starts Python slowly).
+START_S = 20.0
+
+Reads = queue.SimpleQueue[Chunk | None]
 
 
 def wait_fd(ser: serial.SerialBase) -> int | None:
-    """The descriptor the reader can wait on (a device, socket://), None for ports that
+    """The descriptor a reader can wait on (a device, socket://), None for ports that
     deliver through a thread of their own (rfc2217://)."""
     try:
         return int(ser.fileno())
@@ -40,104 +42,144 @@ def wait_fd(ser: serial.SerialBase) -> int | None:
         return None
 
 
-def realtime(priority: int = RT_PRIORITY) -> tuple[bool, str | None]:
-    """Run the calling thread at SCHED_FIFO; (False, why) when the host does not permit
-    it (no CAP_SYS_NICE or RLIMIT_RTPRIO, a container's policy)."""
-    try:
-        os.sched_setscheduler(threading.get_native_id(), os.SCHED_FIFO, os.sched_param(priority))
-    except (OSError, AttributeError) as e:
-        return False, getattr(e, "strerror", None) or str(e)
-    return True, None
+class ProcReader:
+    """The reader process of one open port."""
+
+    def __init__(self, fd: int, port: str) -> None:
+        self.port = port
+        self.summary: dict[str, Any] | None = None
+        self.error: str | None = None
+        self._pump: threading.Thread | None = None
+        self.info: dict[str, Any] | None = None
+        self._proc = subprocess.Popen(
+            [sys.executable, "-m", "rig.instruments.reader_proc", str(fd)],
+            pass_fds=(fd,),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
+        assert self._proc.stdin is not None and self._proc.stdout is not None
+        self._ctl: IO[bytes] = self._proc.stdin
+        self._frames: IO[bytes] = self._proc.stdout
+        ready = threading.Thread(target=self._ready, daemon=True)
+        ready.start()
+        ready.join(START_S)
+        if self.info is None:
+            self.close()
+            raise InstrumentError(f"console {port}: its reader process did not start")
+
+    @property
+    def pid(self) -> int:
+        return self._proc.pid
+
+    def _ready(self) -> None:
+        frame = self._frame()
+        if frame is not None and frame[0] == b"R":
+            self.info = json.loads(frame[1])
+
+    def _frame(self) -> tuple[bytes, bytes] | None:
+        head = self._frames.read(5)
+        if len(head) < 5:
+            return None  # the process is gone
+        (n,) = struct.unpack("<I", head[1:])
+        return head[:1], self._frames.read(n)
+
+    def start(self, out: Reads) -> None:
+        self.summary, self.error = None, None
+        self._send(b"s")
+        self._pump = threading.Thread(target=self._run, args=(out,), name="console", daemon=True)
+        self._pump.start()
+
+    def _run(self, out: Reads) -> None:
+        """Chunks onto `out` until the boot's self-check arrives, then None."""
+        try:
+            while (frame := self._frame()) is not None:
+                kind, payload = frame
+                if kind == b"C":
+                    (t_ns,) = struct.unpack("<q", payload[:8])
+                    out.put(Chunk(t_ns, payload[8:]))
+                elif kind == b"X":
+                    self.error = payload.decode(errors="replace")
+                elif kind == b"S":
+                    self.summary = json.loads(payload)
+                    return
+            self.error = self.error or "its reader process ended"
+        finally:
+            out.put(None)
+
+    def stop(self) -> None:
+        self._send(b"e")
+        if self._pump is not None:
+            self._pump.join(timeout=5)
+            if self._pump.is_alive():  # the process hangs: nothing more comes from it
+                self.close()
+                self._pump.join(timeout=5)
+            self._pump = None
+
+    def _send(self, cmd: bytes) -> None:
+        try:
+            self._ctl.write(cmd)
+            self._ctl.flush()
+        except (BrokenPipeError, ValueError):
+            self.error = self.error or "its reader process ended"
+
+    def close(self) -> None:
+        """Ends the process (end of file on its commands), by its PID if it lingers."""
+        with contextlib.suppress(OSError):  # a broken pipe: it is gone already
+            self._ctl.close()
+        try:
+            self._proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.wait()
+        self._frames.close()
 
 
-class Reader:
-    """Reads `ser` into `out` (a Chunk per read) until `stop()`, then puts None; an
-    error ends it and is left in `error`. A port with a descriptor must have been
-    opened with timeout 0 (a read takes what is waiting)."""
+class ThreadReader:
+    """Reads through pyserial (its timeout set at open) in a thread of the rig."""
 
-    def __init__(self, ser: serial.SerialBase, out: queue.SimpleQueue[Chunk | None]) -> None:
+    def __init__(self, ser: serial.SerialBase, port: str) -> None:
         self._ser = ser
-        self._out = out
-        self.check = ReaderCheck()
-        self.error: Exception | None = None
+        self.port = port
+        self.summary: dict[str, Any] | None = None
+        self.error: str | None = None
+        self._check = ReaderCheck(waits="pyserial")
         self._stop = threading.Event()
-        self._wake_r, self._wake_w = os.pipe()
-        self._thread = threading.Thread(target=self._run, name="console-reader", daemon=True)
+        self._thread: threading.Thread | None = None
 
-    def start(self) -> None:
+    def start(self, out: Reads) -> None:
+        self.summary, self.error = None, None
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run, args=(out,), name="console", daemon=True)
         self._thread.start()
 
     def stop(self) -> None:
         self._stop.set()
-        os.write(self._wake_w, b"x")
         cancel = getattr(self._ser, "cancel_read", None)
-        if cancel is not None and self.check.waits == "pyserial":
+        if cancel is not None:
             cancel()  # wake a read blocked in pyserial's own wait
-        self._thread.join(timeout=5)
-        self.check.stopped_ns = time.monotonic_ns()
-        for fd in (self._wake_r, self._wake_w):
-            os.close(fd)
-        self._out.put(None)
+        if self._thread is not None:
+            self._thread.join(timeout=5)
 
-    def _run(self) -> None:
+    def _run(self, out: Reads) -> None:
         ok, why = realtime()
-        if ok:
-            self.check.scheduling, self.check.priority = "SCHED_FIFO", RT_PRIORITY
-        self.check.realtime_error = why
-        fd = wait_fd(self._ser)
+        check = ReaderCheck(*(("SCHED_FIFO", 10) if ok else ("SCHED_OTHER", 0)), why, "pyserial")
+        ser, timeout_ns = self._ser, round((self._ser.timeout or 0) * 1e9)
         try:
-            if fd is None:
-                self.check.waits = "pyserial"
-                self._loop_pyserial()
-            else:
-                probe_w, probe_r = os.openpty()
-                try:
-                    tty.setraw(probe_r)
-                    os.set_blocking(probe_w, False)
-                    self._loop_select(fd, probe_w, probe_r)
-                finally:
-                    for pfd in (probe_w, probe_r):
-                        os.close(pfd)
+            while not self._stop.is_set():
+                t0 = time.monotonic_ns()
+                first = ser.read(1)
+                t = time.monotonic_ns()
+                if not first:  # the timeout expired: how late it came back is a tick
+                    check.ticks.append((min(t, t0 + timeout_ns), t))
+                    continue
+                rest = ser.read(ser.in_waiting) if ser.in_waiting else b""
+                out.put(Chunk(t, first + rest))
         except (serial.SerialException, OSError) as e:
-            self.error = e
+            self.error = str(e)
+        finally:
+            check.stopped_ns = time.monotonic_ns()
+            self.summary = check.summary()
+            out.put(None)
 
-    def _loop_select(self, fd: int, probe_w: int, probe_r: int) -> None:
-        probe_ns = round(PROBE_S * 1e9)
-        check, ser, out, wake = self.check, self._ser, self._out, self._wake_r
-        prev = tick = time.monotonic_ns()
-        while True:
-            wait = max(0, tick - time.monotonic_ns()) / 1e9
-            ready, _, _ = select.select([fd, probe_r, wake], [], [], wait)
-            t = time.monotonic_ns()  # the stamp: nothing runs between the wait and it
-            overdue = t - tick
-            if wake in ready:
-                return
-            if probe_r in ready:
-                for _ in os.read(probe_r, READ_MAX):
-                    check.probe_seen.append(t)
-            if fd in ready:
-                data = ser.read(READ_MAX)  # timeout 0: what is waiting, at once
-                if data:
-                    out.put(Chunk(t, data))
-                    check.reads.append((t, prev))
-            if overdue >= 0:
-                check.ticks.append((tick, t))
-                tick = t + probe_ns
-                # A probe no one reads (the reader gone late for long) fills the pty.
-                with contextlib.suppress(BlockingIOError):
-                    os.write(probe_w, b"p")
-                    check.probe_w.append(time.monotonic_ns())
-            prev = t
-
-    def _loop_pyserial(self) -> None:
-        ser, out = self._ser, self._out
-        timeout_ns = round((ser.timeout or 0) * 1e9)
-        while not self._stop.is_set():
-            t0 = time.monotonic_ns()
-            first = ser.read(1)
-            t = time.monotonic_ns()
-            if not first:  # the timeout expired: how late it came back is a tick
-                self.check.ticks.append((min(t, t0 + timeout_ns), t))
-                continue
-            rest = ser.read(ser.in_waiting) if ser.in_waiting else b""
-            out.put(Chunk(t, first + rest))
+    def close(self) -> None:
+        self.stop()

@@ -1,9 +1,10 @@
 """The target's serial console, read with pyserial and stamped on the host monotonic clock.
 
-A dedicated reader (rig/instruments/console_reader.py) stamps each read and hands it
-over a queue; a second thread records it: each read becomes one `console.jsonl`
-record, written as it arrives so that a crash of the rig loses nothing already
-received, and `on_chunk` sees it there, so neither can make a stamp late.
+A dedicated reader (rig/instruments/console_reader.py: a process of its own where the
+port has a descriptor) stamps each read and hands it over; a thread of the rig records
+it: each read becomes one `console.jsonl` record, written as it arrives so that a
+crash of the rig loses nothing already received, and `on_chunk` sees it there, so
+neither can make a stamp late.
 """
 
 from __future__ import annotations
@@ -20,16 +21,17 @@ from typing import IO
 
 import serial
 
-from rig.instruments.console_reader import Reader, wait_fd
+from rig.instruments.console_reader import ProcReader, ThreadReader, wait_fd
 from rig.instruments.exclusive import open_serial
 from rig.instruments.registry import CONSOLE, BenchContext
 from rig.model import Chunk
+from rig.model.codec import load
 from rig.model.run import RunConsoleReader
 from rig.steps import as_step
 from rig.tomlcheck import Table
 
 #: How long one blocking read waits before checking whether to stop (ports without a
-#: file descriptor; the others wait on their own ticks and a wake-up pipe).
+#: file descriptor, read in a thread of the rig).
 _POLL_S = 0.05
 
 
@@ -60,20 +62,19 @@ class SerialConsole:
         self._jsonl: Path | None = None
         #: The reader's self-check of the last boot (run.json `console_reader`).
         self.reader_check: RunConsoleReader | None = None
-        self._reader: Reader | None = None
+        self._reader: ProcReader | ThreadReader | None = None  # the port's, kept
+        self._reading = False
         self._thread: threading.Thread | None = None
         self._out: IO[str] | None = None
 
     def _open(self, port: str) -> serial.SerialBase:
         # Any pyserial URL: a device path (locked against a second rig), or socket:// and
         # rfc2217:// (ser2net, console servers); stamps are taken when bytes reach here.
-        ser = open_serial(port, "console", baudrate=self.baud, timeout=_POLL_S)
-        if wait_fd(ser) is not None:
-            ser.timeout = 0  # the reader waits on it itself and reads what is waiting
-        return ser
+        return open_serial(port, "console", baudrate=self.baud, timeout=_POLL_S)
 
     def reopen(self, port: str) -> None:
         """Switch to another port between boots (an emulated board's new pty)."""
+        self._close_reader()
         self._ser.close()
         self._ser = self._open(port)
         self.port = port
@@ -88,13 +89,18 @@ class SerialConsole:
         self.reader_check = None
         self._out = jsonl.open("w", encoding="ascii")
         self._jsonl = jsonl
+        if self._reader is None:
+            fd = wait_fd(self._ser)
+            self._reader = (
+                ProcReader(fd, self.port) if fd is not None else ThreadReader(self._ser, self.port)
+            )
         reads: queue.SimpleQueue[Chunk | None] = queue.SimpleQueue()
-        self._reader = Reader(self._ser, reads)
         self._thread = threading.Thread(
-            target=self._loop, args=(reads, on_chunk), name="console", daemon=True
+            target=self._loop, args=(reads, on_chunk), name="console-record", daemon=True
         )
         self._thread.start()
-        self._reader.start()
+        self._reader.start(reads)
+        self._reading = True
 
     def _loop(
         self, reads: queue.SimpleQueue[Chunk | None], on_chunk: Callable[[Chunk], None] | None
@@ -122,10 +128,12 @@ class SerialConsole:
 
     @as_step("console close")
     def stop(self) -> list[Chunk]:
-        reader, self._reader = self._reader, None
-        if reader is not None:
+        reader = self._reader
+        if reader is not None and self._reading:
+            self._reading = False
             reader.stop()
-            self.reader_check = reader.check.as_run()
+            if reader.summary is not None:
+                self.reader_check = load(RunConsoleReader, reader.summary)
             if reader.error is not None:
                 self.error = f"console {self.port}: {reader.error}"
         if self._thread:
@@ -143,6 +151,12 @@ class SerialConsole:
             self._out = None
         return self.chunks
 
+    def _close_reader(self) -> None:
+        reader, self._reader = self._reader, None
+        if reader is not None:
+            reader.close()
+
     def close(self) -> None:
         self.stop()
+        self._close_reader()
         self._ser.close()

@@ -3,8 +3,8 @@
 Two things on the host stand between a byte reaching the host and its stamp: the
 kernel's tty layer, which hands received bytes to readers from a worker thread (for a
 USB-serial adapter and for a pty alike), and the reader's own wake-up. Both are
-scheduled, and a busy host delays both. The reader measures them as it goes (Reader in
-console_reader.py):
+scheduled, and a busy host delays both. The reader measures them as it goes
+(reader_proc.py):
 
 - its waits also end at ticks, one PROBE_S after the last: a wake at t with the tick
   already past shows it was unresponsive from the tick to t;
@@ -13,21 +13,26 @@ console_reader.py):
   from its write until it was seen.
 
 Where neither shows anything, the host was responsive: a byte written then is followed
-within PROBE_S (+ LATE_NS) by a probe that reaches the reader within LATE_NS, and no
-later than the byte (one tty path, first in first out), so a read is late by at most
-PROBE_S + 2 LATE_NS (`bound_s`). Bytes written while the host was unresponsive (a
-merged run of such spans, from its start) may reach the reader until a probe written
-after the run is seen: a read stamped within that window is late by at most PROBE_S +
-its stamp - the window's start. The windows that hold a read later than `bound_s`
-that way are listed (`held`).
+within PROBE_S (+ LATE_NS) by a probe that reaches the reader within LATE_NS, and, when
+the host holds bytes in its tty layer, it holds both (first in first out through the
+same workers), so a read is late by at most PROBE_S + 2 LATE_NS (`bound_s`). Bytes
+written while the host was unresponsive (a merged run of such spans, from its start)
+may reach the reader until a probe written after the run is seen: a read stamped within
+that window is late by at most PROBE_S + its stamp - the window's start. The windows
+that hold a read later than `bound_s` that way are listed (`held`).
+
+That is the reader's own lateness, bounded, and the tty layer's as far as the probes
+share its fate. A loaded host also holds one tty's bytes now and then while another's
+go through (the kernel hands each tty's bytes on as a separate work item; 40-160 ms
+seen on a 2-core host at load 9): no probe sees that, and like an adapter's latency it
+is covered only as far as the host band covers its lines (docs/analysis.md).
 """
 
 from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass, field
-
-from rig.model.run import RunConsoleReader
+from typing import Any
 
 #: The self-check's tick: ~1300 wakes a second on an idle line, ~2 % of a core.
 PROBE_S = 0.75e-3
@@ -39,7 +44,8 @@ BOUND_S = PROBE_S + 2 * LATE_NS / 1e9
 
 @dataclass
 class ReaderCheck:
-    """What the reader logged about itself; `as_run()` turns it into run.json's entry."""
+    """What the reader logged about itself; `summary()` is run.json's `console_reader`.
+    Standard library only: the reader's own process imports nothing else."""
 
     scheduling: str = "SCHED_OTHER"
     priority: int = 0
@@ -81,22 +87,22 @@ class ReaderCheck:
                 out.append([a, until])
         return out
 
-    def as_run(self) -> RunConsoleReader:
+    def summary(self) -> dict[str, Any]:
         wake = sorted(b - a for a, b in self.ticks)
         tty = sorted(s - w for w, s in zip(self.probe_w, self.probe_seen, strict=False))
         select = self.waits == "select"
-        return RunConsoleReader(
-            scheduling=self.scheduling,
-            priority=self.priority,
-            realtime_error=self.realtime_error,
-            waits=self.waits,
-            probe_s=PROBE_S,
-            bound_s=BOUND_S if select else None,
-            probes=len(wake),
-            wake_late_us=_quantiles(wake),
-            tty_late_us=_quantiles(tty),
-            held=self.held() if select else [],
-        )
+        return {
+            "scheduling": self.scheduling,
+            "priority": self.priority,
+            "realtime_error": self.realtime_error,
+            "waits": self.waits,
+            "probe_s": PROBE_S,
+            "bound_s": BOUND_S if select else None,
+            "probes": len(wake),
+            "wake_late_us": _quantiles(wake),
+            "tty_late_us": _quantiles(tty),
+            "held": self.held() if select else [],
+        }
 
 
 def _quantiles(ns: list[int]) -> dict[str, float] | None:
