@@ -18,15 +18,28 @@ truth.json:
 Every time comes with the uncertainty the analysis states; `coverage` is the fraction
 of errors inside it (target >= 99 % for every source: the host band is a 99 % band).
 
-    python bench/accuracy.py [--boots-per-setting N]
+The simulator is a process on the same host: a busy host can make it put a USB
+transfer on its pty later than its adapter model says, which no rig could tell from a
+slow adapter. truth.json records when each line's bytes were really written
+(`written_ns`, against `due_ns`); host-timed lines are compared with the time they
+would have left to arrive then through the modelled adapter (`t_s` plus that
+lateness), and `simulator_late_us` reports it (`uncorrected_host_*`: the same errors
+against `t_s` alone, not a target). `reader` reports the rig's console reader: its
+scheduling and its own measured lateness. Rigs run on busy hosts: `--busy-cores N`
+keeps N cores busy with spinning processes of its own for the whole run.
+
+    python bench/accuracy.py [--boots-per-setting N] [--busy-cores N]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +53,7 @@ from rig.artifacts.fastscan import scan_capture  # noqa: E402
 from rig.config import load_config  # noqa: E402
 from rig.cycle import run_cycle  # noqa: E402
 from rig.instruments.setup import Instruments  # noqa: E402
+from rig.model.codec import dump  # noqa: E402
 from rig.soak.stats import percentile  # noqa: E402
 from tests.e2e import make_config  # noqa: E402
 
@@ -48,9 +62,19 @@ DRIFTS_PPM = (0.0, 25.0, 50.0, 75.0, 100.0)
 BAUD = 115200
 #: The host band is a 99 % band; every other source states a bound.
 COVERAGE = 0.99
+#: Errors reported for information only: against the truth without the simulator's
+#: own lateness taken out.
+UNCORRECTED = "uncorrected_"
 
 
 Errors = dict[str, list[tuple[float, float]]]  # source -> (|error|, stated uncertainty)
+
+
+def sim_late_s(true: dict[str, Any]) -> float:
+    """How much later than its adapter model the simulator wrote the line's first byte."""
+    if true.get("written_ns") is None or true.get("due_ns") is None:
+        return 0.0
+    return max(0, true["written_ns"] - true["due_ns"]) / 1e9
 
 
 def boot_errors(folder: Path, latency_ms: float) -> Errors:
@@ -61,9 +85,10 @@ def boot_errors(folder: Path, latency_ms: float) -> Errors:
     lines = split_lines(chunks)
     scan = scan_capture(folder / rundir.CAPTURE, baud=BAUD)
     t0 = run.power_on_ns
-    with_tap = build_timebase(scan.markers, lines, t0, BAUD, scan.uart, chunks)
-    no_tap = build_timebase(scan.markers, lines, t0, BAUD, None, chunks)
-    console = build_timebase(None, lines, t0, BAUD, None, chunks)
+    reader = run.console_reader
+    with_tap = build_timebase(scan.markers, lines, t0, BAUD, scan.uart, chunks, reader)
+    no_tap = build_timebase(scan.markers, lines, t0, BAUD, None, chunks, reader)
+    console = build_timebase(None, lines, t0, BAUD, None, chunks, reader)
     # Console-only times count from the power-on command, the truth from the rail.
     shift = (truth["power_edge_ns"] - run.power_on_ns) / 1e9
     by_offset = {t["bytes"]: t for t in truth["lines"]}
@@ -82,8 +107,10 @@ def boot_errors(folder: Path, latency_ms: float) -> Errors:
         true = by_offset.get(line.offset)
         if true is None or true["text"] != line.text:
             continue
+        late = sim_late_s(true)
         t, u = no_tap.host.place(line)
-        out[f"host_{latency_ms:g}ms"].append((abs(t - true["t_s"]), u))
+        out[f"host_{latency_ms:g}ms"].append((abs(t - true["t_s"] - late), u))
+        out.setdefault(f"{UNCORRECTED}host_{latency_ms:g}ms", []).append((abs(t - true["t_s"]), u))
         if line.index in with_tap.uart:
             out["uart"].append((abs(with_tap.uart[line.index] - true["t_s"]), u_gpio))
         if line.printk_ts is not None and with_tap.printk is not None:
@@ -94,16 +121,64 @@ def boot_errors(folder: Path, latency_ms: float) -> Errors:
             out["console_printk"].append((abs(ev.t_s - shift - true["event_s"]), ev.uncertainty_s))
         else:
             out[f"console_host_{latency_ms:g}ms"].append(
-                (abs(ev.t_s - shift - true["t_s"]), ev.uncertainty_s)
+                (abs(ev.t_s - shift - true["t_s"] - late), ev.uncertainty_s)
             )
     return out
+
+
+def host_side(folder: Path) -> tuple[list[float], dict[str, Any]]:
+    """The simulator's lateness for each line (s) and the rig's reader check of a boot."""
+    truth = json.loads((folder / "truth.json").read_text())["boots"][-1]
+    reader = rundir.read_run(folder).console_reader
+    return [sim_late_s(t) for t in truth["lines"]], dump(reader) if reader else {}
+
+
+def host_figures(sim_late: list[float], readers: list[dict[str, Any]]) -> dict[str, Any]:
+    """What the host did to the boots: the simulator's late writes, the reader's check."""
+    wake = [r["wake_late_us"] for r in readers if r.get("wake_late_us")]
+    tty = [r["tty_late_us"] for r in readers if r.get("tty_late_us")]
+    return {
+        "simulator_late_us": {
+            "p50": percentile(sim_late, 50) * 1e6 if sim_late else None,
+            "p99": percentile(sim_late, 99) * 1e6 if sim_late else None,
+            "max": max(sim_late, default=0.0) * 1e6,
+        },
+        "reader": {
+            "scheduling": sorted({r.get("scheduling", "none") for r in readers}),
+            "wake_late_p99_us_max": max((w["p99"] for w in wake), default=None),
+            "wake_late_max_us": max((w["max"] for w in wake), default=None),
+            "tty_late_p99_us_max": max((w["p99"] for w in tty), default=None),
+            "tty_late_max_us": max((w["max"] for w in tty), default=None),
+            "held_windows": sum(len(r.get("held", [])) for r in readers),
+        },
+    }
+
+
+@contextlib.contextmanager
+def busy_cores(n: int) -> Iterator[None]:
+    """`n` processes spinning for the duration (another job on a shared CI host)."""
+    spin = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+    try:
+        yield
+    finally:
+        for p in spin:
+            p.kill()
+            p.wait()
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--boots-per-setting", type=int, default=20)
+    ap.add_argument("--busy-cores", type=int, default=0)
     args = ap.parse_args()
+    with busy_cores(args.busy_cores):
+        measure(args.boots_per_setting, args.busy_cores)
+
+
+def measure(boots_per_setting: int, busy: int) -> None:
     errors: Errors = {}
+    sim_late: list[float] = []
+    readers: list[dict[str, Any]] = []
     boots = 0
     fs = 0
     with tempfile.TemporaryDirectory() as tmpd:
@@ -119,18 +194,21 @@ def main() -> None:
             cfg = load_config(path)
             fs = cfg.analyzer.samplerate
             with Instruments(cfg) as bench:
-                for _ in range(args.boots_per_setting):
+                for _ in range(boots_per_setting):
                     res = run_cycle(cfg, bench)
                     for src, errs in boot_errors(res.folder, lat).items():
                         errors.setdefault(src, []).extend(errs)
+                    late, reader = host_side(res.folder)
+                    sim_late += late
+                    readers.append(reader)
                     boots += 1
             print(
-                f"latency {lat:g} ms, drift {drift:g} ppm: {args.boots_per_setting} boots",
+                f"latency {lat:g} ms, drift {drift:g} ppm: {boots_per_setting} boots",
                 file=sys.stderr,
             )
     targets = {"gpio": 1 / fs, "printk": 50e-6, "uart": 1 / BAUD, "host_1ms": 1.5e-3}
     figures: dict[str, Any] = {}
-    print(f"{'source':18s} {'n':>6s} {'p50':>10s} {'p99':>10s} {'max':>10s}  (µs)  coverage")
+    print(f"{'source':22s} {'n':>6s} {'p50':>10s} {'p99':>10s} {'max':>10s}  (µs)  coverage")
     for src, pairs in sorted(errors.items()):
         errs = [e for e, _ in pairs]
         f = {
@@ -142,16 +220,26 @@ def main() -> None:
         }
         figures[src] = f
         print(
-            f"{src:18s} {f['n']:6d} {f['p50_us']:10.2f} {f['p99_us']:10.2f} {f['max_us']:10.2f}"
+            f"{src:22s} {f['n']:6d} {f['p50_us']:10.2f} {f['p99_us']:10.2f} {f['max_us']:10.2f}"
             f"  {f['coverage']:8.4f}"
         )
+    host = host_figures(sim_late, readers)
+    print(f"host: {json.dumps(host)}")
     ratio = {s: figures[s]["p99_us"] / (t * 1e6) for s, t in targets.items() if s in figures}
-    covered = all(f["coverage"] >= COVERAGE for f in figures.values())
+    covered = all(
+        f["coverage"] >= COVERAGE for s, f in figures.items() if not s.startswith(UNCORRECTED)
+    )
     result = {
         "bench": "accuracy",
         "boots": boots,
-        "settings": {"usb_latency_ms": LATENCIES_MS, "drift_ppm": DRIFTS_PPM, "baud": BAUD},
+        "settings": {
+            "usb_latency_ms": LATENCIES_MS,
+            "drift_ppm": DRIFTS_PPM,
+            "baud": BAUD,
+            "busy_cores": busy,
+        },
         "errors": figures,
+        "host": host,
         "reference": {
             "truth": "simulator truth.json",
             "targets_p99_us": {s: t * 1e6 for s, t in targets.items()},
