@@ -11,6 +11,8 @@ Kinds, each what one `make` target provides:
            the arm64 cross toolchain, linux-source-6.1, ...), the arm64 package lists and
            the images `make qemu-images` builds
   labgrid  labgrid's own environment (`make labgrid`)
+  root     root's privileges, to mount a tmpfs (a full disk on demand); `make test` runs
+           as root (README)
 """
 
 from __future__ import annotations
@@ -20,8 +22,8 @@ from typing import Literal, NoReturn
 
 import pytest
 
-Kind = Literal["qemu", "labgrid"]
-KINDS: tuple[Kind, ...] = ("qemu", "labgrid")
+Kind = Literal["qemu", "labgrid", "root"]
+KINDS: tuple[Kind, ...] = ("qemu", "labgrid", "root")
 
 TRUE = frozenset({"1", "true", "yes", "on"})
 

@@ -18,6 +18,7 @@ from rig.sinks.influx.client import Client
 from rig.sinks.influx.sample import stored_run_ids
 from rig.sinks.influx.server import PrivateServer, free_port
 from rig.sinks.influx.settings import InfluxSettings
+from tests.require import require
 
 pytestmark = pytest.mark.slow
 
@@ -49,7 +50,7 @@ def _ours_running() -> list[str]:
 
 def test_the_chaos_bench_tells_what_is_on_disk_and_in_the_database(tmp_path: Path) -> None:
     if not _can_mount(tmp_path):
-        pytest.skip("the bench mounts a tmpfs for its full disk: root only")
+        require("root", "the bench mounts a tmpfs for its full disk: root only")
     f = chaos.run(tmp_path, cycles=20, seed=7, say=lambda _s: None)
     soak = tmp_path / "results" / "chaos"
     lines = _journal(soak)

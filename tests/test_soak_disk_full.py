@@ -18,6 +18,7 @@ import pytest
 from bench.chaos_env import SmallDisk, leftovers
 from tests.conftest import REPO
 from tests.e2e import make_config
+from tests.require import require
 
 pytestmark = pytest.mark.slow
 
@@ -28,7 +29,7 @@ def small_disk(tmp_path: Path) -> Iterator[SmallDisk]:
     try:
         disk.mount()
     except (OSError, subprocess.CalledProcessError) as e:
-        pytest.skip(f"cannot mount a tmpfs here (root only): {e}")
+        require("root", f"cannot mount a tmpfs here (root only): {e}")
     try:
         yield disk
     finally:
