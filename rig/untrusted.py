@@ -94,14 +94,22 @@ def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def too_deep(obj: Any, limit: int) -> bool:
     """True when `obj` nests lists/dicts deeper than `limit` (a scalar is depth 0).
-    Iterative: the check itself must not recurse."""
-    stack = [(obj, 1)] if isinstance(obj, dict | list) else []
+    Depth first with one iterator a level: neither recursion nor memory beyond `limit`
+    entries, however wide the document."""
+    if not isinstance(obj, dict | list):
+        return False
+    if limit < 1:
+        return True
+    stack = [iter(obj.values() if isinstance(obj, dict) else obj)]
     while stack:
-        o, d = stack.pop()
-        if d > limit:
-            return True
-        inner = o.values() if isinstance(o, dict) else o
-        stack += [(v, d + 1) for v in inner if isinstance(v, dict | list)]
+        for v in stack[-1]:
+            if isinstance(v, dict | list):
+                if len(stack) >= limit:
+                    return True
+                stack.append(iter(v.values() if isinstance(v, dict) else v))
+                break
+        else:
+            stack.pop()
     return False
 
 

@@ -13,7 +13,13 @@ from typing import Any
 
 import pytest
 
-from rig.artifacts.rundir import read_report, read_run, write_report, write_run
+from rig.artifacts.rundir import (
+    MAX_JSON_BYTES,
+    read_report,
+    read_run,
+    write_report,
+    write_run,
+)
 from rig.untrusted import MAX_DEPTH, MAX_LINE_BYTES
 from tests.test_errors_cli import CONSOLE_RUN, no_traceback, rig
 
@@ -209,3 +215,12 @@ def test_at_the_depth_limit_a_report_and_a_run_round_trip(tmp_path: Path) -> Non
     write_report(report_path, report)
     assert json.loads(report_path.read_text())["newer"] == deep
     assert read_report(report_path) == report
+
+
+def test_a_run_json_of_more_than_32_mib(tmp_path: Path) -> None:
+    """Within the old 256 MiB bound a run.json of empty arrays took gigabytes to parse."""
+    folder = copy_run(tmp_path)
+    run = folder / "run.json"
+    text = run.read_text().rstrip()
+    run.write_text(text.removesuffix("}") + ', "x": [' + "[]," * (MAX_JSON_BYTES // 3) + "[]]}")
+    fails_with(rig("analyze", str(folder), "--json"), run, f"more than {MAX_JSON_BYTES}")

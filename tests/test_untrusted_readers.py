@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ from rig.instruments.qemu.reference import reference_edges
 from rig.instruments.qemu.trace import TraceError
 from rig.sinks.influx.spool import MAGIC, Spool
 from rig.trend_state import load
-from rig.untrusted import MAX_DEPTH, parse_json, read_line
+from rig.untrusted import MAX_DEPTH, parse_json, read_line, too_deep
 from tests.test_untrusted_json import DEEP
 
 REAL = Path(__file__).parent / "data" / "real"
@@ -70,3 +71,18 @@ def test_read_line_stops_at_the_limit_without_reading_on() -> None:
     with pytest.raises(InputError, match=r"^f:2: a line longer than 10 bytes"):
         read_line(f, "f:2", 10)
     assert f.tell() == 3 + 11  # one byte past the limit, no more
+
+
+def test_the_depth_check_holds_one_iterator_a_level_however_wide() -> None:
+    """A 64 MiB run.json of empty arrays peaked at 3.5 GB when the check queued every
+    element at once; it holds one iterator a level now."""
+    wide: list[object] = [[] for _ in range(1_000_000)]
+    tracemalloc.start()
+    try:
+        assert not too_deep(wide, MAX_DEPTH)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 100_000, peak
+    assert too_deep([[], [[[]]], {}], 3) and not too_deep([[], [[[]]], {}], 4)
+    assert too_deep([], 0) and not too_deep(1, 0) and not too_deep({}, 1)

@@ -95,8 +95,10 @@ def write_json(path: Path, obj: Any) -> None:
         f.write("\n")
 
 
-#: A run.json or report.json larger than this is not one (and is not read into memory).
-MAX_JSON_BYTES = 256 << 20
+#: A run.json or report.json larger than this is not one (and is not read into memory): a
+#: report is about 300 bytes a console line, so this is a boot of 100,000 lines; parsed,
+#: 32 MiB of hostile JSON (empty arrays) takes about 1 GB, 256 MiB took the host's memory.
+MAX_JSON_BYTES = 32 << 20
 
 
 def read_json(path: Path) -> dict[str, Any]:
