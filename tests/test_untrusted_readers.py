@@ -19,7 +19,9 @@ from rig.instruments.qemu.trace import TraceError
 from rig.sinks.influx.spool import MAGIC, Spool
 from rig.trend_state import load
 from rig.untrusted import MAX_DEPTH, parse_json, read_line, too_deep
-from tests.test_untrusted_json import DEEP
+from tests.e2e import make_config
+from tests.test_errors_cli import rig
+from tests.test_untrusted_json import DEEP, fails_with
 
 REAL = Path(__file__).parent / "data" / "real"
 
@@ -86,3 +88,11 @@ def test_the_depth_check_holds_one_iterator_a_level_however_wide() -> None:
     assert peak < 100_000, peak
     assert too_deep([[], [[[]]], {}], 3) and not too_deep([[], [[[]]], {}], 4)
     assert too_deep([], 0) and not too_deep(1, 0) and not too_deep({}, 1)
+
+
+def test_rig_grafana_query_with_a_deep_dashboard(tmp_path: Path) -> None:
+    """A folder of dashboards is anyone's files; read before InfluxDB is asked anything."""
+    (tmp_path / "d.json").write_text('{"panels": ' + DEEP + "}")
+    p = rig("grafana", "query", "--dashboards", str(tmp_path), "--config",
+            str(make_config(tmp_path)), "--json")  # fmt: skip
+    fails_with(p, tmp_path / "d.json", f"nested deeper than {MAX_DEPTH}", "input")

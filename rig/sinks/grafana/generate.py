@@ -10,9 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from rig.budgets import DEFAULT_PATH, read_budgets, read_budgets_if_any
+from rig.errors import InputError
 from rig.model.budgets import BudgetFile
 from rig.sinks.grafana import schema
 from rig.sinks.grafana.dashboards import all_dashboards
+from rig.untrusted import read_json_file
 
 DASHBOARDS_DIR = Path("config/grafana/dashboards")
 
@@ -77,5 +79,17 @@ def build(out_dir: Path, budgets_path: Path | None, check: bool = False) -> Buil
     return res
 
 
+#: A generated dashboard is ~100 kB; the folder may hold anyone's files.
+MAX_DASHBOARD_BYTES = 32 << 20
+
+
 def load_dashboards(out_dir: Path) -> list[dict[str, Any]]:
-    return [json.loads(p.read_text(encoding="utf-8")) for p in sorted(out_dir.glob("*.json"))]
+    """The dashboards in `out_dir`, read as untrusted JSON (rig.untrusted): an error names
+    the file (exit 2)."""
+    out = []
+    for p in sorted(out_dir.glob("*.json")):
+        dash = read_json_file(p, MAX_DASHBOARD_BYTES, InputError)
+        if not isinstance(dash, dict):
+            raise InputError(f"{p}: expected a dashboard (a JSON object)")
+        out.append(dash)
+    return out
