@@ -78,8 +78,11 @@ def console_clocks(
     anchors = {
         ln.index: Anchor(f"line {ln.index}", ln.printk_ts, hi[ln.index])
         for ln in lines
-        if ln.printk_ts is not None and ln.index not in garbled and ln.index not in reads.lines
+        if ln.printk_ts is not None and ln.index not in garbled
     }
+    on_time = {i: a for i, a in anchors.items() if i not in reads.lines}
+    if len(on_time) >= MIN_STAMPED:  # else better an envelope late reads widened than none
+        anchors = on_time
     fallback = HostMap(low, low + DEFAULT_BAND_S, 0, char_s, reads=reads)
     if len(anchors) < MIN_STAMPED:
         return with_bounds(fallback, lines, {}, pacing), None
@@ -89,7 +92,7 @@ def console_clocks(
     for _ in range(3):  # envelope of the kept lines, then which lines it keeps
         env = floor_fit([anchors[i] for i in sorted(kept)])
         produced = {i: env(a.x) for i, a in anchors.items()}
-        fwd = drain(lines, produced, wire, high, latest_s=hi, reads=reads)
+        fwd = drain(lines, produced, wire, high, latest_s=hi)
         delays = {i: lines[i].t_ns / 1e9 - fwd.emitted[i] for i in fwd.samples}
         new = keep_latencies(delays)
         if len(new) < MIN_STAMPED:

@@ -19,8 +19,9 @@ registered, a host that read late): it is rejected, not counted as latency.
 A line known only by its arrival left within [arrival - high, arrival - low], no
 earlier than the bytes before it could drain (a forward pass), early enough for the
 bytes after it that arrived with or before the next line (a backward pass), and never
-before power-on. A line the reader says it read late (readlate.py) is no latency
-sample, and its arrival bound moves earlier by how late.
+before power-on. A line the reader says it may have read late (readlate.py) is no
+latency sample; it is placed by its arrival all the same (a held window is a bound, and
+most of its reads were on time) and its stated uncertainty grows by how late.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -88,10 +89,11 @@ class HostMap:
     def place(self, line: Line) -> tuple[float, float]:
         """Reference time of a line's first byte and its uncertainty."""
         b = self.bounds.get(line.index)
+        late = self.reads.early(line.index)
         if b is None:
-            return self.to_ref(line.t_ns), self.uncertainty_s
+            return self.to_ref(line.t_ns), self.uncertainty_s + late
         lo, hi = b
-        return (lo + hi) / 2, (hi - lo) / 2 + self.reads.bound_s
+        return (lo + hi) / 2, (hi - lo) / 2 + self.reads.bound_s + late
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -234,14 +236,12 @@ def drain(
     high_s: float | None,
     floor_s: float = 0.0,
     latest_s: Sequence[float] | None = None,
-    reads: ReadLate | None = None,
 ) -> Drain:
     """`produced`: line index -> when the target produced it (reference seconds);
     `wire_s`: the time a byte takes to drain (0 when unpaced); `high_s`: the band's
     upper delay (a line left no earlier than arrival - high_s), None in a first pass
     before any band is known; `latest_s`: the backward pass, which tells a line read
-    late (its arrival bound would pass its latest emission) from one held; `reads`:
-    lines the reader read late arrived up to that much before their stamp."""
+    late (its arrival bound would pass its latest emission) from one held."""
     nbytes = line_bytes(lines)
     lo: list[float] = []
     emitted: dict[int, float] = {}
@@ -250,7 +250,6 @@ def drain(
     late = 0
     ready, known = floor_s, True  # when earlier bytes are out; from productions only?
     for i, ln in enumerate(lines):
-        arrived = ln.t_ns / 1e9 - (reads.early(i) if reads else 0.0)
         p = produced.get(i)
         if p is not None and latest_s is not None and p > latest_s[i]:
             p = None  # produced after it arrived: a garbled stamp, not a time
@@ -261,11 +260,11 @@ def drain(
             known = known or p >= ready
             if known:
                 samples.add(i)
-        if high_s is not None and arrived - high_s > e:
-            if latest_s is not None and arrived - high_s > latest_s[i]:
+        if high_s is not None and ln.t_ns / 1e9 - high_s > e:
+            if latest_s is not None and ln.t_ns / 1e9 - high_s > latest_s[i]:
                 late += 1
             else:  # held: its arrival says it left later than anything before implies
-                e, known = arrived - high_s, False
+                e, known = ln.t_ns / 1e9 - high_s, False
         if latest_s is not None:
             e = min(e, latest_s[i])
         lo.append(e)
@@ -318,7 +317,7 @@ def with_bounds(
     """`host` with every line's emission interval and the queue it saw."""
     wire = wire_time(pacing, host.char_s)
     hi = [max(h, floor_s) for h in latest(lines, host.low_s, wire)]
-    fwd = drain(lines, produced, wire, host.high_s, floor_s, hi, host.reads)
+    fwd = drain(lines, produced, wire, host.high_s, floor_s, hi)
     bounds = {i: (max(a, floor_s), b) for i, (a, b) in enumerate(zip(fwd.lo, hi, strict=True))}
     queued = [q for i, q in fwd.queue.items() if q > 0 and i in fwd.samples]
     return dataclasses.replace(
@@ -330,6 +329,19 @@ def with_bounds(
         held=len(fwd.emitted) - len(fwd.samples),
         late=fwd.late,
     )
+
+
+#: Fewer anchors read on time than this: the ones read late too (three set a band).
+MIN_ON_TIME = 3
+
+
+def _pairs(
+    lines: Sequence[Line], fwd: Drain, exact: Mapping[int, float], late: Collection[int]
+) -> list[tuple[int, float]]:
+    """(arrival, emission) of the band's anchors, less the lines read `late`."""
+    out = [(lines[i].t_ns, fwd.emitted[i]) for i in sorted(fwd.samples) if i not in late]
+    out += [(lines[i].t_ns, t) for i, t in exact.items() if i not in fwd.samples and i not in late]
+    return out
 
 
 def fit_lines(
@@ -353,14 +365,10 @@ def fit_lines(
     host: HostMap | None = None
     for _ in range(2):  # the second pass restarts the drain after held lines
         hi = latest(lines, host.low_s, wire) if host else None
-        fwd = drain(lines, both, wire, host.high_s if host else None, latest_s=hi, reads=reads)
-        on_time = fwd.samples - reads.lines.keys()
-        pairs = [(lines[i].t_ns, fwd.emitted[i]) for i in sorted(on_time)]
-        pairs += [
-            (lines[i].t_ns, t)
-            for i, t in exact.items()
-            if i not in fwd.samples and i not in reads.lines
-        ]
+        fwd = drain(lines, both, wire, host.high_s if host else None, latest_s=hi)
+        pairs = _pairs(lines, fwd, exact, reads.lines.keys())
+        if len(pairs) < MIN_ON_TIME:  # better a band late reads widened than none
+            pairs = _pairs(lines, fwd, exact, set())
         host = fit_host(pairs, char_s) or host
         if host is None:
             return None
