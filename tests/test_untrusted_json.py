@@ -224,3 +224,30 @@ def test_a_run_json_of_more_than_32_mib(tmp_path: Path) -> None:
     text = run.read_text().rstrip()
     run.write_text(text.removesuffix("}") + ', "x": [' + "[]," * (MAX_JSON_BYTES // 3) + "[]]}")
     fails_with(rig("analyze", str(folder), "--json"), run, f"more than {MAX_JSON_BYTES}")
+
+
+def test_a_last_journal_line_the_strict_reader_refuses_is_reported_not_cut(
+    tmp_path: Path,
+) -> None:
+    """Whole lines are not torn tails: resuming must neither drop nor truncate them."""
+    soak = tmp_path / "soak"
+    soak.mkdir()
+    head = {"type": "header", "schema": "bootrig.soak/1", "soak_id": "soak"}
+    last = json.dumps({"type": "end", "x": "@@"}).replace('"@@"', "NaN")
+    (soak / "journal.jsonl").write_text(f"{json.dumps(head)}\n{last}\n")
+    size = (soak / "journal.jsonl").stat().st_size
+    p = rig("soak", "--resume", str(soak), "--json")
+    fails_with(p, soak / "journal.jsonl", "2: bad journal line (NaN is not a JSON number)")
+    assert (soak / "journal.jsonl").stat().st_size == size
+
+
+def test_a_last_console_record_the_strict_reader_refuses_is_reported_not_dropped(
+    tmp_path: Path,
+) -> None:
+    folder = copy_run(tmp_path)
+    path = folder / "console.jsonl"
+    lines = path.read_text().splitlines()
+    lines[-1] = lines[-1].removesuffix("}") + ', "t_ns": 5}'  # no newline: a tail
+    path.write_text("\n".join(lines))
+    p = rig("analyze", str(folder), "--no-write", "--json")
+    fails_with(p, path, f"{len(lines)}: bad console record (key 't_ns' given twice")

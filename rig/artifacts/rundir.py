@@ -20,7 +20,7 @@ from rig.artifacts.atomic import atomic_open
 from rig.errors import ArtifactError, ConfigError, RigError
 from rig.model import Chunk, Report, Run
 from rig.model.codec import ModelError
-from rig.untrusted import check_regular, parse_json, read_json_file, read_line
+from rig.untrusted import Refused, check_regular, parse_json, read_json_file, read_line
 
 RUN = "run.json"
 CONSOLE_JSONL = "console.jsonl"
@@ -192,8 +192,12 @@ def read_console(folder: Path) -> list[Chunk]:
 
 
 def _whole_record(line: bytes) -> bool:
+    """True unless `line` is cut short: a whole record the strict reader refuses (a NaN,
+    a key twice) is no torn tail, and is reported, not dropped."""
     try:
         parse_json(line)
+    except Refused:
+        return True
     except ValueError:
         return False
     return True

@@ -22,7 +22,7 @@ from rig.artifacts.atomic import fsync_dir
 from rig.errors import ArtifactError
 from rig.model.codec import JSONObject, ModelError, dump
 from rig.model.soak import HEADER, HeaderRecord, Record, record_from_json
-from rig.untrusted import parse_json
+from rig.untrusted import Refused, parse_json
 
 SCHEMA = "bootrig.soak/1"
 JOURNAL = "journal.jsonl"
@@ -74,6 +74,8 @@ def _read(path: Path, read: Callable[[int, JSONObject], T]) -> tuple[list[T], in
             obj = parse_json(line)  # strict and bounded (rig.untrusted)
             if not isinstance(obj, dict) or "type" not in obj:
                 raise ValueError("not a journal record")
+        except Refused as e:  # whole, but JSON the rig never writes: not torn, never cut
+            raise JournalError(f"{path}:{i}: bad journal line ({e})") from None
         except ValueError as e:
             if i == len(lines):
                 break  # a last line garbled by a crash (e.g. NULs after power loss)
