@@ -5,6 +5,7 @@ full disk): the rig keeps what it measured, says what was kept and what was not,
 from __future__ import annotations
 
 import json
+import re
 import resource
 import signal
 import subprocess
@@ -16,7 +17,24 @@ from rig.pipeline import analyze_folder
 from rig.sim.client import SimProcess
 from tests.e2e import REPO
 
-LIMIT = 5000  # bytes per file: the boot's console.jsonl is about 7 kB
+LIMIT = 5000  # bytes per file: run.json fits (about 2.7 kB), console.jsonl cannot
+#: The init scripts' chatter: 8 kB of console, so console.jsonl passes LIMIT however the
+#: reads are cut (one read or many: base64 alone makes it 10.7 kB), on a loaded host too.
+CHATTER = [f"init: step {i:03d} " + "." * 60 for i in range(100)]
+
+
+def _chatty_board(tmp_path: Path) -> Path:
+    """The fast board with long init scripts (0.7 s of console at 115200 baud)."""
+    text = (REPO / "config" / "boards" / "fast.toml").read_text()
+    text = text.replace(
+        '{ line = "INIT: version 2.86 booting" },',
+        '{ line = "INIT: version 2.86 booting" },\n  { line = ' + json.dumps(CHATTER) + " },",
+    )
+    text, n = re.subn(r'(name = "init"\nduration_s = )0\.04', r"\g<1>1.0", text)
+    assert n == 1, "fast.toml's init stage moved"
+    board = tmp_path / "chatty.toml"
+    board.write_text(text)
+    return board
 
 
 def _limited() -> None:
@@ -43,7 +61,7 @@ def _run(cfg: Path, preexec: Callable[[], None] | None = None) -> subprocess.Com
 
 
 def test_console_record_cut_by_a_full_disk(tmp_path: Path) -> None:
-    with SimProcess(REPO / "config" / "boards" / "fast.toml", seed=5) as sim:
+    with SimProcess(_chatty_board(tmp_path), seed=5) as sim:
         p = _run(_config(tmp_path, sim, tmp_path / "results"), _limited)
     assert p.returncode == 3, p.stdout + p.stderr
     assert "Traceback" not in p.stderr
