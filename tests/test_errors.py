@@ -29,6 +29,7 @@ REPO = Path(__file__).resolve().parents[1]
 #: builtin it used to be (older `except ValueError` code must still catch it).
 CLASSES = [
     ("rig.soak.journal", "JournalError", ArtifactError, RuntimeError),
+    ("rig.soak.journal", "JournalWriteError", RigError, RuntimeError),
     ("rig.sinks.grafana.macros", "ExpandError", InputError, ValueError),
     ("rig.sinks.influx.client", "InfluxError", SinkError, RuntimeError),
     ("rig.sinks.influx.settings", "CredentialError", ConfigError, ValueError),

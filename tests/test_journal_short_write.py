@@ -14,7 +14,8 @@ CHILD = r"""
 import resource, signal, sys
 from pathlib import Path
 from rig.model.soak import HeaderRecord, InterruptedRecord
-from rig.soak.journal import SCHEMA, Journal, JournalError, read_records
+from rig.errors import exit_code
+from rig.soak.journal import SCHEMA, Journal, JournalWriteError, read_records
 
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a failed write, not a killed process
 folder = Path(sys.argv[1])
@@ -25,8 +26,8 @@ resource.setrlimit(resource.RLIMIT_FSIZE, (size + 20, resource.RLIM_INFINITY))
 try:
     journal.append(InterruptedRecord(cycle=1, run_id="20250101T000000Z-aaaaaa"))
     print("appended")
-except JournalError as e:
-    print("refused:", e)
+except JournalWriteError as e:  # the rig failed, not its input: exit 3
+    print("refused:", exit_code(e), e)
 resource.setrlimit(resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
 for n in (2, 3):  # space again: the soak goes on
     journal.append(InterruptedRecord(cycle=n, run_id=f"20250101T000000Z-aaaaa{n}"))
@@ -40,6 +41,6 @@ def test_a_short_write_leaves_no_half_line(tmp_path: Path) -> None:
                        cwd=REPO, capture_output=True, text=True, timeout=60)  # fmt: skip
     assert p.returncode == 0, p.stdout + p.stderr
     refused, records = p.stdout.splitlines()
-    assert refused.startswith("refused:") and "cannot append" in refused, refused
+    assert refused.startswith("refused: 3 ") and "cannot append" in refused, refused
     size = (tmp_path / "soak" / "journal.jsonl").stat().st_size
     assert records == f"[None, 2, 3] {size}"  # every line whole, the cut one gone

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from rig.artifacts.atomic import fsync_dir
-from rig.errors import ArtifactError
+from rig.errors import ArtifactError, RigError
 from rig.model.codec import JSONObject, ModelError, dump
 from rig.model.soak import HEADER, HeaderRecord, Record, record_from_json
 from rig.untrusted import Refused, parse_json
@@ -30,7 +30,12 @@ T = TypeVar("T")
 
 
 class JournalError(ArtifactError, RuntimeError):
-    """The journal cannot be read or written; the message names the file and why."""
+    """The journal cannot be read or opened; the message names the file and why."""
+
+
+class JournalWriteError(RigError, RuntimeError):
+    """A line could not be appended (a full disk, an I/O error): the rig failed, not
+    what it was given (exit 3); the message names the file and why."""
 
 
 def read_journal(path: Path) -> tuple[list[JSONObject], int]:
@@ -146,7 +151,7 @@ class Journal:
                 raise OSError(errno.ENOSPC, f"only {n} of {len(data)} bytes written")
             os.fsync(self._fd)
         except OSError as e:
-            raise JournalError(f"{self.path}: cannot append: {e.strerror or e}") from None
+            raise JournalWriteError(f"{self.path}: cannot append: {e.strerror or e}") from None
 
     def close(self) -> None:
         if self._fd >= 0:

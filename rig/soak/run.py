@@ -27,7 +27,7 @@ from rig.sinks.influx.client import Client, InfluxError
 from rig.sinks.influx.replay import replay
 from rig.sinks.influx.spool import Spool, spool_dir
 from rig.soak import html, recover
-from rig.soak.journal import JOURNAL, JournalError, read_records
+from rig.soak.journal import JOURNAL, JournalError, JournalWriteError, read_records
 from rig.soak.points import deliver_soak_point
 from rig.soak.progress import SoakDisplay
 from rig.soak.runner import ABORTED, COMPLETED, INTERRUPTED, Limits, SoakRunner
@@ -164,7 +164,7 @@ def run_soak(
                 end = EndRecord(
                     reason=INTERRUPTED if stop.is_set() else ABORTED, utc=rundir.utc_now()
                 )
-                with contextlib.suppress(JournalError):
+                with contextlib.suppress(JournalError, JournalWriteError):
                     opened.journal.append(end)
                 raise
         summary = _finish(opened, cfg, reason, opened.state.elapsed_s(), budgets)
