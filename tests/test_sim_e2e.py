@@ -56,9 +56,12 @@ def run(sim: SimProcess, tmp_path_factory: pytest.TempPathFactory) -> dict[str, 
         relay.write(frame(1, 1))
         relay.flush()
         received = b""
-        deadline = time.monotonic() + 3.0
+        first_byte_ns = None
+        deadline = time.monotonic() + 10.0
         while b"bootrig: marker ui_ready\r\n" not in received and time.monotonic() < deadline:
             received += con.read(con.in_waiting or 1)
+            if received and first_byte_ns is None:
+                first_byte_ns = time.monotonic_ns()
         time.sleep(0.01)
         stop = ctl.stop(out / "capture.bin", out / "truth.json")
         relay.write(frame(1, 0))
@@ -67,6 +70,7 @@ def run(sim: SimProcess, tmp_path_factory: pytest.TempPathFactory) -> dict[str, 
         "out": out,
         "armed_ns": armed_ns,
         "t_cmd": t_cmd,
+        "first_byte_ns": first_byte_ns,
         "received": received,
         "stop": stop,
         "truth": json.loads((out / "truth.json").read_text()),
@@ -109,7 +113,9 @@ def test_console_and_truth_match_the_seeded_plan(run: dict[str, Any]) -> None:
 
 def test_power_edge_follows_the_relay_frame(run: dict[str, Any]) -> None:
     (boot,) = run["truth"]["boots"]
-    assert run["t_cmd"] < boot["relay_on_ns"] < run["t_cmd"] + 50_000_000
+    # Between the frame and the board's first console byte (it speaks only when powered):
+    # events, not a guess at how soon a loaded host lets the simulator act on the frame.
+    assert run["t_cmd"] < boot["relay_on_ns"] < run["first_byte_ns"]
     delay = boot["power_edge_ns"] - boot["relay_on_ns"]
     assert 5.3e6 - 1 <= delay <= 5.8e6 + 1  # 5 ms actuation + a 0.3..0.8 ms bounce
     assert boot["bounce_s"][-1] == 0.0 and len(boot["bounce_s"]) % 2 == 1
