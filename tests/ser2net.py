@@ -3,6 +3,8 @@ network console URLs. Started per test, always stopped by its PID."""
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shutil
 import socket
 import subprocess
@@ -16,6 +18,28 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def wait_opened(device: str, tmp: Path, timeout_s: float = 30.0) -> None:
+    """Until the ser2net started in `tmp` holds `device` open (it opens the device when a
+    client connects, and may flush what was written before): an event, not a sleep."""
+    pid = int((tmp / "ser2net.pid").read_text())
+    real = os.path.realpath(device)
+    deadline = time.monotonic() + timeout_s
+    while True:
+        with contextlib.suppress(OSError):
+            fds = os.listdir(f"/proc/{pid}/fd")
+            if any(_link(f"/proc/{pid}/fd/{fd}") == real for fd in fds):
+                return
+        assert time.monotonic() < deadline, f"ser2net (PID {pid}) never opened {device}"
+        time.sleep(0.02)
+
+
+def _link(path: str) -> str | None:
+    try:
+        return os.path.realpath(os.readlink(path))
+    except OSError:
+        return None
 
 
 @contextmanager

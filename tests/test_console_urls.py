@@ -18,7 +18,7 @@ from rig.instruments.console_serial import SerialConsole
 from rig.instruments.protocols import InstrumentError
 from rig.sim.client import SimProcess
 from tests.e2e import REPO
-from tests.ser2net import ser2net
+from tests.ser2net import ser2net, wait_opened
 
 URLS = {"raw": "socket://127.0.0.1:{}", "rfc2217": "rfc2217://127.0.0.1:{}?ign_set_control"}
 
@@ -32,7 +32,7 @@ def test_console_reads_through_ser2net(kind: str, tmp_path: Path) -> None:
         with ser2net(os.ttyname(slave), tmp_path) as ports:
             con = SerialConsole(URLS[kind].format(ports[kind]), 115200)
             try:
-                time.sleep(0.2)  # ser2net opens the device when the client connects
+                wait_opened(os.ttyname(slave), tmp_path)  # on the client's connect
                 con.start(tmp_path / "console.jsonl")
                 sent = [b"U-Boot 2023.01\r\n", b"bootrig: marker bootm\r\n"]
                 for line in sent:
