@@ -5,7 +5,7 @@ import json
 import shutil
 from pathlib import Path
 
-from rig.analysis.lines import MAX_PARSED, split_lines
+from rig.analysis.lines import MAX_PARSED, kernel_backlog, split_lines
 from rig.model import Chunk
 from rig.pipeline import analyze_folder
 
@@ -77,3 +77,22 @@ def test_a_recorded_boot_with_a_noise_line_is_analyzed_and_noted(tmp_path: Path)
     assert len(notes) == 1 and "2000" in notes[0], after["analysis"]["notes"]
     assert after["outcome"] == "ok"
     assert [e["name"] for e in after["events"]] == [e["name"] for e in before["events"]]
+
+
+def test_the_kernel_backlog_is_what_it_logged_before_its_console_registered() -> None:
+    text = (
+        b"U-Boot 2023.01\r\nStarting kernel ...\r\n"
+        b"[    0.000000] Booting Linux on physical CPU 0x0\r\n"
+        b"[    0.051062] DMA: preallocated 128 KiB pool\r\n"
+        b"[    0.087454] printk: console [ttyAMA0] enabled\r\n"
+        b"[    0.090000] clk: Disabling unused clocks\r\n"
+    )
+    lines = split_lines([Chunk(0, text)])
+    assert kernel_backlog(lines) == {2, 3}  # not U-Boot's, not the message itself
+    # Older kernels say it without "printk: "; a console that was never registered
+    # (no message) or a boot console that printed as it went holds nothing back.
+    old = split_lines([Chunk(0, text.replace(b"printk: console", b"console"))])
+    assert kernel_backlog(old) == {2, 3}
+    assert kernel_backlog(split_lines([Chunk(0, text.split(b"[    0.087454]")[0])])) == set()
+    early = b"[    0.000000] printk: bootconsole [pl11] enabled\r\n" + text
+    assert kernel_backlog(split_lines([Chunk(0, early)])) == set()

@@ -35,7 +35,7 @@ from rig.analysis.hostclock import (
     wire_time,
     with_bounds,
 )
-from rig.analysis.lines import Line
+from rig.analysis.lines import Line, kernel_backlog
 from rig.analysis.pacing import Pacing
 from rig.analysis.readlate import ReadLate
 
@@ -75,6 +75,8 @@ def console_clocks(
     wire = wire_time(pacing, char_s)
     hi = latest(lines, low, wire)
     garbled = garbled_stamps(lines)
+    # Stamped, but it left when the console registered: an anchor, no latency sample.
+    backlog = kernel_backlog(lines)
     anchors = {
         ln.index: Anchor(f"line {ln.index}", ln.printk_ts, hi[ln.index])
         for ln in lines
@@ -93,7 +95,7 @@ def console_clocks(
         env = floor_fit([anchors[i] for i in sorted(kept)])
         produced = {i: env(a.x) for i, a in anchors.items()}
         fwd = drain(lines, produced, wire, high, latest_s=hi)
-        delays = {i: lines[i].t_ns / 1e9 - fwd.emitted[i] for i in fwd.samples}
+        delays = {i: lines[i].t_ns / 1e9 - fwd.emitted[i] for i in fwd.samples - backlog}
         new = keep_latencies(delays)
         if len(new) < MIN_STAMPED:
             break

@@ -33,7 +33,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from rig.analysis.lines import Line
+from rig.analysis.lines import Line, kernel_backlog
 from rig.analysis.pacing import MAX_LATENCY_S, Pacing
 from rig.analysis.readlate import ReadLate
 
@@ -361,14 +361,16 @@ def fit_lines(
     reads = reads or ReadLate()
     wire = wire_time(pacing, char_s)
     garbled = garbled_stamps(lines)
+    # Produced when stamped, but held until the console registered: no latency samples.
+    backlog = kernel_backlog(lines) - exact.keys()
     both = {**{i: p for i, p in produced.items() if i not in garbled}, **exact}
     host: HostMap | None = None
     for _ in range(2):  # the second pass restarts the drain after held lines
         hi = latest(lines, host.low_s, wire) if host else None
         fwd = drain(lines, both, wire, host.high_s if host else None, latest_s=hi)
-        pairs = _pairs(lines, fwd, exact, reads.lines.keys())
+        pairs = _pairs(lines, fwd, exact, reads.lines.keys() | backlog)
         if len(pairs) < MIN_ON_TIME:  # better a band late reads widened than none
-            pairs = _pairs(lines, fwd, exact, set())
+            pairs = _pairs(lines, fwd, exact, backlog)
         host = fit_host(pairs, char_s) or host
         if host is None:
             return None

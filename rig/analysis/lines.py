@@ -100,3 +100,25 @@ def stand_in_reads(lines: Sequence[Line]) -> list[Chunk]:
         out.append(Chunk(ln.t_ns, b"\0" * (ln.offset + 1 - done)))
         done = ln.offset + 1
     return out
+
+
+#: The kernel's message once its console is registered ("printk: " since 5.10); a boot
+#: console's ("bootconsole [...]") is not it.
+_CONSOLE_ENABLED = re.compile(r"^(?:printk: )?console \[[^\]]+\] enabled\s*$")
+_BOOTCONSOLE = re.compile(r"^(?:printk: )?bootconsole \[[^\]]+\] enabled")
+
+
+def kernel_backlog(lines: Sequence[Line]) -> frozenset[int]:
+    """The lines the kernel logged before its console was registered: held in its log
+    buffer and sent at once when it was (`console [...] enabled` follows them), so
+    their printk stamps are when they were logged, not when they could leave. Empty when
+    a boot console (`earlycon`) printed them as they came."""
+    for ln in lines:
+        if _BOOTCONSOLE.match(ln.body):
+            return frozenset()
+        if ln.printk_ts is not None and _CONSOLE_ENABLED.match(ln.body):
+            reg = ln.printk_ts
+            return frozenset(
+                x.index for x in lines[: ln.index] if x.printk_ts is not None and x.printk_ts <= reg
+            )
+    return frozenset()
