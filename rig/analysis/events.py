@@ -304,14 +304,14 @@ def tag_events(name: str, line: Line, tb: Timebase) -> list[Event]:
 
 
 #: A tag follows its GPIO write by the hook's print path, which a run without that GPIO
-#: edge does not see. Our kernel and U-Boot hooks print right after the write: 20-70 us
+#: edge does not see. Our kernel and U-Boot hooks print right after the write: 20-220 us
 #: under QEMU's TCG, the slowest target we have (bench/tag_delay.py); the default bound
-#: leaves room for slower boards. The userspace hook returns from the GPIO ioctl, opens
-#: /dev/kmsg and writes, and may be preempted in between: 1.4-2.1 ms of work under TCG,
-#: plus whatever waits for a CPU in between. Under TCG the guest's clock is the host's,
-#: so a busy host lengthens the path by its scheduling: up to 19 ms on Debian's stock
-#: kernel with the host's two cores shared by about seven runnable threads (docs/
-#: analysis.md, "The userspace tag's print path"). 25 ms bounds that with margin.
+#: leaves room for slower boards. The userspace hook returns from the GPIO ioctl, closes
+#: the chip, opens /dev/kmsg and writes: 1.8-3.4 ms on the hooked kernel, 5-11 ms on
+#: Debian's stock kernel (closing and opening wait there), on an idle host. Under TCG the
+#: guest's clock is the host's, so a busy host adds the time the vCPU waits for a core:
+#: up to 19 ms (docs/analysis.md, "The userspace tag's print path"). The bound is the
+#: largest path measured plus one standard deviation, rounded up.
 HOOK_BOUND_S = {"ui_ready": 25e-3}
 #: Tags stamped after their edge by a path that varies from boot to boot (userspace:
 #: the GPIO ioctl, then a write to /dev/kmsg), not a fixed print delay a fit absorbs.
