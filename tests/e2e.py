@@ -68,6 +68,20 @@ def rig_run_json(config: Path, timeout: float = 120) -> dict[str, Any]:
     return json.loads(proc.stdout)  # type: ignore[no-any-return]
 
 
+def rig_analyze_json(folder: Path, timeout: float = 300) -> tuple[int, dict[str, Any]]:
+    """`rig analyze FOLDER --json`, the real command in a child process: its exit code
+    and the report (or the error object when it gave none)."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "rig", "analyze", str(folder), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert proc.stdout, proc.stderr[-2000:]
+    out = json.loads(proc.stdout)
+    return proc.returncode, out.get("report", out)
+
+
 def interrupt_when(
     proc: subprocess.Popen[bytes], ready: Callable[[], bool], settle_s: float, timeout: float = 60
 ) -> tuple[bytes, bytes]:

@@ -16,8 +16,6 @@ import dataclasses
 import json
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +27,7 @@ from rig.artifacts.srzip import read_info
 from rig.instruments.qemu.reference import reference_edges
 from rig.model import Run
 from rig.outcomes import HANG_PREFIX, Outcome
+from tests.e2e import rig_analyze_json
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data" / "real"
@@ -42,15 +41,7 @@ CAPTURED = ("capture-1",)
 
 def analyze(folder: Path) -> tuple[int, dict[str, Any]]:
     """`rig analyze FOLDER --json`, the real command: its exit code and report."""
-    p = subprocess.run(
-        [sys.executable, "-m", "rig", "analyze", str(folder), "--json"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert p.stdout, p.stderr[-2000:]
-    out = json.loads(p.stdout)
-    return p.returncode, out.get("report", out)
+    return rig_analyze_json(folder)
 
 
 def full_report(boot: Path, tmp: Path) -> dict[str, Any]:

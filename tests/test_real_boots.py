@@ -7,8 +7,6 @@ from __future__ import annotations
 import base64
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +14,7 @@ import pytest
 from rig.analysis.lines import split_lines
 from rig.instruments.qemu.reference import reference_edges
 from rig.model import Chunk
+from tests.e2e import rig_analyze_json
 
 DATA = Path(__file__).parent / "data" / "real"
 RECORDED = sorted(p for p in DATA.glob("*/") if (p / "reference.json").exists())
@@ -42,15 +41,7 @@ HOST_TARGET_S = 20e-3
 def analyze(src: Path, tmp: Path) -> dict:
     folder = tmp / src.name
     shutil.copytree(src, folder)
-    p = subprocess.run(
-        [sys.executable, "-m", "rig", "analyze", str(folder), "--json"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert p.stdout, p.stderr[-2000:]
-    out = json.loads(p.stdout)
-    return out.get("report", out)
+    return rig_analyze_json(folder)[1]
 
 
 def test_there_are_recorded_boots_of_both_kinds() -> None:
