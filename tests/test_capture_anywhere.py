@@ -16,7 +16,7 @@ from rig.artifacts.srzip import write_sr
 from rig.model import Report
 from rig.sinks.influx.points import ReportError, report_points
 
-DUMPS = Path(__file__).resolve().parents[2] / "shared" / "data" / "sigrok-dumps" / "uart"
+DUMPS = Path(__file__).resolve().parent / "data" / "sigrok-dumps" / "uart"
 HELLO = DUMPS / "hello_world" / "8n1" / "hello_world_8n1_115200.sr"
 RIG = [sys.executable, "-m", "rig"]
 
@@ -37,7 +37,7 @@ def _analyze(folder: Path, *args: str) -> tuple[int, dict, str]:
 
 @pytest.mark.parametrize("engine", ["fast", "sigrok"])
 def test_real_capture_with_its_own_channel_names(tmp_path: Path, engine: str) -> None:
-    assert HELLO.exists(), "shared/data/sigrok-dumps is beside the repository"
+    assert HELLO.exists(), "tests/data/sigrok-dumps holds the public sigrok-dumps captures"
     shutil.copy(HELLO, tmp_path / "capture.sr")
     _, report, text = _analyze(tmp_path, "--map", "TX=uart_tx", "--engine", engine, "--json")
     assert report["time_base"]["t0"] == "first sample of the capture (it has no power channel)"

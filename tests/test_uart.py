@@ -1,6 +1,6 @@
 """The UART tap against sigrok's own `uart` decoder, on every shared real capture.
 
-sigrok-dumps (../shared/data/sigrok-dumps, or $SIGROK_DUMPS): the 8N1 "Hello World!"
+sigrok-dumps (tests/data/sigrok-dumps, or $SIGROK_DUMPS): the 8N1 "Hello World!"
 captures at 1200..921600 baud and the TrekStor eBook reader's bootloader console
 (channel `TX`, 115200 baud, a burst of noise before the console starts).
 """
@@ -19,7 +19,7 @@ from rig.artifacts.uart import UartBytes, UartError, decode_uart
 from rig.artifacts.uartbin import read_uart_bin, write_uart_bin
 
 DUMPS = Path(
-    os.environ.get("SIGROK_DUMPS", Path(__file__).resolve().parents[2] / "shared/data/sigrok-dumps")
+    os.environ.get("SIGROK_DUMPS", Path(__file__).resolve().parent / "data" / "sigrok-dumps")
 )
 UART = DUMPS / "uart"
 HELLO = sorted((UART / "hello_world" / "8n1").glob("*.sr"))
