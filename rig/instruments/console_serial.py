@@ -66,6 +66,7 @@ class SerialConsole:
         self._reading = False
         self._thread: threading.Thread | None = None
         self._out: IO[str] | None = None
+        self._start_reader()
 
     def _open(self, port: str) -> serial.SerialBase:
         # Any pyserial URL: a device path (locked against a second rig), or socket:// and
@@ -78,6 +79,19 @@ class SerialConsole:
         self._ser.close()
         self._ser = self._open(port)
         self.port = port
+        self._start_reader()
+
+    def _start_reader(self) -> None:
+        """The port's reader, started with the port: a process takes tens of ms to
+        start, which must not fall between arming the analyzer and power-on."""
+        fd = wait_fd(self._ser)
+        try:
+            self._reader = (
+                ProcReader(fd, self.port) if fd is not None else ThreadReader(self._ser, self.port)
+            )
+        except BaseException:
+            self._ser.close()
+            raise
 
     @as_step("console open")
     def start(self, jsonl: Path, on_chunk: Callable[[Chunk], None] | None = None) -> None:
@@ -89,11 +103,9 @@ class SerialConsole:
         self.reader_check = None
         self._out = jsonl.open("w", encoding="ascii")
         self._jsonl = jsonl
-        if self._reader is None:
-            fd = wait_fd(self._ser)
-            self._reader = (
-                ProcReader(fd, self.port) if fd is not None else ThreadReader(self._ser, self.port)
-            )
+        if self._reader is None:  # closed since: start it again
+            self._start_reader()
+        assert self._reader is not None
         reads: queue.SimpleQueue[Chunk | None] = queue.SimpleQueue()
         self._thread = threading.Thread(
             target=self._loop, args=(reads, on_chunk), name="console-record", daemon=True
