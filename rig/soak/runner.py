@@ -80,6 +80,17 @@ class SoakState:
             self.consecutive_rig_errors = 0
 
 
+def unreported(folder: Path, records: list[CycleRecord]) -> list[tuple[Path, str]]:
+    """The journaled rig errors whose folder has run.json but no report.json, with why."""
+    out = []
+    for rec in records:
+        run = folder / rec.run_id
+        no_report = (run / rundir.RUN).is_file() and not (run / rundir.REPORT).exists()
+        if rec.outcome == Outcome.RIG_ERROR and no_report:
+            out.append((run, rec.detail or "not analyzed"))
+    return out
+
+
 def session_config(cfg: RigConfig, session: int) -> RigConfig:
     """A resumed soak boots the simulated board from a fresh seed: a restarted simulator
     counts boots from 0 again, and repeating the first session's boots is no sample."""
@@ -112,8 +123,9 @@ class SoakRunner:
         self.spool_root = spool_root  # the results folder: the spool `rig run` uses too
         self._pending: tuple[int, Path, int] | None = None
         self._session = session  # given: the caller owns it (and closes it)
-        # Cycles journaled as rig errors whose report a full disk had no room for.
-        self._unreported: list[tuple[Path, str]] = []
+        # Cycles journaled as rig errors whose report a full disk had no room for, also
+        # in an earlier session that ended before it had (a resume): the disk says which.
+        self._unreported: list[tuple[Path, str]] = unreported(cfg.results_dir, state.records)
 
     def journal_cycle(
         self,
