@@ -145,7 +145,10 @@ def test_the_cost_is_the_hold_in_samples(early: list[Path], tmp_path: Path) -> N
     assert boot["off_before_s"] > own + 0.001  # this cycle's interval would be too short
     bounce = -min(boot["bounce_s"], default=0.0)
     assert cb.off_time_s is not None
-    assert cb.off_time_s + bounce + 0.001 >= boot["off_before_s"] >= cb.off_time_s - 0.001
+    assert cb.off_time_s + bounce + 0.001 >= boot["off_before_s"]  # an upper bound
+    # and a close one: the stamps precede the commands, which the simulated relay acts
+    # on when the host lets it (on a loaded host, tens of ms later)
+    assert boot["off_before_s"] >= cb.off_time_s - 0.05
     assert "rail_off_since_ns" not in json.loads((late[0] / "run.json").read_text())
 
 
