@@ -19,7 +19,6 @@ BOARDS = Path(__file__).resolve().parents[1] / "config" / "boards"
 FAST = (BOARDS / "fast.toml").read_text()
 BAUD = 115200
 BYTE_S = 10 / BAUD
-SLACK_S = 0.004  # host scheduling (writer thread, reader wake-up) on a busy 2-core box
 ON = bytes((0xA0, 1, 1, 0xA2))
 
 
@@ -118,10 +117,15 @@ def test_chunks_are_never_early_and_at_most_a_buffer(burst: tuple[Timeline, list
 
 def test_first_byte_latency(burst: tuple[Timeline, list, dict]) -> None:
     tl, reads, boot = burst
-    t_first = (reads[0][0] - boot["power_edge_ns"]) / 1e9
-    latency = t_first - tl.byte_t[0]
-    assert BYTE_S <= latency <= BYTE_S + 0.001 + SLACK_S
-    assert boot["lines"][0]["t_s"] == pytest.approx(tl.byte_t[0])
+    first = boot["lines"][0]
+    assert first["t_s"] == pytest.approx(tl.byte_t[0])
+    # The adapter model's promise: the first byte is due one character time after it
+    # left the board, plus at most the 1 ms latency timer...
+    due = (first["due_ns"] - boot["power_edge_ns"]) / 1e9 - tl.byte_t[0]
+    assert BYTE_S - 1e-6 <= due <= BYTE_S + 0.001 + 1e-6
+    # ...and the host did the rest in order: written no sooner than due, read after that
+    # (how much later is the host's doing, recorded, not a property of the model).
+    assert first["due_ns"] <= first["written_ns"] <= reads[0][0]
 
 
 def test_nobody_reading_drops_bytes_without_blocking(tmp_path: Path) -> None:
