@@ -144,11 +144,13 @@ def test_nobody_reading_drops_bytes_without_blocking(tmp_path: Path) -> None:
     with SimProcess(path, seed=1) as sim, serial.Serial(sim.relay, 9600, timeout=1) as relay:
         relay.write(ON)
         relay.flush()
-        deadline = time.monotonic() + 3.0
+        deadline = time.monotonic() + 30.0
         while time.monotonic() < deadline:
             t = time.monotonic()
             st = sim.control({"cmd": "status"})
-            assert time.monotonic() - t < 0.2  # the simulator stays responsive
+            # Responsive: a simulator blocked on the full pty would answer only once
+            # somebody read it, never; 2 s leaves a loaded host its scheduling.
+            assert time.monotonic() - t < 2.0
             if st["console_sent"] + st["console_dropped"] == total:
                 break
             time.sleep(0.02)
