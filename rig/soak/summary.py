@@ -73,8 +73,18 @@ def status(records: list[Record]) -> str:
     return last_end.reason
 
 
-def _stage_values(ok: list[CycleRecord], name: str) -> list[float]:
-    return [v for r in ok if (v := r.stages.get(name)) is not None]
+def counted(cycles: list[CycleRecord], include_warm: bool = False) -> list[CycleRecord]:
+    """The boots the statistics count: `ok`, and a true cold boot unless `include_warm`."""
+    ok = [r for r in cycles if r.outcome == Outcome.OK]
+    return [r for r in ok if include_warm or r.cold_boot is not False]
+
+
+def samples(boots: list[CycleRecord], name: str) -> list[float]:
+    """A stage's durations over `boots` (or their power-to-UI, `name` = power_to_ui):
+    the numbers the statistics, the histograms and the budgets are all made of."""
+    if name == POWER_TO_UI:
+        return [r.power_to_ui_s for r in boots if r.power_to_ui_s is not None]
+    return [v for r in boots if (v := r.stages.get(name)) is not None]
 
 
 def _dist(values: list[float]) -> Distribution:
@@ -93,12 +103,11 @@ def summarize(
     assert isinstance(header, HeaderRecord)  # rig.soak.journal reads no other first line
     cycles = cycle_records(records)
     all_ok = [r for r in cycles if r.outcome == Outcome.OK]
-    ok = [r for r in all_ok if include_warm or r.cold_boot is not False]
+    ok = counted(cycles, include_warm)
     stage_names = list(header.stages or [])
     for r in cycles:  # stages the config did not name (an older journal) still count
         stage_names += [n for n in r.stages if n not in stage_names]
-    values = {name: _stage_values(ok, name) for name in stage_names}
-    values[POWER_TO_UI] = [r.power_to_ui_s for r in ok if r.power_to_ui_s]
+    values = {name: samples(ok, name) for name in [*stage_names, POWER_TO_UI]}
     stages = [StageDistribution(name=name, **vars(_dist(values[name]))) for name in stage_names]
     overheads = [r.overhead_s for r in cycles if isinstance(r.overhead_s, float)]
     rates = failure_rates(r.outcome for r in cycles)
