@@ -5,6 +5,7 @@ once the device streams, a full cycle with config/examples/sigrok-demo.toml."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +14,7 @@ import numpy as np
 import pytest
 
 from rig.artifacts.srzip import convert_binary, read_sr
+from rig.errors import ConfigError
 from rig.instruments.analyzer_sigrok import SigrokAnalyzer
 from rig.instruments.protocols import InstrumentError
 from rig.instruments.sigrok_probe import parse_show, probe
@@ -49,13 +51,84 @@ def test_channel_names_and_bytes_per_sample_come_from_the_device() -> None:
 
 def test_config_errors_found_by_asking_the_device() -> None:
     with pytest.raises(
-        InstrumentError, match=r"has no such logic channel \(it has D0, D1, D2, D3\)"
+        ConfigError,
+        match=r"analyzer.channels.power = 'D4': demo has no such logic channel "
+        r"\(it has D0, D1, D2, D3\); demo takes its channel count in the device string: "
+        r'device = "demo:logic_channels=5"',
     ):
         SigrokAnalyzer("demo:logic_channels=4", 1_000_000, {"power": "D4"})
-    with pytest.raises(InstrumentError, match="cannot sample at 5000000000 Hz"):
+    # A scan option given as a device option: sigrok-cli would refuse it at the capture.
+    with pytest.raises(
+        ConfigError,
+        match=r"analyzer.options.logic_channels = 16: logic_channels is a scan option of "
+        r'demo, not a device option: put scan options in the device string: device = "demo:'
+        r'logic_channels=16"',
+    ):
+        SigrokAnalyzer("demo", 1_000_000, {"power": "D0"}, options={"logic_channels": "16"})
+    with pytest.raises(
+        ConfigError, match=r"analyzer\.samplerate = 5000000000: demo cannot sample at 5000000000 Hz"
+    ):
         SigrokAnalyzer("demo", 5_000_000_000, {"power": "D0"})
     with pytest.raises(InstrumentError, match=r"no device found|nosuchdriver"):
         SigrokAnalyzer("nosuchdriver", 1_000_000, {"power": "D0"})
+
+
+def test_an_option_sigrok_cli_refuses_names_the_key(tmp_path: Path) -> None:
+    a = SigrokAnalyzer("demo", 100_000, {"power": "D0"}, options={"no_such_option": "1"})
+    try:
+        with pytest.raises(
+            InstrumentError,
+            match=r"Unknown device option 'no_such_option'.*analyzer.options.no_such_option is "
+            r"passed as sigrok-cli --config no_such_option=1.*scan options \(logic_channels, "
+            r"analog_channels, limit_frames\) go in the device string",
+        ):
+            a.arm(tmp_path / "a.bin")
+    finally:
+        a.close()
+
+
+def _demo_config(tmp_path: Path, device: str, extra: str, channels: str) -> Path:
+    """config/examples/sigrok-demo.toml writing into tmp_path, with another device,
+    more [analyzer] keys and another channel map."""
+    text = (REPO / "config" / "examples" / "sigrok-demo.toml").read_text()
+    text = text.replace('results_dir = "../../results"', f'results_dir = "{tmp_path / "results"}"')
+    text = text.replace(
+        'profile = "../boards/fast.toml"', f'profile = "{REPO / "config/boards/fast.toml"}"'
+    )
+    text = text.replace('device = "demo:logic_channels=16"', f"device = {json.dumps(device)}")
+    text = text.replace('bootm = "D9"\nuart_tx = "D15"\n', channels)
+    text = text.replace("[analyzer.channels]", f"{extra}\n[analyzer.channels]")
+    cfg = tmp_path / "demo.toml"
+    cfg.write_text(text)
+    return cfg
+
+
+@pytest.mark.parametrize(
+    ("device", "extra", "channels", "message"),
+    [
+        # The 8-channel demo device against a map that wants D9 and D15.
+        ("demo", "", 'bootm = "D9"\nuart_tx = "D15"\n',
+         r"key 'analyzer.channels.bootm' = 'D9': demo has no such logic channel \(it has D0, "
+         r'D1, D2, D3, D4, D5, D6, D7\); demo takes .* device = "demo:logic_channels=16"'),
+        # The channel count given where sigrok-cli --config options go.
+        ("demo", "[analyzer.options]\nlogic_channels = 16\n", 'bootm = "D1"\n',
+         r"key 'analyzer.options.logic_channels' = 16: logic_channels is a scan option of "
+         r'demo.* device = "demo:logic_channels=16"'),
+    ],
+    ids=["channel-the-device-lacks", "scan-option-as-device-option"],
+)  # fmt: skip
+def test_what_the_device_lacks_is_a_config_error(
+    tmp_path: Path, device: str, extra: str, channels: str, message: str
+) -> None:
+    cfg = _demo_config(tmp_path, device, extra, channels)
+    p = subprocess.run(
+        [sys.executable, "-m", "rig", "run", "--config", str(cfg)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert p.returncode == 2, p.stderr
+    assert re.search(rf"^error: {re.escape(str(cfg))}: {message}", p.stderr, re.M), p.stderr
 
 
 def test_two_byte_samples_are_repacked_bit_for_bit(tmp_path: Path) -> None:

@@ -10,13 +10,16 @@ Power goes on only once the device really streams.
 
 from __future__ import annotations
 
+import json
 import math
+import re
 import subprocess
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rig.errors import ConfigError
 from rig.instruments.children import die_with_parent
 from rig.instruments.protocols import AnalyzerProtocol, CaptureResult, InstrumentError, RawLayout
 from rig.instruments.registry import ANALYZER, BenchContext
@@ -68,6 +71,7 @@ class SigrokAnalyzer(AnalyzerProtocol):
             options=s.options,
             trigger=s.trigger,
             start_timeout_s=s.start_timeout_s,
+            config=bench.cfg.path,
         )
         bench.stack.callback(analyzer.close)
         return analyzer
@@ -83,6 +87,7 @@ class SigrokAnalyzer(AnalyzerProtocol):
         start_timeout_s: float = 10.0,
         sigrok_cli: str = "sigrok-cli",
         info: SigrokDevice | None = None,
+        config: Path | None = None,
     ) -> None:
         if not device:
             raise InstrumentError("sigrok analyzer: no device (analyzer.device, e.g. 'fx2lafw')")
@@ -92,15 +97,26 @@ class SigrokAnalyzer(AnalyzerProtocol):
         self.trigger = trigger
         self.start_timeout_s = start_timeout_s
         self.sigrok_cli = sigrok_cli
+        self.config = config
         self.info = info or probe(device, sigrok_cli)
-        self.info.check_rate(samplerate)
+        if why := self.info.rate_problem(samplerate):
+            raise self._config_error("analyzer.samplerate", f"{samplerate}: {why}")
+        self._check_options()
         logic = self.info.logic_channels
         missing = {k: v for k, v in channels.items() if v not in logic}
         if missing:
             name, dev = next(iter(missing.items()))
-            raise InstrumentError(
-                f"sigrok analyzer: analyzer.channels.{name} = {dev!r}: {self.info.driver} has no "
-                f"such logic channel (it has {', '.join(logic)})"
+            hint = ""
+            if "logic_channels" in self.info.scan_options:
+                wanted = _count(channels.values())
+                hint = (
+                    f"; {self.info.driver} takes its channel count in the device string: "
+                    f"device = {_with_scan_option(device, 'logic_channels', wanted)}"
+                )
+            raise self._config_error(
+                f"analyzer.channels.{name}",
+                f"{dev!r}: {self.info.driver} has no such logic channel "
+                f"(it has {', '.join(logic)}){hint}",
             )
         names = tuple(channels)
         bits = tuple(logic.index(channels[n]) for n in names)
@@ -108,6 +124,24 @@ class SigrokAnalyzer(AnalyzerProtocol):
         self._proc: subprocess.Popen[bytes] | None = None
         self._raw: Path | None = None
         self._armed_ns = 0
+
+    def _config_error(self, key: str, what: str) -> ConfigError:
+        """What the device said no to is the config's mistake: exit 2, naming the file
+        (`config`, when built from one) and the key."""
+        where = f"{self.config}: key '{key}'" if self.config else f"sigrok analyzer: {key}"
+        return ConfigError(f"{where} = {what}")
+
+    def _check_options(self) -> None:
+        """A scan option given as a device option: sigrok-cli would refuse it at the
+        first capture ("not applicable"), after the rig had started switching."""
+        for key, value in self.options.items():
+            if key in self.info.scan_options and key not in self.info.options:
+                raise self._config_error(
+                    f"analyzer.options.{key}",
+                    f"{value}: {key} is a scan option of {self.info.driver}, not a device "
+                    "option: put scan options in the device string: "
+                    f"device = {_with_scan_option(self.device, key, value)}",
+                )
 
     def describe(self) -> dict[str, object]:
         """What run.json records of the device."""
@@ -149,7 +183,10 @@ class SigrokAnalyzer(AnalyzerProtocol):
             if self._proc.poll() is not None:
                 err = self._proc.stderr.read().decode(errors="replace") if self._proc.stderr else ""
                 self._proc = None
-                raise InstrumentError(f"sigrok analyzer: sigrok-cli exited at start: {err.strip()}")
+                raise InstrumentError(
+                    f"sigrok analyzer: sigrok-cli exited at start: {err.strip()}"
+                    + self._option_hint(err)
+                )
             if time.monotonic() > deadline:
                 self.close()
                 raise InstrumentError(
@@ -158,6 +195,22 @@ class SigrokAnalyzer(AnalyzerProtocol):
                 )
             time.sleep(0.005)
         return self._armed_ns
+
+    def _option_hint(self, err: str) -> str:
+        """Which `[analyzer.options]` key sigrok-cli refused, and where it may belong."""
+        scan = self.info.scan_options
+        for key, value in self.options.items():
+            if f"device option '{key}'" in err:
+                example = _with_scan_option(
+                    self.device, *((key, value) if key in scan else ("KEY", "VALUE"))
+                )
+                return (
+                    f" (analyzer.options.{key} is passed as sigrok-cli --config {key}={value}; "
+                    f"`sigrok-cli -d {self.device} --show` lists the device's options; scan "
+                    f"options ({', '.join(scan) or 'none here'}) go in the device string: "
+                    f"device = {example})"
+                )
+        return ""
 
     @as_step("analyzer stop")
     def stop(self) -> CaptureResult:
@@ -186,3 +239,17 @@ class SigrokAnalyzer(AnalyzerProtocol):
             self._proc.kill()
             self._proc.wait()
         self._proc = None
+
+
+def _with_scan_option(device: str, key: str, value: object) -> str:
+    """`device` with `key=value` among its scan options (replacing one it has), as TOML:
+    "demo:logic_channels=16"."""
+    driver, *scan = device.split(":")
+    kept = [o for o in scan if o.split("=", 1)[0] != key]
+    return json.dumps(":".join([driver, *kept, f"{key}={value}"]))
+
+
+def _count(names: Iterable[str]) -> int:
+    """Logic channels enough for every `D<n>` named (16 when the names say nothing)."""
+    numbers = [int(m.group(1)) for n in names if (m := re.fullmatch(r"D(\d+)", n))]
+    return max(numbers, default=15) + 1

@@ -1,7 +1,9 @@
 """What a sigrok device is, asked of sigrok-cli itself (`-d DEV --show`): its logic
 channel names in device order (the bit order of `-O binary`), the sample rates it
 offers and its trigger types. Any sigrok device works, whatever it names its channels
-(`D0`.., DSLogic's and Logic16's `0`..`15`)."""
+(`D0`.., DSLogic's and Logic16's `0`..`15`). Its scan options (`logic_channels` on the
+demo driver) are kept too: they belong in the device string, and a config that gives
+one as a device option (`[analyzer.options]`) is told so."""
 
 from __future__ import annotations
 
@@ -18,6 +20,8 @@ _RANGE = re.compile(r"^\s+samplerate \((.+?) - (.+?) in steps of (.+?)\)")
 _LIST_HEAD = re.compile(r"^\s+samplerate - supported samplerates:")
 _LIST_ITEM = re.compile(r"^\s{6,}([0-9.]+ ?[kMG]?Hz)")
 _TRIGGERS = re.compile(r"^\s+Supported triggers: (.*)$")
+_SCAN_HEAD = re.compile(r"^Scan options:\s*$")
+_OPTION = re.compile(r"^\s+([a-z][a-z0-9_]*)\b")
 
 
 @dataclass(frozen=True)
@@ -28,25 +32,31 @@ class SigrokDevice:
     rate_range: tuple[int, int, int] | None  # (min, max, step) when the device has one
     rates: tuple[int, ...]  # the discrete rates it lists otherwise
     triggers: str
+    scan_options: tuple[str, ...] = ()  # `-d DRIVER:KEY=VALUE`, e.g. logic_channels
+    options: tuple[str, ...] = ()  # what --show lists as settable (`--config KEY=VALUE`)
 
     @property
     def unitsize(self) -> int:
         """Bytes per sample of `-O binary` with every logic channel enabled."""
         return max(1, (len(self.logic_channels) + 7) // 8)
 
-    def check_rate(self, hz: int) -> None:
+    def rate_problem(self, hz: int) -> str | None:
+        """Why the device cannot sample at `hz`, or None when it can."""
         if self.rate_range is not None:
             lo, hi, step = self.rate_range
             if not lo <= hz <= hi or (hz - lo) % step:
-                raise InstrumentError(
-                    f"sigrok analyzer: {self.driver} cannot sample at {hz} Hz "
+                return (
+                    f"{self.driver} cannot sample at {hz} Hz "
                     f"(it offers {lo} to {hi} Hz in steps of {step} Hz)"
                 )
         elif self.rates and hz not in self.rates:
             offered = ", ".join(str(r) for r in self.rates)
-            raise InstrumentError(
-                f"sigrok analyzer: {self.driver} cannot sample at {hz} Hz (it offers {offered} Hz)"
-            )
+            return f"{self.driver} cannot sample at {hz} Hz (it offers {offered} Hz)"
+        return None
+
+    def check_rate(self, hz: int) -> None:
+        if why := self.rate_problem(hz):
+            raise InstrumentError(f"sigrok analyzer: {why}")
 
 
 def _rate(text: str) -> int:
@@ -66,7 +76,22 @@ def parse_show(text: str, device: str) -> SigrokDevice:
     rates: list[int] = []
     triggers = ""
     in_list = False
+    scan: list[str] = []
+    options: list[str] = []
+    section = ""  # "scan" before the head line, "config" after it
     for line in lines:
+        if _SCAN_HEAD.match(line):
+            section = "scan"
+            continue
+        if line is head.string:
+            section = "config"
+        elif section == "scan":
+            if m := _OPTION.match(line):
+                scan.append(m.group(1))
+            else:
+                section = ""
+        elif section == "config" and (m := _OPTION.match(line)):
+            options.append(m.group(1))
         if m := _LOGIC.match(line):
             logic = tuple(m.group(1).split())
         elif m := _RANGE.match(line):
@@ -84,7 +109,16 @@ def parse_show(text: str, device: str) -> SigrokDevice:
     if not logic:
         # No channel groups printed: every channel of the head line that is not analog.
         logic = tuple(c for c in head.group(3).split() if not c.startswith("A"))
-    return SigrokDevice(head.group(1), head.group(2), logic, rate_range, tuple(rates), triggers)
+    return SigrokDevice(
+        head.group(1),
+        head.group(2),
+        logic,
+        rate_range,
+        tuple(rates),
+        triggers,
+        tuple(scan),
+        tuple(options),
+    )
 
 
 def probe(device: str, sigrok_cli: str = "sigrok-cli", timeout_s: float = 30.0) -> SigrokDevice:
