@@ -16,6 +16,11 @@ CHANNELS = (POWER, *MARKERS, UART_TX)
 #: Old kernels call the kernel_init boundary init_post; both name the same point.
 MARKER_ALIASES = {"init_post": "kernel_init"}
 
+#: The run.json `timing.steps` title of the power-on command, every power driver's
+#: `on()` (rig.steps): a console-only run's t = 0 is its stamp, and the step's end bounds
+#: when the rail rose.
+POWER_ON_STEP = "power on"
+
 #: The console tag every firmware hook prints next to its GPIO toggle.
 TAG_RE = re.compile(rb"bootrig: marker ([A-Za-z0-9_]+)")
 

@@ -31,9 +31,9 @@ from rig.model import Chunk, MarkerScan
 from rig.model import report as model
 from rig.model.run import RunConsoleReader
 
-#: Console-only runs: t = 0 is the power-on command, and the time from the command to
-#: the rail rising (USB, relay coil, contacts) is not observed. Mechanical relays in
-#: USB modules switch within about 15 ms.
+#: Console-only runs: t = 0 is the stamp taken right before the power-on command, and the
+#: time from the command to the rail rising (USB, relay coil, contacts) is not observed.
+#: Mechanical relays in USB modules switch within about 15 ms of the command's end.
 RELAY_DELAY_BOUND_S = 15e-3
 
 
@@ -262,8 +262,30 @@ def _printk_event(name: str, line: Line, tb: Timebase, detail: dict[str, Any]) -
     )
 
 
-def marker_events(lines: list[Line], tb: Timebase) -> list[Event]:
-    """Every marker from every source we have (GPIO edge and its console tag)."""
+def command_power(command_s: float | None) -> Event:
+    """The power event of a console-only run. Its stamp precedes the switch, so the rail
+    rose after t = 0: while the power-on command ran (`command_s`, when it returned, from
+    run.json `timing.steps`; a PDU's CLI takes 0.2 s) or within a relay's delay after it.
+    That window is the uncertainty of everything timed from power-on. Without the
+    command's duration (a recorder that writes no steps) only the relay's is bounded."""
+    end = max(0.0, command_s) if command_s is not None else 0.0
+    u = end + RELAY_DELAY_BOUND_S
+    if command_s is None:
+        why = "the power-on command's duration is not recorded (no run.json timing.steps)"
+    else:
+        why = f"the power-on command returned {end * 1e3:.1f} ms after it"
+    detail = {
+        "t0": f"stamp right before the power-on command; {why}, and a relay switches "
+        f"within {RELAY_DELAY_BOUND_S * 1e3:g} ms of the command: the rail rose in rail_within_s",
+        "power_on_command_s": command_s,
+        "rail_within_s": [0.0, u],
+    }
+    return Event("power", 0.0, "host", u, detail, "command", 0.0, u)
+
+
+def marker_events(lines: list[Line], tb: Timebase, command_s: float | None = None) -> list[Event]:
+    """Every marker from every source we have (GPIO edge and its console tag).
+    `command_s`: when the power-on command returned, from its stamp (console-only runs)."""
     events: list[Event] = []
     if tb.power_sample is not None and tb.samplerate:
         u = 1 / tb.samplerate
@@ -273,9 +295,7 @@ def marker_events(lines: list[Line], tb: Timebase) -> list[Event]:
         for name, t in sorted(tb.gpio.items(), key=lambda kv: kv[1]):
             events.append(Event(name, t, "gpio", u, {}, "analyzer", u, 0.0))
     elif tb.reference == "host":
-        u = RELAY_DELAY_BOUND_S
-        detail = {"t0": "power-on command; the relay's own delay is not observed"}
-        events.append(Event("power", 0.0, "host", u, detail, "command", 0.0, u))
+        events.append(command_power(command_s))
     for name, line in first_tags(lines).items():
         events += tag_events(name, line, tb)
     return events

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rig import __version__
+from rig import __version__, names
 from rig.analysis import validity
 from rig.analysis.coldboot import assess
 from rig.analysis.console import analyze_console
@@ -85,7 +85,7 @@ def build_report(
     lines = split_lines(chunks)
     power_on_ns = run.power_on_ns
     tb = build_timebase(scan, lines, power_on_ns, baud, uart, chunks, run.console_reader)
-    events = marker_events(lines, tb)
+    events = marker_events(lines, tb, _command_s(run))
     console = analyze_console(lines, tb, baud, analysis, chunks, uart)
     stages = build_stages(specs, events, lines, tb)
     # What stood in for a missing hook (a landmark, a configured pattern) is an event too.
@@ -123,7 +123,8 @@ def build_report(
     else:
         time_base = TimeBase(
             reference="host",
-            t0="power-on command (host CLOCK_MONOTONIC), no analyzer capture",
+            t0="stamp right before the power-on command (host CLOCK_MONOTONIC), no analyzer "
+            "capture; the rail rose after it, within the power event's rail_within_s",
             power_on_ns=run.power_on_ns,
         )
     clocks: dict[str, Any] = {"host": tb.host.as_dict()}
@@ -187,6 +188,18 @@ def build_report(
         run, scan, tb.power_sample, power, boot.power_hold, opts.min_off_s, opts.rail_off_v
     )
     return report
+
+
+def _command_s(run: Run) -> float | None:
+    """When the power-on command returned, from its stamp (run.json `timing.steps`;
+    None when the recorder wrote none)."""
+    steps = run.timing.steps if run.timing else None
+    ons = [s for s in steps or () if s.title == names.POWER_ON_STEP and s.duration_s is not None]
+    if not ons:
+        return None
+    on = min(ons, key=lambda s: abs(s.start_s))  # the one power_on_ns stamps
+    assert on.duration_s is not None
+    return on.start_s + on.duration_s
 
 
 def _capture(scan: MarkerScan | None) -> CaptureSummary | None:
