@@ -118,3 +118,7 @@ class SoakDisplay:
         if self.enabled:
             self.live.update(self._render(), refresh=True)
             self.live.stop()
+            # Rich ends the last frame's line only on a terminal; in a file or a pipe
+            # (a nightly job's log) what came next, an error say, was glued to it.
+            if not self.live.console.is_terminal:
+                self.live.console.line()
