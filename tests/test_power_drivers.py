@@ -4,7 +4,10 @@ shell, timeouts). Each runs a whole measured boot of the simulated board."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -85,6 +88,28 @@ def test_command_driver_failures_name_the_command() -> None:
         CommandPower(("sh", "-c", "echo pdu says no >&2; exit 3"), ("true",)).on()
     with pytest.raises(InstrumentError, match=r"did not finish within 0.2 s"):
         CommandPower(("sleep", "5"), ("true",), timeout_s=0.2).on()
+
+
+def test_a_command_that_leaves_a_child_running_returns_when_it_exits(tmp_path: Path) -> None:
+    """A power script that starts a daemon (`sleep 30 &` stands in for it): the child
+    inherits the command's stdout and stderr, so waiting for them to close would wait
+    for the child, and the rig would report a timeout for a command that had worked."""
+    pids = tmp_path / "pids"
+    start = f"sleep 30 & echo $! >> {pids}; "
+    power = CommandPower(
+        ("sh", "-c", start + "echo relay on"),
+        ("sh", "-c", start + "echo relay says no >&2; exit 3"),
+        timeout_s=5,
+    )
+    try:
+        power.on()
+        with pytest.raises(InstrumentError, match=r"failed \(3\): relay says no$"):
+            power.off()
+    finally:
+        for pid in pids.read_text().split() if pids.exists() else ():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(pid), signal.SIGKILL)
+    assert len(pids.read_text().split()) == 2
 
 
 def test_command_argv_must_be_a_list(tmp_path: Path) -> None:

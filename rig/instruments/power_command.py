@@ -9,10 +9,13 @@ uncertainty of "power on", with one the power edge on the capture is t = 0 anywa
 
 from __future__ import annotations
 
+import os
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from rig.instruments.protocols import InstrumentError, PowerProtocol
 from rig.instruments.registry import POWER, BenchContext
@@ -50,11 +53,26 @@ class CommandPower(PowerProtocol):
         self._on, self._off, self.timeout_s = on, off, timeout_s
 
     def _run(self, argv: tuple[str, ...]) -> int:
+        # Output goes to files, not pipes: a program that leaves a child running (a
+        # daemon, `... &`) hands it its stdout and stderr, and reading pipes to their end
+        # would wait for that child instead of the program (or, closed, kill it with
+        # SIGPIPE at its next write). What the program wrote is there once it exits.
+        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+            t, code = self._start(argv, out, err)
+            stdout, stderr = _tail(out), _tail(err)
+        if code != 0:
+            text = (stderr or stdout).decode(errors="replace").strip()[-500:]
+            raise InstrumentError(f"power command {list(argv)} failed ({code}): {text}")
+        return t
+
+    def _start(self, argv: tuple[str, ...], out: IO[bytes], err: IO[bytes]) -> tuple[int, int]:
+        """Run the program until it exits: (the stamp before it started, its status)."""
         t = time.monotonic_ns()
         try:
             p = subprocess.run(
                 argv,
-                capture_output=True,
+                stdout=out,
+                stderr=err,
                 timeout=self.timeout_s,
                 check=False,
                 stdin=subprocess.DEVNULL,
@@ -65,12 +83,10 @@ class CommandPower(PowerProtocol):
             raise InstrumentError(f"power command {list(argv)}: {e}") from None
         except subprocess.TimeoutExpired:
             raise InstrumentError(
-                f"power command {list(argv)} did not finish within {self.timeout_s:g} s"
+                f"power command {list(argv)} did not finish within {self.timeout_s:g} s "
+                "(power.timeout_s; it was killed)"
             ) from None
-        if p.returncode != 0:
-            out = (p.stderr or p.stdout).decode(errors="replace").strip()[-500:]
-            raise InstrumentError(f"power command {list(argv)} failed ({p.returncode}): {out}")
-        return t
+        return t, p.returncode
 
     @as_step("power on")
     def on(self) -> int:
@@ -82,3 +98,10 @@ class CommandPower(PowerProtocol):
 
     def describe(self) -> dict[str, object]:
         return {"on": list(self._on), "off": list(self._off)}
+
+
+def _tail(f: IO[bytes], limit: int = 4096) -> bytes:
+    """The last `limit` bytes written to `f` (a child left running may write on)."""
+    size = f.seek(0, os.SEEK_END)
+    f.seek(max(0, size - limit))
+    return f.read(limit)
