@@ -1,67 +1,70 @@
-"""The `rig` command. Each subcommand lives in its own module; this file only wires them."""
+"""The `rig` executable (`rig.cli:entry`, and `python -m rig`).
+
+Its top imports only the standard library's signal module: everything else, click and
+the commands included, loads inside `entry`, where a Ctrl-C is caught. The group and its
+lazily imported subcommands are in rig/commands/group.py.
+"""
 
 from __future__ import annotations
 
+import signal
 import sys
-
-import click
-
-from rig import __version__
-from rig.commands.analyze import analyze
-from rig.commands.common import fail
-from rig.commands.compare import compare
-from rig.commands.cost import cost
-from rig.commands.decoders import decoders
-from rig.commands.grafana import grafana
-from rig.commands.influx import influx
-from rig.commands.prune import prune
-from rig.commands.qemu import qemu
-from rig.commands.report import report
-from rig.commands.run import run
-from rig.commands.soak import soak
-from rig.commands.trend import trend
-from rig.errors import EXIT_OK, EXIT_SIGINT
-from rig.sim.cli import sim
+from typing import Any, NoReturn
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="rig")
-def main() -> None:
-    """bootrig: where do the milliseconds between power-on and a usable UI go?"""
+def __getattr__(name: str) -> Any:
+    # `rig.cli.main`, the click group, for what runs it in-process (click's CliRunner).
+    if name == "main":
+        from rig.commands.group import main
+
+        return main
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-main.add_command(run)
-main.add_command(analyze)
-main.add_command(sim)
-main.add_command(decoders)
-main.add_command(influx)
-main.add_command(report)
-main.add_command(grafana)
-main.add_command(soak)
-main.add_command(qemu)
-main.add_command(compare)
-main.add_command(prune)
-main.add_command(trend)
-main.add_command(cost)
-
-
-def entry() -> None:
+def entry() -> NoReturn:
     """The `rig` executable: click's main with the documented exit codes (docs/exit-codes.md)
-    for what reaches the top: an interrupt (a second Ctrl-C while the rig was already
-    stopping) is 130, not click's 1, which means "the board failed" here; a usage error
-    is 2; a `RigError` its kind's code; anything else one line naming it and 3, never a
-    traceback (BOOTRIG_DEBUG=1 shows it)."""
+    for what reaches the top: an interrupt, even one while the commands are still being
+    imported, is 130 and `interrupted`, not click's 1, which means "the board failed" here;
+    a usage error is 2; a `RigError` its kind's code; anything else one line naming it and
+    3, never a traceback (BOOTRIG_DEBUG=1 shows it)."""
+    try:
+        code = _run()
+    except KeyboardInterrupt:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)  # see below
+        code = _interrupted(newline=True)
+    finally:
+        # What remains is Python's shutdown (atexit, waiting for threads), which would
+        # print a traceback for a KeyboardInterrupt: a Ctrl-C from here on ends the process
+        # as the kernel does, which a shell reports as 130 too.
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+    raise SystemExit(code)
+
+
+def _interrupted(newline: bool) -> int:
+    # The newline ends the terminal's "^C" line, as click's own Ctrl-C handling does.
+    sys.stderr.write(("\n" if newline else "") + "interrupted\n")
+    sys.stderr.flush()
+    return 130  # rig.errors.EXIT_SIGINT, 128 + SIGINT
+
+
+def _run() -> int:
+    import click
+
+    from rig.commands.group import main
+    from rig.errors import EXIT_OK
+
     try:
         code = main.main(standalone_mode=False)
-    except click.exceptions.Abort:
-        click.echo("interrupted", err=True)
-        raise SystemExit(EXIT_SIGINT) from None
+    except click.exceptions.Abort:  # click's Ctrl-C in a command: it wrote the newline
+        return _interrupted(newline=False)
     except click.ClickException as e:  # usage errors: bad input, exit 2
         e.show()
-        raise SystemExit(e.exit_code) from None
+        return e.exit_code
     except click.exceptions.Exit as e:
-        raise SystemExit(e.exit_code) from None
+        return e.exit_code
     except Exception as e:  # a command without --json, or before its options were read
+        from rig.commands.common import fail
+
         fail(e, as_json="--json" in sys.argv[1:])
     # Without standalone mode click returns an explicit exit's code (e.g. --help's 0).
-    raise SystemExit(code if isinstance(code, int) else EXIT_OK)
+    return code if isinstance(code, int) else EXIT_OK

@@ -1,0 +1,146 @@
+"""`rig` starts without the heavy imports, and a Ctrl-C while it starts prints no
+traceback (issue 22, item 5). Both through the real `rig` executable, whose imports
+Python itself lists (PYTHONPROFILEIMPORTTIME, the environment form of -X importtime)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import click
+import pytest
+
+from rig.commands.group import COMMANDS, main
+from tests.e2e import REPO
+
+RIG = Path(sys.executable).with_name("rig")
+# What only a command's work needs: none of it for `rig --help` or `rig --version`.
+HEAVY = ("numpy", "scipy", "plotly", "ruptures", "serial", "pyvisa", "rich.progress")
+IMPORT_LINE = "import time:"
+
+
+def module(line: str) -> str | None:
+    """The module a -X importtime line reports as imported, None for other lines."""
+    parts = line.split("|")
+    if not line.startswith(IMPORT_LINE) or len(parts) != 3 or parts[0].endswith("self [us] "):
+        return None
+    return parts[2].strip()
+
+
+def imported(*args: str) -> set[str]:
+    p = subprocess.run(
+        [str(RIG), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+        env={**os.environ, "PYTHONPROFILEIMPORTTIME": "1"},
+        check=False,
+    )
+    assert p.returncode == 0, p.stderr[-2000:]
+    return {m for m in map(module, p.stderr.splitlines()) if m}
+
+
+def among(modules: set[str], packages: tuple[str, ...]) -> list[str]:
+    return sorted(m for m in modules if any(m == p or m.startswith(p + ".") for p in packages))
+
+
+def test_help_and_version_import_no_command() -> None:
+    for args in (["--help"], ["--version"]):
+        modules = imported(*args)
+        assert "click" in modules  # the check sees the imports at all
+        assert among(modules, HEAVY) == [], args
+        assert among(modules, ("rig.commands", "rig.sim")) == ["rig.commands", "rig.commands.group"]
+
+
+def test_listing_is_each_commands_own_help() -> None:
+    """The group lists its commands from its table without importing them; the table's
+    text is each command's first help paragraph, as click itself would list it."""
+    ctx = click.Context(main)
+    for name, (_, text) in COMMANDS.items():
+        command = main.get_command(ctx, name)
+        assert command is not None and command.name == name
+        assert text == " ".join((command.help or "").split("\n\n")[0].split()), name
+    assert sorted(main.list_commands(ctx)) == sorted(COMMANDS)
+
+
+class Started:
+    """A `rig` process whose stderr is read as it comes: an event for the first import
+    line of each watched module (the line comes when that module's import ends)."""
+
+    def __init__(self, args: list[str], watch: tuple[str, ...]) -> None:
+        self.proc = subprocess.Popen(
+            [str(RIG), *args],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=REPO,
+            env={**os.environ, "PYTHONPROFILEIMPORTTIME": "1", "COLUMNS": "80"},
+        )
+        self.events = {name: threading.Event() for name in watch}
+        self.lines: list[str] = []
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.lines.append(line)
+            name = module(line)
+            for watched, event in self.events.items():
+                if name is not None and (name == watched or name.startswith(watched + ".")):
+                    event.set()
+
+    def finish(self) -> tuple[int, str]:
+        """Exit status and stderr without the import lines."""
+        try:
+            self.proc.wait(timeout=120)
+        finally:
+            self.proc.kill()
+            self.reader.join(timeout=10)
+        return self.proc.returncode, "".join(x for x in self.lines if not x.startswith(IMPORT_LINE))
+
+
+# When the Ctrl-C comes: the end of an import (the module's first import line), then
+# that many seconds later. The package rig.commands is the first import inside
+# rig.cli's entry(): before it are Python's own start (site) and the few lines of the
+# generated `rig` script, which no program can guard (docs/exit-codes.md).
+MOMENTS = [
+    ("rig.commands", 0.0),
+    ("rig.commands", 0.05),
+    ("rig.commands", 0.2),
+    ("rig.commands", 0.5),
+    ("click", 0.0),
+    ("numpy", 0.0),
+    ("scipy", 0.0),
+]
+
+
+@pytest.mark.parametrize(("after", "delay"), MOMENTS)
+def test_ctrl_c_while_starting_prints_no_traceback(
+    tmp_path: Path, after: str, delay: float
+) -> None:
+    """`rig compare` imports numpy and scipy before it finds that its folders are not
+    there (exit 2). A Ctrl-C at any moment of that is exit 130 and `interrupted`, or,
+    once the command has ended, its own exit; never a traceback."""
+    started = Started(
+        ["compare", str(tmp_path / "before"), "--", str(tmp_path / "after")],
+        watch=tuple({name for name, _ in MOMENTS}),
+    )
+    assert started.events[after].wait(timeout=120), "".join(started.lines)[-3000:]
+    time.sleep(delay)
+    started.proc.send_signal(signal.SIGINT)
+    code, stderr = started.finish()
+    assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr
+    if code == 130:
+        assert stderr.strip().splitlines() == ["interrupted"], stderr
+    else:
+        # It had ended: its own exit, or the kernel's end of a process that gets a Ctrl-C
+        # while Python shuts down (which a shell reports as 130 too).
+        assert code in (2, -signal.SIGINT), (code, stderr)
+        assert code == -signal.SIGINT or "no such folder" in stderr, stderr
