@@ -9,15 +9,27 @@ from __future__ import annotations
 
 import math
 import re
+from io import StringIO
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from rich.console import Console
 
+from rig.model.budgets import Budgets
+from rig.model.report import Report, Stage
 from rig.model.soak import CycleRecord, EndRecord, HeaderRecord
 from rig.model.summary import Distribution
+from rig.robot.boot import Boot
+from rig.robot.statistics import SoakStatistics
+from rig.soak.budgets import verdicts
 from rig.soak.html import histogram, render
 from rig.soak.journal import SCHEMA, Journal, read_records
+from rig.soak.points import soak_lines
+from rig.soak.progress import SoakDisplay
+from rig.soak.stats import describe, percentile
 from rig.soak.summary import summarize
 
 #: Seconds a stage measured on each boot; every case a real soak can journal.
@@ -44,7 +56,12 @@ NOT_FINITE: dict[str, list[float]] = {
 def _journaled_soak(tmp: Path, rootfs: list[float]) -> tuple[object, list[CycleRecord]]:
     folder = tmp / "soak"
     head = HeaderRecord(
-        schema=SCHEMA, soak_id="s", stages=["kernel", "rootfs_mount"], board="b", variant="v"
+        schema=SCHEMA,
+        soak_id="s",
+        stages=["kernel", "rootfs_mount"],
+        board="b",
+        variant="v",
+        started_utc="2026-01-01T00:00:00Z",
     )
     with Journal.create(folder, head) as j:
         for i, v in enumerate(rootfs or [None], 1):
@@ -120,3 +137,142 @@ def test_histogram_leaves_out_what_is_no_number_and_says_so(values: list[float])
 def test_histogram_of_absurd_but_finite_values_draws() -> None:
     svg = histogram("s", [-1e305, 1e305], Distribution(n=2))
     assert sum(_bars(svg)) == 2
+
+
+# -- the statistics themselves (rig.soak.stats: soak summary, Robot, budgets) ----------
+
+durations = st.floats(min_value=0.0, max_value=1e4, allow_nan=False, allow_infinity=False)
+
+
+@st.composite
+def boots(draw: st.DrawFn) -> list[float]:
+    """Durations as boots give them: spread, all equal, or equal but for rounding."""
+    base = draw(durations)
+    kind = draw(st.sampled_from(["spread", "equal", "rounding"]))
+    n = draw(st.integers(min_value=1, max_value=40))
+    if kind == "spread":
+        return draw(st.lists(durations, min_size=1, max_size=40))
+    if kind == "equal":
+        return [base] * n
+    ulps = draw(st.lists(st.integers(-3, 3), min_size=n, max_size=n))
+    return [float(np.nextafter(base, math.inf if u > 0 else 0.0)) if u else base for u in ulps]
+
+
+@settings(max_examples=300, deadline=None)
+@given(boots(), st.lists(st.sampled_from([math.nan, math.inf, -math.inf]), max_size=3))
+def test_describe_and_percentile_are_ordered_and_finite(
+    values: list[float], junk: list[float]
+) -> None:
+    d = describe(values + junk)  # what is no number is left out, as an unmeasured boot
+    assert d == describe(values) and d["n"] == len(values)
+    keys = ("min", "p50", "p95", "p99", "max")
+    got = [d[k] for k in keys]
+    assert all(math.isfinite(v) for v in [*got, d["mean"], d["stddev"]])
+    assert got == sorted(got) and d["min"] <= d["mean"] <= d["max"]
+    assert 0 <= d["stddev"] <= d["max"] - d["min"] + 1e-12 * d["max"]  # rounding: about 0
+    assert d["stddev"] == 0 or len(set(values)) > 1
+    for q in (0, 50, 95, 99, 100):
+        p = percentile(values + junk, q)
+        assert p is not None and d["min"] <= p <= d["max"]
+
+
+@pytest.mark.parametrize("values", [[], [math.nan], [math.inf, -math.inf]])
+def test_no_finite_value_is_no_statistic(values: list[float]) -> None:
+    assert describe(values) == {"n": 0} and percentile(values, 95) is None
+
+
+ALL = CASES | NOT_FINITE
+
+
+@pytest.mark.parametrize("values", ALL.values(), ids=ALL.keys())
+def test_percentile_budgets_judge_only_numbers(values: list[float]) -> None:
+    budgets = Budgets(Path("budgets.toml"), "b", None, percentiles={95.0: {"rootfs_mount": 0.1}})
+    check = verdicts(budgets, {"rootfs_mount": values}).checks[0]
+    finite = [v for v in values if math.isfinite(v)]
+    assert check.n == len(finite)
+    if finite:
+        assert check.value_s == pytest.approx(float(np.percentile(finite, 95)), abs=1e-15)
+        assert check.within == (check.value_s <= 0.1)
+    else:  # nothing measured is never within a budget
+        assert check.value_s is None and not check.within
+
+
+@pytest.mark.parametrize("values", ALL.values(), ids=ALL.keys())
+def test_the_live_display_shows_any_soak(values: list[float]) -> None:
+    records = [
+        CycleRecord(
+            cycle=i,
+            run_id=f"r{i}",
+            session=1,
+            outcome="ok",
+            power_to_ui_s=v,
+            stages={"rootfs_mount": v},
+        )
+        for i, v in enumerate(values, 1)
+    ]
+    shown = StringIO()
+    display = SoakDisplay(Console(file=shown, width=100), ["rootfs_mount"], 5, None, records)
+    with display:
+        pass
+    text = shown.getvalue()
+    finite = [v for v in values if math.isfinite(v)]
+    row = next(line for line in text.splitlines() if line.startswith("rootfs_mount"))
+    assert row.split()[1] == str(len(finite)) and "nan" not in text and "inf" not in text
+    assert text.endswith("\n")  # a log file gets whole lines
+    if finite:
+        assert float(row.split()[2]) == pytest.approx(np.percentile(finite, 50) * 1e3, abs=1e-3)
+
+
+@pytest.mark.parametrize("values", CASES.values(), ids=CASES.keys())
+def test_the_soak_point_encodes_any_journaled_soak(tmp_path: Path, values: list[float]) -> None:
+    summary, _ = _journaled_soak(tmp_path, values)
+    (line,) = soak_lines(summary)
+    p50 = re.search(r"rootfs_mount_p50_s=([^,\s]+)", line)
+    assert p50 is not None and float(p50.group(1)) == pytest.approx(np.median(values), abs=1e-12)
+
+
+class _Keywords(SoakStatistics):
+    """Robot's statistics keywords over boots measured in this process (whose reports,
+    unlike the files, the model never checked)."""
+
+    def __init__(self, values: list[float]) -> None:
+        self.boots = [
+            Boot(
+                Report(
+                    outcome="ok",
+                    run_id=f"r{i}",
+                    power_to_ui_s=v,
+                    stages=[Stage("rootfs_mount", duration_s=v)],
+                ),
+                Path(f"r{i}"),
+            )
+            for i, v in enumerate(values, 1)
+        ]
+
+    def _budget(self, what: str, q: float | None = None) -> float:
+        return 0.1
+
+    def _known_stage(self, stage: str) -> None:
+        pass
+
+
+@pytest.mark.parametrize("values", ALL.values(), ids=ALL.keys())
+def test_robot_statistics_keywords_over_any_boots(values: list[float]) -> None:
+    kw = _Keywords(values)
+    finite = [v for v in values if math.isfinite(v)]
+    if not values:  # nothing measured yet: the keyword says so
+        with pytest.raises(AssertionError, match="No boot measured yet"):
+            kw.get_stage_statistics("rootfs_mount")
+        return
+    assert kw.get_stage_statistics("rootfs_mount") == describe(finite)
+    for q in (50, 95, 99):
+        if not finite:  # only NaN: no measurement, never within a budget
+            with pytest.raises(AssertionError, match=r"none of the last \d+ boots measured it"):
+                kw.stage_percentile_should_be_within_budget("rootfs_mount", q, 1.0)
+            continue
+        value = float(np.percentile(finite, q))
+        kw.stage_percentile_should_be_within_budget("rootfs_mount", q, value)  # at: within
+        kw.power_to_ui_percentile_should_be_within_budget(q, value)
+        below = float(np.nextafter(value, -math.inf))
+        with pytest.raises(AssertionError, match=r"over its budget"):
+            kw.stage_percentile_should_be_within_budget("rootfs_mount", q, below)

@@ -60,10 +60,12 @@ class SoakStatistics:
             raise AssertionError(f"percentile must be between 0 and 100, got {q:g}")
         boots = self._cold(self._window(last), include_warm)
         limit = seconds(budget) if budget is not None else self._budget(what, q)
-        values = [(b, d) for b in boots if (d := b.duration(what)) is not None]
-        if not values:
-            raise AssertionError(f"{label}: none of the last {len(boots)} boots measured it")
+        # A duration that is no number (NaN, inf) is no measurement: left out, as a boot
+        # that did not measure it is (a NaN percentile passed any budget: NaN > x is false).
+        values = [(b, d) for b in boots if (d := b.duration(what)) is not None and math.isfinite(d)]
         value = percentile([d for _, d in values], q)
+        if value is None:
+            raise AssertionError(f"{label}: none of the last {len(boots)} boots measured it")
         if value > limit:
             worst = sorted(values, key=lambda bd: -bd[1])[:3]
             raise AssertionError(

@@ -12,7 +12,7 @@ from rig.budgets import beside, read_budgets, read_budgets_if_any
 from rig.config import RigConfig
 from rig.model.budgets import TOTAL, Budgets
 from rig.model.summary import BudgetCheck, SoakBudgets
-from rig.soak.stats import percentile
+from rig.soak.stats import finite, percentile
 
 #: The name power-to-UI has in the summary (its `power_to_ui` statistics).
 POWER_TO_UI = "power_to_ui"
@@ -37,8 +37,8 @@ def verdicts(budgets: Budgets, values: dict[str, list[float]]) -> SoakBudgets:
     for q, table in budgets.percentiles.items():
         for key, limit in table.items():
             what = POWER_TO_UI if key == TOTAL else key
-            got = values.get(what, [])
-            value = percentile(got, q) if got else None
+            got = finite(values.get(what, []))
+            value = percentile(got, q)
             ok = value is not None and value <= limit
             checks.append(BudgetCheck(what, q, len(got), value, limit, ok))
     return SoakBudgets(

@@ -25,8 +25,13 @@ from rich.table import Table
 
 from rig.model.soak import CycleRecord
 from rig.outcomes import Outcome
-from rig.soak.stats import percentile
+from rig.soak.stats import finite, percentile
+from rig.soak.summary import counted, samples
 from rig.steps import StepEvent
+
+
+def _ms(v: float | None) -> str:
+    return "-" if v is None else f"{v * 1e3:.3f}"
 
 
 class SoakDisplay:
@@ -77,20 +82,15 @@ class SoakDisplay:
             self.live.update(self._render(), refresh=True)
 
     def _table(self) -> Table:
-        ok = [r for r in self.records if r.outcome == Outcome.OK]
+        ok = counted(self.records)  # the boots the summary will count
         t = Table(box=None, pad_edge=False, header_style="bold")
         t.add_column("stage")
         t.add_column("n", justify="right")
         t.add_column("p50 (ms)", justify="right")
         t.add_column("p95 (ms)", justify="right")
         for name in [*self.stage_names, "power_to_ui"]:
-            if name == "power_to_ui":
-                vals = [r.power_to_ui_s for r in ok if r.power_to_ui_s]
-            else:
-                vals = [v for r in ok if (v := r.stages.get(name)) is not None]
-            p50 = f"{percentile(vals, 50) * 1e3:.3f}" if vals else "-"
-            p95 = f"{percentile(vals, 95) * 1e3:.3f}" if vals else "-"
-            t.add_row(name, str(len(vals)), p50, p95)
+            vals = finite(samples(ok, name))
+            t.add_row(name, str(len(vals)), _ms(percentile(vals, 50)), _ms(percentile(vals, 95)))
         return t
 
     def _outcomes(self) -> str:

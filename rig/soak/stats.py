@@ -6,6 +6,7 @@ same definition the Robot library's percentile budgets use.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -17,23 +18,36 @@ from rig.outcomes import Outcome, is_boards
 PERCENTILES = (50, 95, 99)
 
 
-def percentile(values: Sequence[float], q: float) -> float:
-    if not values:
-        raise ValueError("percentile of no values")
-    return float(np.percentile(np.asarray(values, dtype=np.float64), q))
+def finite(values: Iterable[float]) -> list[float]:
+    """The values that are numbers. A NaN or an infinity is no duration: the journal,
+    report.json and the model refuse them, so only an in-process caller can hold one,
+    and the statistics leave it out as they leave out a boot that did not measure."""
+    return [float(v) for v in values if math.isfinite(v)]
+
+
+def percentile(values: Sequence[float], q: float) -> float | None:
+    """The q-th percentile of the finite `values`; None when there are none."""
+    a = finite(values)
+    return float(np.percentile(np.asarray(a, dtype=np.float64), q)) if a else None
 
 
 def describe(values: Sequence[float]) -> dict[str, Any]:
-    """n, min, p50, p95, p99, max, mean and stddev (sample, n - 1) of `values`."""
-    if not values:
+    """n, min, p50, p95, p99, max, mean and stddev (sample, n - 1) of the finite
+    `values`; only n = 0 when there are none, stddev 0 for a single value. Equal values,
+    or values equal but for float rounding, give a spread of (about) 0, never NaN."""
+    a = np.asarray(finite(values), dtype=np.float64)
+    if not a.size:
         return {"n": 0}
-    a = np.asarray(values, dtype=np.float64)
     out: dict[str, Any] = {"n": int(a.size), "min": float(a.min())}
     for q, v in zip(PERCENTILES, np.percentile(a, PERCENTILES), strict=True):
         out[f"p{q}"] = float(v)
     out["max"] = float(a.max())
-    out["mean"] = float(a.mean())
-    out["stddev"] = float(a.std(ddof=1)) if a.size > 1 else 0.0
+    # Taken about the first value: equal values then give exactly their value and 0
+    # (a sum of 18 times 0.3 does not: a stddev of 1e-17 s for a stage that never
+    # varied), and values equal but for rounding give what rounding put between them.
+    d = a - a[0]
+    out["mean"] = min(max(float(a[0] + d.mean()), out["min"]), out["max"])
+    out["stddev"] = float(d.std(ddof=1)) if a.size > 1 else 0.0
     return out
 
 
