@@ -17,6 +17,7 @@ from typing import Any
 from rig.analysis.options import AnalysisOptions
 from rig.analysis.stagespec import Boundary, StageSpec
 from rig.analyzer_config import AnalyzerConfig, parse_analyzer
+from rig.budgets import beside
 from rig.errors import InputError
 from rig.instruments import drivers as _drivers  # noqa: F401 - registers every driver
 from rig.instruments.place import TargetConfig, parse_target
@@ -105,6 +106,13 @@ class RigConfig:
     qemu: QemuConfig | None = None  # the emulated board (config/qemu-arm64.toml)
     analysis: AnalysisOptions = field(default_factory=AnalysisOptions)  # [analysis]
     target: TargetConfig | None = None  # [target]: a labgrid place (rig run --place)
+    budgets: Path | None = None  # [board] budgets: the board's budgets file, if named
+
+    @property
+    def budgets_file(self) -> Path:
+        """The budgets file Robot and `rig soak` judge this rig's board by: the one
+        `[board] budgets` names, else budgets.toml beside the config (may not exist)."""
+        return self.budgets or beside(self.path)
 
     def snapshot(self) -> dict[str, Any]:
         """The config as loaded, secrets redacted: what run.json keeps."""
@@ -210,6 +218,7 @@ def load_config(path: Path, board: Path | None = None, overrides: Sequence[str] 
     b = root.table("board")
     board_name = b.str("name", None)
     variant = b.str("variant", None)
+    budgets = _budgets_file(b, base) if b.has("budgets") else None
     b.done()
     if sim is not None:
         # The simulated board names itself; --board always wins over rig.toml's [board].
@@ -278,7 +287,17 @@ def load_config(path: Path, board: Path | None = None, overrides: Sequence[str] 
         qemu=qemu,
         analysis=analysis,
         target=target,
+        budgets=budgets,
     )
+
+
+def _budgets_file(t: Table, base: Path) -> Path:
+    """`[board] budgets`: the board's budgets file, relative to the config. Only its
+    existence is checked here; Robot and `rig soak` read it (naming it in any error)."""
+    path = (base / t.str("budgets")).resolve()
+    if not path.is_file():
+        raise ConfigError(f"{t.path}: key '{t.key('budgets')}': no such budgets file {path}")
+    return path
 
 
 def _analysis(t: Table) -> AnalysisOptions:

@@ -1,7 +1,9 @@
 *** Settings ***
 Documentation       Boot time budgets, boot by boot. ``robot testsuites/boot_budget.robot`` measures
 ...                 the simulated board of config/rig.toml against config/budgets.toml;
-...                 ``--variable CONFIG:my-rig.toml`` measures another rig (a real one too),
+...                 ``--variable CONFIG:my-rig.toml`` measures another rig (a real one too)
+...                 against the budgets file its ``[board] budgets`` names, or
+...                 ``--variable BUDGETS:my-budgets.toml`` (the board must be in the file),
 ...                 ``--variable BOARD:config/boards/fast.toml`` boots another simulated board
 ...                 and ``--variable BOOTS:20`` repeats the per-boot check more often.
 ...                 ``--variable PLACE:b1`` boots the board of labgrid place b1 (held for the
@@ -10,13 +12,13 @@ Documentation       Boot time budgets, boot by boot. ``robot testsuites/boot_bud
 ...                 Keywords: rig.robot.BootRig (``make robot-docs``, docs/robot.md).
 Library             rig.robot.BootRig    config=${CONFIG}    board=${BOARD}    place=${PLACE}
 Resource            resources/budgets.resource
-Suite Setup         Load Budgets    ${BUDGETS}
+Suite Setup         Load Budgets    ${BUDGETS}    default=${CURDIR}/../config/budgets.toml
 
 *** Variables ***
 ${CONFIG}           ${CURDIR}/../config/rig.toml
 ${BOARD}            ${NONE}
 ${PLACE}            ${NONE}
-${BUDGETS}          ${CURDIR}/../config/budgets.toml
+${BUDGETS}          ${NONE}    # the rig config's [board] budgets, else the default
 ${BOOTS}            2
 
 *** Test Cases ***

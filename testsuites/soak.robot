@@ -2,15 +2,16 @@
 Documentation       A short soak with statistical budgets: ${CYCLES} power cycles of the simulated
 ...                 fast board, then percentiles and the failure rate against config/budgets.toml.
 ...                 ``--variable CYCLES:300`` soaks longer, ``--variable CONFIG:my-rig.toml
-...                 --variable BOARD:None`` soaks another rig.
+...                 --variable BOARD:None`` soaks another rig, against the budgets file its
+...                 ``[board] budgets`` names or ``--variable BUDGETS:my-budgets.toml``.
 Library             rig.robot.BootRig    config=${CONFIG}    board=${BOARD}
 Resource            resources/budgets.resource
-Suite Setup         Load Budgets    ${BUDGETS}
+Suite Setup         Load Budgets    ${BUDGETS}    default=${CURDIR}/../config/budgets.toml
 
 *** Variables ***
 ${CONFIG}               ${CURDIR}/../config/rig.toml
 ${BOARD}                ${CURDIR}/../config/boards/fast.toml
-${BUDGETS}              ${CURDIR}/../config/budgets.toml
+${BUDGETS}              ${NONE}    # the rig config's [board] budgets, else the default
 ${CYCLES}               10
 ${MAX FAILURE RATE}     0 %
 

@@ -117,8 +117,8 @@ def print_budgets(b: SoakBudgets) -> None:
     "--budgets",
     "budgets_path",
     type=click.Path(path_type=Path),
-    help="Budgets file whose percentile budgets the soak is judged by (default: "
-    "budgets.toml next to the config, if it has the board).",
+    help="Budgets file whose percentile budgets the soak is judged by (default: the "
+    "config's [board] budgets, else budgets.toml next to it if it has the board).",
 )
 @click.option(
     "--place",

@@ -120,7 +120,12 @@ class BudgetFile:
         if b is None or self.path is None:
             known = ", ".join(self.boards) or "none"
             where = self.path or "no budgets file"
-            raise ConfigError(f"{where}: no budgets for board {board!r} (boards here: {known})")
+            raise ConfigError(
+                f"{where}: no budgets for board {board!r} (boards here: {known}); add a "
+                f"[boards.{board}] table to it, or name the board's own budgets file: "
+                'budgets = "FILE" in the rig config\'s [board] table, --variable '
+                "BUDGETS:FILE for the Robot suites, --budgets FILE for rig soak"
+            )
         vt = b.variants.get(variant) if variant is not None else None
         for t in (b.table, vt):
             if stage_names and t is not None:

@@ -72,8 +72,9 @@ budgets of the rig's board from ``config/budgets.toml`` with `Load Budgets`:
 A ``[boards.<board>.variants.<variant>]`` table changes the board's budgets for one
 variant, key by key: a stage (or percentile) it does not name keeps the board's budget.
 The same file and rule give the Grafana budget lines and ``rig soak``'s verdicts. A
-keyword given no budget uses the loaded ones (and loads ``budgets.toml`` next to the rig
-config if nothing was loaded).
+keyword given no budget uses the loaded ones (and, if nothing was loaded, the budgets file
+the rig config names with ``[board] budgets``, else ``budgets.toml`` next to the rig
+config).
 
 Statistical budgets (`Stage Percentile Should Be Within Budget`) check a percentile
 over the last N measured boots; percentiles interpolate linearly between closest ranks.

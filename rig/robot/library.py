@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ from robot.running import TestSuite as SuiteData
 
 from rig import __version__
 from rig.artifacts.rundir import REPORT, read_report
-from rig.budgets import beside, read_budgets
+from rig.budgets import read_budgets
 from rig.config import RigConfig
 from rig.model.budgets import Budgets
 from rig.outcomes import Outcome
@@ -215,19 +216,23 @@ class BootRig(SoakStatistics, EnergyBudgets, RegressionCheck):
 
     @keyword("Load Budgets")
     def load_budgets(
-        self, path: str = "config/budgets.toml", board: str | None = None
+        self, path: str | None = None, board: str | None = None, default: str | None = None
     ) -> dict[str, Any]:
         """Loads the time and energy budgets of this rig's board (or ``board``) from ``path``.
 
-        The rig config's board variant selects a ``variants`` table when the file has
-        one: its keys replace the board's, key by key (docs/robot.md). Returns the
-        budgets as a dictionary. Keywords given no budget use these.
+        Without ``path``: the file the rig config names (``[board] budgets``), else
+        ``default``, else ``budgets.toml`` next to the rig config. The rig config's
+        board variant selects a ``variants`` table when the file has one: its keys
+        replace the board's, key by key (docs/robot.md). Returns the budgets as a
+        dictionary. Keywords given no budget use these.
 
         | Load Budgets | config/budgets.toml |
+        | Load Budgets | ${BUDGETS} | default=${CURDIR}/budgets.toml | # ${NONE}: the config's |
         | Stage Should Be Within Budget | kernel |
         """
         stage_names = tuple(s.name for s in self.cfg.stages)
-        budgets = read_budgets(Path(path))
+        named = path or self.cfg.budgets or default or self.cfg.budgets_file
+        budgets = read_budgets(Path(os.path.normpath(named)))  # no "suite/../config" in errors
         self.budgets = b = budgets.budgets(board or self.cfg.board, self.cfg.variant, stage_names)
         out = {
             "power_to_ui_s": b.power_to_ui_s,
@@ -239,9 +244,9 @@ class BootRig(SoakStatistics, EnergyBudgets, RegressionCheck):
         return out
 
     def _budget_or_load(self) -> Budgets:
-        """The loaded budgets; else those in budgets.toml next to the rig config."""
+        """The loaded budgets; else those of the rig config's budgets file."""
         if self.budgets is None:
-            default = beside(self.cfg.path)
+            default = self.cfg.budgets_file
             if not default.is_file():
                 raise AssertionError(
                     "No budgets loaded and no budget given: use Load Budgets or pass the "

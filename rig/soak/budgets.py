@@ -19,12 +19,13 @@ POWER_TO_UI = "power_to_ui"
 
 
 def soak_budgets(cfg: RigConfig, path: Path | None = None) -> Budgets | None:
-    """The budgets of the config's board and variant: from `path` (`--budgets`: it must
-    exist and name the board), else from budgets.toml next to the config if it names the
-    board. None: no budgets to check. A bad file is an error naming file and key."""
+    """The budgets of the config's board and variant: from `path` (`--budgets`), else
+    the file the config names (`[board] budgets`; both must exist and name the board),
+    else from budgets.toml next to the config if it names the board. None: no budgets
+    to check. A bad file is an error naming file and key."""
     stage_names = tuple(s.name for s in cfg.stages)
-    if path is not None:
-        return read_budgets(path).budgets(cfg.board, cfg.variant, stage_names)
+    if path is not None or cfg.budgets is not None:
+        return read_budgets(path or cfg.budgets_file).budgets(cfg.board, cfg.variant, stage_names)
     found = read_budgets_if_any(beside(cfg.path))
     return found.budgets(cfg.board, cfg.variant, stage_names) if found.has(cfg.board) else None
 
