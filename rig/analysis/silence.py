@@ -30,7 +30,7 @@ from rig.analysis.lines import Line
 from rig.analysis.parsers.console import ConsoleParse
 from rig.analysis.parsers.text import clean
 from rig.analysis.phases.phase import Phase
-from rig.analysis.timing import kernel_at
+from rig.analysis.timing import at as line_at
 from rig.analysis.wire import ByteClock
 
 
@@ -67,7 +67,9 @@ def _between(
     wire = (b.offset - a.offset) * char_s + intra
     if a.printk_ts is not None and b.printk_ts is not None:
         d = b.printk_ts - a.printk_ts - wire
-        end = kernel_at(b, tb)
+        # The length is the kernel clock's; its place is on the reference, as a phase's
+        # (without a printk fit, the host's arrival), never a bare printk time.
+        end = line_at(b, tb)
         u = 2e-6 if tb.printk is None else 2e-6 + 2 * tb.printk.scatter
         return Silence(i, False, b.offset, end.t_s - max(d, 0.0), max(d, 0.0), "printk", u)
     if (a.printk_ts is None) != (b.printk_ts is None):

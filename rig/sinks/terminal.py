@@ -1,4 +1,10 @@
-"""The stage table people read in the terminal (rich)."""
+"""The stage table people read in the terminal (rich).
+
+Every time printed is on the report's t = 0 or names its clock: a printk time the
+analysis could not fit onto t = 0 (`printk_relative`) is on the kernel's own clock, and a
+report without t = 0 (a capture with no power-up edge) shows no starts on the host
+clock its console was read on; durations are differences on one clock either way.
+"""
 
 from __future__ import annotations
 
@@ -23,6 +29,24 @@ def fmt_u(v: float | None) -> str:
     return f"± {v * 1e3:.2f} ms"
 
 
+#: The clock column's name for the kernel's own clock (seconds since it started).
+KERNEL_CLOCK = "kernel"
+
+
+def has_t0(report: Report) -> bool:
+    """Whether the report states a t = 0: its `power` event (a capture with no power-up
+    edge has none, so its console times are on no clock the report names)."""
+    return any(e.name == "power" for e in report.events)
+
+
+def start_clock(source: str | None, t0: bool) -> str | None:
+    """The clock a row's start is on: "" the report's t = 0, `KERNEL_CLOCK`, or None
+    when it is on none the report states (its start is then not shown as a time)."""
+    if source == "printk_relative":
+        return KERNEL_CLOCK
+    return "" if t0 else None
+
+
 def _source(stage: Stage) -> str:
     """The stage's source, with the note on a boundary that had no hook of its own (a
     landmark, an initramfs boot's missing root mount, a tag hidden by quiet)."""
@@ -45,10 +69,11 @@ def stage_table(report: Report) -> Table:
     t.add_column("duration (s)", justify="right")
     t.add_column("source")
     t.add_column("uncertainty", justify="right")
+    t0 = has_t0(report)
     for s in report.stages:
         t.add_row(
             escape(s.name),
-            fmt_s(s.start_s),
+            fmt_s(s.start_s if t0 else None),  # stage times are never on the kernel clock
             fmt_s(s.duration_s),
             escape(_source(s)),
             fmt_u(s.uncertainty_s),
@@ -65,26 +90,74 @@ def stage_table(report: Report) -> Table:
 
 
 def top_table(report: Report, n: int = 10) -> Table:
+    rows = report.top[:n]
+    t0 = has_t0(report)
+    clocks = [start_clock(row.source, t0) for row in rows]
+    # Rows off t = 0 say their clock; a table all on t = 0 needs no column for it.
+    named = any(clocks)
     t = Table(title="where is the time going", title_justify="left")
     t.add_column("#", justify="right")
     t.add_column("in")  # the software that spent it (bootloader, kernel, userspace)
     t.add_column("what")
     t.add_column("start (s)", justify="right")
+    if named:
+        t.add_column("clock")
     t.add_column("duration (s)", justify="right")
     t.add_column("source")
-    for row in report.top[:n]:
+    for row, clock in zip(rows, clocks, strict=True):
         name = escape(row.name)
         if row.kind == "unattributed":  # time no evidence explains: say so
             name = f"[dim]unattributed[/] {name}"
+        start = fmt_s(row.start_s if clock is not None else None)
+        where = [("t = 0" if clock == "" else clock or "")] if named else []
         t.add_row(
             str(row.rank),
             escape(row.stage or ""),
             name,
-            fmt_s(row.start_s),
+            start,
+            *where,
             fmt_s(row.duration_s),
             escape(row.source or ""),
         )
     return t
+
+
+def _clock_lines(report: Report) -> list[str]:
+    """What the tables' times are on, when it is not simply t = 0."""
+    out = []
+    if not has_t0(report):
+        out.append(
+            "[yellow]no t = 0: starts on the host clock are not shown; durations are "
+            "differences on one clock[/]"
+        )
+    if any(row.source == "printk_relative" for row in report.top):
+        out.append(
+            f"{KERNEL_CLOCK}: seconds since the kernel's clock started, not from t = 0 "
+            "(no printk fit onto it)"
+        )
+    power = next((e.extra for e in report.events if e.name == "power"), {})
+    window, cmd = power.get("rail_within_s"), power.get("power_on_command_s")
+    if isinstance(window, list) and len(window) == 2:  # console only: t = 0 is a stamp
+        how = (
+            f"the power-on command returned at {cmd * 1e3:.1f} ms, then a relay's delay"
+            if isinstance(cmd, int | float)
+            else "how long the power-on command took is not recorded: a relay's delay only"
+        )
+        out.append(
+            f"the rail rose {window[0] * 1e3:.1f}-{window[1] * 1e3:.1f} ms after t = 0 "
+            f"({how}): what is timed from power-on states it"
+        )
+    return out
+
+
+def _analysis_lines(report: Report) -> list[str]:
+    """What the analysis said about this run beside the numbers (report.json
+    `analysis`): why it is invalid, what failed, and its notes."""
+    a = report.analysis
+    out = [f"[red]invalid:[/] {escape(x)}" for x in a.invalid]
+    if a.rig_error:
+        out.append(f"[red]rig error:[/] {escape(a.rig_error)}")
+    return out + [f"[yellow]note:[/] {escape(x)}" for x in a.notes]
 
 
 def advice_table(report: Report) -> Table:
@@ -122,6 +195,8 @@ def print_report(report: Report, console: Console, folder: str | None = None) ->
         )
     else:
         console.print(f"[yellow]t = 0: {escape(tb.t0)}[/]")
+    for line in _clock_lines(report):
+        console.print(line, highlight=False)
     fit = report.clocks.get("printk")
     if fit and "envelope" in fit["model"]:
         console.print(
@@ -145,5 +220,7 @@ def print_report(report: Report, console: Console, folder: str | None = None) ->
     if report.not_cold and report.cold_boot is not None:
         why = "; ".join(report.cold_boot.reasons) or "flagged"
         console.print(f"[yellow]not a true cold boot (left out of statistics): {escape(why)}[/]")
+    for line in _analysis_lines(report):
+        console.print(line, highlight=False)
     if folder:
         console.print(f"artifacts: {escape(folder)}")
