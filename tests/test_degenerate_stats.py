@@ -18,12 +18,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
+from rig.analysis.compare import FASTER, SLOWER, VERDICTS, Settings, compare
+from rig.analysis.cost import stage_costs
+from rig.analysis.trend import detect
 from rig.model.budgets import Budgets
 from rig.model.report import Report, Stage
 from rig.model.soak import CycleRecord, EndRecord, HeaderRecord
 from rig.model.summary import Distribution
 from rig.robot.boot import Boot
 from rig.robot.statistics import SoakStatistics
+from rig.sinks.html.tables import groups
 from rig.soak.budgets import verdicts
 from rig.soak.html import histogram, render
 from rig.soak.journal import SCHEMA, Journal, read_records
@@ -276,3 +280,51 @@ def test_robot_statistics_keywords_over_any_boots(values: list[float]) -> None:
         below = float(np.nextafter(value, -math.inf))
         with pytest.raises(AssertionError, match=r"over its budget"):
             kw.stage_percentile_should_be_within_budget("rootfs_mount", q, below)
+
+
+# -- two samples: rig compare, rig cost, rig trend (verdict logic: docs/compare.md) -----
+
+
+def _numbers_or_none(obj: object) -> bool:
+    return all(not isinstance(v, float) or math.isfinite(v) for v in vars(obj).values())
+
+
+@pytest.mark.parametrize("after", CASES.values(), ids=CASES.keys())
+@pytest.mark.parametrize("before", [*CASES.values(), []], ids=[*CASES.keys(), "empty"])
+def test_compare_and_cost_of_any_two_samples(before: list[float], after: list[float]) -> None:
+    r = compare("rootfs_mount", before, after, Settings(threshold_s=0.001, detect_s=0.01))
+    assert r.verdict in VERDICTS and _numbers_or_none(r)
+    assert (r.n_before, r.n_after) == (len(before), len(after))
+    if before and set(before) == set(after):  # the same boots on both sides
+        assert r.verdict not in (SLOWER, FASTER)
+    (c,) = stage_costs(
+        ["rootfs_mount"], {"rootfs_mount": after}, {"rootfs_mount": before}, Settings(detect_s=0.01)
+    )
+    assert _numbers_or_none(c) and (c.n_off, c.n_on) == (len(before), len(after))
+
+
+@pytest.mark.parametrize("junk", NOT_FINITE.values(), ids=NOT_FINITE.keys())
+def test_cost_leaves_out_what_is_no_number(junk: list[float]) -> None:
+    off, on = [0.03, 0.0301, 0.0302, 0.0303, 0.0304] * 2, [0.04, 0.0401, 0.0402, 0.0403] * 2
+    (clean,) = stage_costs(["s"], {"s": on}, {"s": off}, Settings(detect_s=0.01))
+    junk = [v for v in junk if not math.isfinite(v)]
+    (c,) = stage_costs(["s"], {"s": on + junk}, {"s": junk + off}, Settings(detect_s=0.01))
+    assert c == clean
+
+
+@pytest.mark.parametrize("values", CASES.values(), ids=CASES.keys())
+def test_trend_of_a_steady_series_has_no_change_point(values: list[float]) -> None:
+    series = values * 12  # a nightly history of the same boots
+    t = detect(series)
+    assert t.n == len(series) and math.isfinite(t.noise_s) and math.isfinite(t.penalty)
+    if max(values) - min(values) < 1e-12:
+        assert t.change_points == [] and t.noise_s < 1e-12
+
+
+@pytest.mark.parametrize("values", ALL.values(), ids=ALL.keys())
+def test_report_index_groups_any_boots(values: list[float]) -> None:
+    reports = [Report(outcome="ok", board="b", power_to_ui_s=v) for v in values]
+    html = groups(reports or [Report(outcome="panic", board="b")])
+    finite = [v for v in values if math.isfinite(v)]
+    assert f"<td>{len(finite)} / {max(len(values), 1)}</td>" in html
+    assert "nan" not in html.lower() and "inf" not in html.lower()

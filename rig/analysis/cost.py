@@ -17,6 +17,7 @@ cost per stage with its interval, using `rig compare`'s statistics
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 
@@ -116,5 +117,11 @@ def stage_costs(
     settings: Settings,
     correction: str = BONFERRONI,
 ) -> list[StageCost]:
-    """The cost of each named stage: compare's statistics with after = on, before = off."""
-    return [_cost(c) for c in compare_all(names, off, on, settings, correction)]
+    """The cost of each named stage: compare's statistics with after = on, before = off.
+    A duration that is no number (NaN, inf) is left out, as a boot that did not measure
+    the stage is: it is no measurement (a NaN ended the whole table in a ValueError)."""
+    return [_cost(c) for c in compare_all(names, _finite(off), _finite(on), settings, correction)]
+
+
+def _finite(side: Mapping[str, Sequence[float]]) -> dict[str, list[float]]:
+    return {k: [float(v) for v in vs if math.isfinite(v)] for k, vs in side.items()}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections import defaultdict
 from collections.abc import Sequence
@@ -187,7 +188,7 @@ def groups(reports: Sequence[Report]) -> str:
     for r in reports:
         key = f"{r.board} / {r.variant or '—'}"
         counts[key] += 1
-        if r.power_to_ui_s is not None:
+        if r.power_to_ui_s is not None and math.isfinite(r.power_to_ui_s):  # NaN: no time
             by[key].append(r.power_to_ui_s)
     rows = []
     for key in sorted(counts):
