@@ -33,6 +33,7 @@ class Outcome(StrEnum):
     | missing_marker    | a hook the boot shows it has did not fire, or quiet hides the UI tag |
     | console_lost      | the console ended before the UI tag: its port failed, or no byte came |
     | no_power_edge     | the capture shows no debounced power-up |
+    | reset             | the board started again during its boot (watchdog, brown-out) |
     | analyzer_error    | not the board's: the analyzer capture could not be taken |
     | rig_error         | not the board's: the rig itself failed during the cycle |
     | interrupted       | not the board's: Ctrl-C or SIGTERM stopped the run |
@@ -45,6 +46,7 @@ class Outcome(StrEnum):
     MISSING_MARKER = "missing_marker"
     CONSOLE_LOST = "console_lost"
     NO_POWER_EDGE = "no_power_edge"
+    RESET = "reset"
     ANALYZER_ERROR = "analyzer_error"
     RIG_ERROR = "rig_error"
     INTERRUPTED = "interrupted"

@@ -22,7 +22,7 @@ from tests.test_faults_outcome import EV, LINE, SCAN, stages
 
 #: docs/contract.md and docs/artifacts.md: tools outside the rig match on these strings.
 CONTRACT = {
-    "ok", "no_power_edge", "panic", "console_lost", "missing_marker", "analyzer_error",
+    "ok", "no_power_edge", "panic", "console_lost", "missing_marker", "reset", "analyzer_error",
     "rig_error", "interrupted", "invalid_artifacts",
 }  # fmt: skip
 

@@ -12,7 +12,10 @@ order they are decided:
   console times going back, a tag before power-on or before its own edge, a sample rate
   the UART frames refute, a stage ending before it starts);
 - `no_power_edge`: a capture without a debounced power-up;
-- `panic`: the kernel's panic line on the console;
+- `panic`: the kernel's panic line on the console (before a reset: a kernel that
+  reboots on panic resets because of it);
+- `reset`: the board started again during the boot (rig/analysis/reset.py: a second
+  bootloader banner, a printk clock that starts again, a second power edge);
 - `console_lost`: the console ended before the UI's tag (its port failed before the
   tag, or not one byte arrived), whatever a capture shows;
 - `ok`: the boot reached its UI (the last stage's end was seen, by its hook or by what
@@ -58,9 +61,11 @@ def classify(
     aborted: bool = False,
     invalid: str | None = None,
     console: ConsoleRecord | None = None,
+    reset: bool = False,
 ) -> BootOutcome:
     """The outcome the evidence gives; `console`: what the cycle recorded of its console
-    (default: a console was recorded and nothing more is known of it)."""
+    (default: a console was recorded and nothing more is known of it); `reset`: the
+    board started again (`lines`, `stages` are then the first boot's)."""
     if aborted:
         return BootOutcome(Outcome.INTERRUPTED)
     if rig_error:
@@ -71,6 +76,8 @@ def classify(
         return BootOutcome(Outcome.NO_POWER_EDGE)
     if any(is_panic(line.text) for line in lines):
         return BootOutcome(Outcome.PANIC)
+    if reset:
+        return BootOutcome(Outcome.RESET)
     if (console or ConsoleRecord()).lost(len(lines)):
         return BootOutcome(Outcome.CONSOLE_LOST)
     if not stages:

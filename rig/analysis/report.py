@@ -7,11 +7,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from rig import __version__, names
-from rig.analysis import validity
+from rig.analysis import reset, validity
 from rig.analysis.coldboot import assess
 from rig.analysis.console import analyze_console
 from rig.analysis.energy import add_energy
 from rig.analysis.events import (
+    Timebase,
     build_timebase,
     gpio_times,
     interval_uncertainty,
@@ -19,7 +20,7 @@ from rig.analysis.events import (
     marker_events,
 )
 from rig.analysis.evidence import ConsoleRecord
-from rig.analysis.lines import split_lines
+from rig.analysis.lines import Line, split_lines
 from rig.analysis.options import AnalysisOptions
 from rig.analysis.outcome import classify
 from rig.analysis.stages import build_stages, stage_notes
@@ -80,11 +81,18 @@ def build_report(
 ) -> Report:
     """Everything in the report follows from the arguments: the same artifacts give the
     same report, byte for byte."""
-    run, chunks, scan, artifacts = boot.run, boot.chunks, boot.scan, boot.files
+    run, artifacts = boot.run, boot.files
     uart, uart_error, power = boot.uart, boot.uart_error, boot.power
-    lines = split_lines(chunks)
     power_on_ns = run.power_on_ns
-    tb = build_timebase(scan, lines, power_on_ns, baud, uart, chunks, run.console_reader)
+
+    def timebase(scan: MarkerScan | None, lines: list[Line], chunks: Sequence[Chunk]) -> Timebase:
+        return build_timebase(scan, lines, power_on_ns, baud, uart, chunks, run.console_reader)
+
+    # A board that started again is timed on its first boot's share of the artifacts.
+    all_lines = split_lines(boot.chunks)
+    share = reset.cut(all_lines, boot.chunks, boot.scan, timebase)
+    lines, chunks, scan = share.lines, share.chunks, share.scan
+    tb = timebase(scan, lines, chunks)
     events = marker_events(lines, tb, _command_s(run))
     console = analyze_console(lines, tb, baud, analysis, chunks, uart)
     stages = build_stages(specs, events, lines, tb)
@@ -96,7 +104,7 @@ def build_report(
             events.append(ev)
     gpio = gpio_times(scan, tb.power_sample) if scan and tb.power_sample is not None else {}
     invalid = validity.run_problems(run, "capture" in artifacts)
-    invalid += validity.problems(chunks, lines, power_on_ns, scan, gpio, uart, stages)
+    invalid += validity.problems(boot.chunks, lines, power_on_ns, scan, gpio, uart, stages)
     rig_error = run.rig_error
     # The cycle files an analyzer's failure under `analyzer_error`, the soak any other.
     detail = run.rig_error_detail or run.analyzer_error
@@ -105,8 +113,9 @@ def build_report(
     console_record = ConsoleRecord.of_run(run, "console" in artifacts)
     outcome = classify(
         scan, "capture" in artifacts, lines, stages, rig_error,
-        run.interrupted, invalid[0] if invalid else None, console_record,
+        run.interrupted, invalid[0] if invalid else None, console_record, share.reset,
     )  # fmt: skip
+    reset_info = reset.describe(share, all_lines, tb, stages) if share.reset else None
 
     first, last = (stages[0].start, stages[-1].end) if stages else (None, None)
     total = (last.t_s - first.t_s) if first and last else None
@@ -146,14 +155,14 @@ def build_report(
         time_base=time_base,
         clocks=clocks,
         console=ConsoleSummary(
-            lines=len(lines),
-            bytes=sum(len(c.data) for c in chunks),
-            chunks=len(chunks),
+            lines=len(all_lines),
+            bytes=sum(len(c.data) for c in boot.chunks),
+            chunks=len(boot.chunks),
             baud=baud,
             uart_tap=_tap(uart, uart_error, len(tb.uart)),
             pacing=console["pacing"],
         ),
-        capture=_capture(scan),
+        capture=_capture(boot.scan),
         console_times=[
             ConsoleTime(ln.index, e.t_s, e.source, e.uncertainty_s)
             for ln in lines
@@ -172,7 +181,10 @@ def build_report(
         artifacts=artifacts,
         analysis=AnalysisInfo(
             rig_version=__version__,
-            notes=console["notes"] + stage_notes(stages) + _console_note(console_record),
+            notes=console["notes"]
+            + stage_notes(stages)
+            + _console_note(console_record)
+            + ([reset.note(reset_info)] if reset_info else []),
             invalid=invalid,  # contradictions in the artifacts (outcome invalid_artifacts)
             rig_error=(detail or rig_error) if rig_error else None,  # what failed, if it did
         ),
@@ -184,8 +196,9 @@ def build_report(
         if isinstance(analysis, AnalysisOptions)
         else AnalysisOptions.from_mapping(analysis)
     )
+    report.reset = reset_info
     report.cold_boot = assess(
-        run, scan, tb.power_sample, power, boot.power_hold, opts.min_off_s, opts.rail_off_v
+        run, boot.scan, tb.power_sample, power, boot.power_hold, opts.min_off_s, opts.rail_off_v
     )
     return report
 

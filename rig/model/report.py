@@ -241,6 +241,41 @@ class ColdBoot:
 
 
 @dataclass
+class ResetSign:
+    """One sign of a reset (rig/analysis/reset.py): `bootloader_banner` and
+    `printk_restart` at a console line (placed by its arrival), `power_edge` at a
+    capture sample (the rail fell)."""
+
+    sign: str
+    t_s: float | None
+    source: str | None
+    uncertainty_s: float | None
+    line: int | None = opt()
+    text: str | None = opt()
+    sample: int | None = opt()
+    printk_from_s: float | None = opt()  # printk_restart: the highest stamp before it
+    printk_to_s: float | None = opt()  # and the stamp the clock started again at
+    extra: JSONObject = rest()
+
+
+@dataclass
+class Reset:
+    """The board started again during the boot (outcome `reset`): when (`bound` null:
+    the rail's fall itself; "upper": the new boot's first console line, the reset came
+    at or before it and after `after_s`), in which stage, by which signs."""
+
+    t_s: float | None
+    uncertainty_s: float | None
+    source: str | None
+    bound: str | None
+    after_s: float | None
+    stage: str | None  # the stage it cut short (null: after the last stage's end)
+    lines_after: int  # console lines of the next boot, not timed as this one
+    signs: list[ResetSign] = field(default_factory=list)
+    extra: JSONObject = rest()
+
+
+@dataclass
 class AnalysisInfo:
     rig_version: str | None = None
     notes: list[str] = field(default_factory=list)
@@ -285,6 +320,7 @@ class Report:
     analysis: AnalysisInfo = field(default_factory=AnalysisInfo)
     power: PowerSummary | None = opt()
     cold_boot: ColdBoot | None = opt()
+    reset: Reset | None = opt()  # the board started again during the boot
     place: str | None = opt()  # the labgrid place booted (run.json `place.name`)
     extra: JSONObject = rest()
 

@@ -94,6 +94,7 @@ Each boot gets an outcome from the evidence in its artifacts; the values are tho
 | missing_marker     | a hook the boot shows it has did not fire, or quiet hides the UI's tag |
 | console_lost       | the console ended before the UI tag: its port died, or no byte arrived |
 | no_power_edge      | the capture shows no debounced power-up (relay or supply) |
+| reset              | the board started again during its boot: only its first boot is timed |
 | analyzer_error     | the logic analyzer capture could not be taken (console artifacts kept) |
 | rig_error          | the rig itself failed during the cycle |
 | interrupted        | Ctrl-C or SIGTERM stopped the run before the boot ended |
