@@ -66,4 +66,5 @@ def expected(outcome_fault: str | None) -> str | None:
         "console-lost": "console_lost",
         "missing-marker": "missing_marker",
         "analyzer": "analyzer_error",
+        "brownout": "reset",
     }.get(kind)

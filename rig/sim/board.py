@@ -29,6 +29,9 @@ from rig.sim.usbserial import Transfer, transfers
 
 #: Seed stream ids, so each random quantity has its own reproducible stream.
 _BOUNCE, _USB = 2, 3
+#: How long a brown-out holds the rail down before it comes back (a supply's dip, a
+#: second rig's power cycle): well past any debounce, so the capture sees both edges.
+BROWNOUT_OFF_NS = 50_000_000
 
 
 @dataclass
@@ -177,17 +180,19 @@ class Board:
         t = boot.power_edge_ns + round((f.at or 0.0) * boot.timeline.end_s * 1e9)
         return None if boot.drop_ns is not None and boot.drop_ns <= t else t
 
-    def _power_on(self, t_ns: int, by: str = "relay") -> None:
+    def _power_on(self, t_ns: int, by: str = "relay", back: bool = False) -> None:
+        """`back`: the rail returns after a brown-out, with no switch between: no delay,
+        no bounce, and no fault of its own (the board just boots again)."""
         k = self.boot_count
         self.boot_count += 1
-        delay_ns = self._delay_ns(by)
+        delay_ns = 0 if back else self._delay_ns(by)
         rng = np.random.default_rng([self.seed, k, _BOUNCE])
         bounce = np.round(bounce_s(rng, self.profile.power) * 1e9).astype(np.int64)
-        if by != "relay":
+        if by != "relay" or back:
             bounce = np.zeros(1, dtype=np.int64)  # a supply's output has no contacts
         contact = t_ns + delay_ns
-        fault = self.fault
-        if fault is None and self.rates is not None:
+        fault = None if back else self.fault
+        if fault is None and self.rates is not None and not back:
             drawn = draw(self.rates, self.seed, k, self._lines)
             fault = Fault.parse(drawn) if drawn else None
         boot = Boot(
@@ -205,6 +210,14 @@ class Board:
             prev_drop_ns=self._drop_ns,
         )
         self.boots.append(boot)
+        at = boot.timeline.fault_at_s
+        if fault is not None and fault.kind == "brownout" and at is not None:
+            # The rail drops on its own (no relay frame) and comes back.
+            boot.drop_ns = boot.power_edge_ns + round(at * 1e9)
+            self._drop_ns = boot.drop_ns
+            self._plan_console(boot, boot.timeline.bytes_sent_by(boot.cut_s()))
+            self._power_on(boot.drop_ns + BROWNOUT_OFF_NS, by, back=True)
+            return
         self._plan_console(boot, len(boot.timeline.data))
 
     def _power_off(self, t_ns: int, by: str = "relay") -> None:

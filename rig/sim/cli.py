@@ -40,7 +40,7 @@ def _fault(text: str | None, as_json: bool) -> Any:
 
 _FAULT_HELP = (
     "Inject a fault into every boot: hang:STAGE, panic:STAGE, console-lost, "
-    "console-closed[:AT], missing-marker:MARKER, garbage[:LINE] or analyzer."
+    "console-closed[:AT], missing-marker:MARKER, garbage[:LINE], brownout:STAGE or analyzer."
 )
 _FAULTS_HELP = (
     'Per-boot fault rates as JSON, e.g. \'{"hang": 0.05, "panic": 0.02}\' '

@@ -21,10 +21,12 @@ from rig.sim.profile import STAGES
 PANIC_STAGES = STAGES[1:]
 #: A missing marker that still has a later boundary after it (the boot visibly goes on).
 MISSING_MARKERS = MARKERS[:-1]
-#: Rates in the order the draw uses them (a boot gets the first whose band holds u).
-RATE_KEYS = ("hang", "panic", "console_lost", "missing_marker", "garbage", "analyzer")
+#: Rates in the order the draw uses them (a boot gets the first whose band holds u); a
+#: key added later goes last, so that a seed draws the faults it drew before.
+RATE_KEYS = ("hang", "panic", "console_lost", "missing_marker", "garbage", "analyzer", "brownout")
 LIST_KEYS: dict[str, tuple[str, ...]] = {
     "hang_stages": STAGES,
+    "brownout_stages": STAGES,
     "panic_stages": PANIC_STAGES,
     "missing_markers": MISSING_MARKERS,
 }
@@ -54,6 +56,8 @@ class FaultRates:
     missing_markers: tuple[str, ...] = MISSING_MARKERS
     garbage: float = 0.0  # line noise before one console line
     analyzer: float = 0.0  # the capture cannot be stopped and read out
+    brownout: float = 0.0  # the rail drops mid-boot and comes back: the board boots again
+    brownout_stages: tuple[str, ...] = STAGES
 
     @property
     def total(self) -> float:
@@ -130,5 +134,8 @@ def draw(rates: FaultRates, seed: int | None, boot: int, lines: int) -> str | No
             return f"missing-marker:{names[int(rng.integers(len(names)))]}"
         if key == "garbage":
             return f"garbage:{int(rng.integers(max(1, lines)))}"
+        if key == "brownout":
+            stages = rates.brownout_stages
+            return f"brownout:{stages[int(rng.integers(len(stages)))]}"
         return "analyzer"
     return None

@@ -38,7 +38,9 @@ class Fault:
     (the board boots, but the USB-serial adapter delivers nothing).
 
     Also: `console-closed[:AT]` (the adapter vanishes at fraction AT of the boot's console
-    time: its pty is closed, a new one appears behind the same link), `missing-marker:M`
+    time: its pty is closed, a new one appears behind the same link), `brownout:STAGE`
+    (the rail drops where STAGE's rest step begins and comes back: the board boots
+    again, rig.sim.board), `missing-marker:M`
     (marker M's hook does not fire: no GPIO toggle, no tag), `garbage[:LINE]` (line
     noise before console line LINE) and `analyzer` (the capture cannot be read out).
     `stage` holds the stage or marker name, `at` the fraction or line index.
@@ -53,7 +55,7 @@ class Fault:
         kind, _, stage = text.partition(":")
         if kind in ("console-lost", "analyzer") and not stage:
             return cls(kind)
-        if kind == "hang" and stage in STAGES:
+        if kind in ("hang", "brownout") and stage in STAGES:
             return cls(kind, stage)
         if kind == "panic" and stage in PANICS:
             return cls(kind, stage)
@@ -68,7 +70,7 @@ class Fault:
             f"fault {text!r}: expected console-lost, hang:STAGE (STAGE one of "
             f"{', '.join(STAGES)}) or panic:STAGE (STAGE one of {', '.join(PANICS)}); "
             f"or console-closed[:FRACTION 0..1], missing-marker:MARKER (one of "
-            f"{', '.join(MARKERS)}), garbage[:LINE] or analyzer"
+            f"{', '.join(MARKERS)}), garbage[:LINE], brownout:STAGE or analyzer"
         )
 
     def __str__(self) -> str:
@@ -153,6 +155,7 @@ class Timeline:
     drift_ppm: float
     end_s: float  # the CPU is done (or stopped): last stop bit of its last line
     halted: str | None = None  # "hang" or "panic" when a fault stopped the boot
+    fault_at_s: float | None = None  # where a brownout fault's stage rest begins
 
     @property
     def byte_s(self) -> float:
@@ -183,6 +186,7 @@ class _Cpu:
         self.markers: dict[str, float] = {}
         self.noise = noise  # (line index, bytes): injected garbage before that line
         self.skip_marker = skip_marker  # a hook that does not fire
+        self.fault_at: float | None = None  # where a brownout strikes (the board plans it)
 
     def _maybe_noise(self) -> None:
         """Line noise goes on the wire before a line starts; it is not part of the line,
@@ -282,6 +286,7 @@ class _Cpu:
         """Run a stage; returns its end. It starts where the previous one ended, so the
         tail of the previous boundary step (a marker's tag line) counts here."""
         halts = fault is not None and fault.kind in ("hang", "panic")
+        strikes = fault is not None and fault.kind == "brownout" and fault.stage == stage.name
         for step in stage.steps[:-1]:
             if halts and fault is not None and fault.stage == stage.name and isinstance(step, Rest):
                 if fault.kind == "panic":
@@ -289,6 +294,8 @@ class _Cpu:
                         raise ValueError(f"fault {fault}: the kernel has not started there")
                     self.printk(PANICS[stage.name])
                 raise _Halt
+            if strikes and isinstance(step, Rest) and self.fault_at is None:
+                self.fault_at = self.t
             self.run(step, factor, rest_s)
         end = self.t  # a stage ends where its boundary step (marker or app line) begins
         self.run(stage.steps[-1], factor, rest_s)
@@ -370,4 +377,5 @@ def plan(
         drift_ppm=profile.kernel_clock.drift_ppm,
         end_s=cpu.t,
         halted=halted,
+        fault_at_s=cpu.fault_at,
     )
