@@ -7,8 +7,11 @@ would reach the user as "internal error"."""
 
 from __future__ import annotations
 
+import json
 import math
 import re
+import subprocess
+import sys
 from io import StringIO
 from pathlib import Path
 
@@ -26,6 +29,7 @@ from rig.model.report import Report, Stage
 from rig.model.soak import CycleRecord, EndRecord, HeaderRecord
 from rig.model.summary import Distribution
 from rig.robot.boot import Boot
+from rig.robot.energy import EnergyBudgets
 from rig.robot.statistics import SoakStatistics
 from rig.sinks.html.tables import groups
 from rig.soak.budgets import verdicts
@@ -35,6 +39,8 @@ from rig.soak.points import soak_lines
 from rig.soak.progress import SoakDisplay
 from rig.soak.stats import describe, percentile
 from rig.soak.summary import summarize
+from tests.conftest import REPO
+from tests.e2e import make_config
 
 #: Seconds a stage measured on each boot; every case a real soak can journal.
 CASES: dict[str, list[float]] = {
@@ -328,3 +334,34 @@ def test_report_index_groups_any_boots(values: list[float]) -> None:
     finite = [v for v in values if math.isfinite(v)]
     assert f"<td>{len(finite)} / {max(len(values), 1)}</td>" in html
     assert "nan" not in html.lower() and "inf" not in html.lower()
+
+
+def test_a_failure_rate_that_is_no_number_is_bad_input(tmp_path: Path) -> None:
+    """`--max-failure-rate nan` passed click's 0..1 range (NaN compares false) and every
+    soak would pass it; the journal refused it as an internal error (exit 3) and left
+    an empty soak folder. Now bad input (exit 2) before anything is opened."""
+    config = make_config(tmp_path)
+    cmd = [sys.executable, "-m", "rig", "soak", "--config", str(config), "--cycles", "1",
+           "--id", "nanrate", "--max-failure-rate", "nan", "--json"]  # fmt: skip
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=REPO)
+    out = json.loads(proc.stdout)
+    assert proc.returncode == 2 and out["kind"] == "input", out
+    assert "max failure rate nan" in out["error"]
+    assert not (tmp_path / "results" / "nanrate").exists()
+
+
+class _EnergyKeywords(EnergyBudgets):
+    def _last(self) -> Boot:
+        stage = Stage("kernel", duration_s=0.1, energy_j=0.6, energy_uncertainty_j=0.01)
+        return Boot(Report(outcome="ok", run_id="r1", stages=[stage]), Path("r1"))
+
+    def _known_stage(self, stage: str) -> None:
+        pass
+
+
+@pytest.mark.parametrize("budget", [math.nan, math.inf, 0.0, -1.0])
+def test_an_energy_budget_that_is_no_number_fails_instead_of_passing(budget: float) -> None:
+    with pytest.raises(AssertionError, match="must be > 0 J"):
+        _EnergyKeywords().stage_energy_should_be_within_budget("kernel", budget)
+    with pytest.raises(AssertionError, match="over its energy budget"):
+        _EnergyKeywords().stage_energy_should_be_within_budget("kernel", 0.5)

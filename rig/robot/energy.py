@@ -3,6 +3,8 @@ of `BootRig`, which holds the boots and budgets."""
 
 from __future__ import annotations
 
+import math
+
 from robot.api import logger
 from robot.api.deco import keyword
 
@@ -46,7 +48,7 @@ class EnergyBudgets:
         """
         self._known_stage(stage)
         limit = float(budget) if budget is not None else self._energy_budget(stage)
-        if limit <= 0:
+        if not 0 < limit < math.inf:  # a NaN budget passed every stage (NaN > x is false)
             raise AssertionError(f"An energy budget must be > 0 J, got {limit:g}")
         boot = self._last()
         measured = boot.energy(stage)

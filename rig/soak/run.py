@@ -19,7 +19,7 @@ from rich.console import Console
 from rig import steps
 from rig.artifacts import rundir
 from rig.config import RigConfig, SoakConfig
-from rig.errors import EXIT_BOARD_FAILED, EXIT_INPUT, EXIT_OK, EXIT_RIG_FAILED
+from rig.errors import EXIT_BOARD_FAILED, EXIT_INPUT, EXIT_OK, EXIT_RIG_FAILED, InputError
 from rig.model.budgets import Budgets
 from rig.model.soak import EndRecord, ResumeRecord
 from rig.model.summary import SoakSummary
@@ -115,6 +115,10 @@ def run_soak(
     """Run (or resume, `resume` = the soak folder) a soak; see the module doc. `budgets`
     (the board's and variant's, `rig.soak.budgets.soak_budgets`) are judged at the end."""
     soak_cfg = cfg.soak or SoakConfig()
+    if max_failure_rate is not None and not 0.0 <= max_failure_rate <= 1.0:
+        # Checked before the journal exists: a NaN passed click's range, was refused by
+        # the journal's header (no NaN in it) and left an empty soak folder behind.
+        raise InputError(f"max failure rate {max_failure_rate}: expected a fraction 0..1")
     if resume is not None:
         opened = reopen(resume)
         head = opened.header
