@@ -5,8 +5,9 @@ plotly.js is 4.8 MB; a page per boot (hundreds per soak) makes that count. Three
 - `shared` (per-boot pages of `rig run`, `rig analyze`, the soak, Robot): one copy per
   results (or soak) folder, `<folder>/.bootrig-assets/plotly-<version>.min.js`, loaded by
   a relative `<script src>` (file:// pages load relative scripts, no network). The page
-  itself stays small; when the file is missing (the run folder was copied alone), the
-  page says so where the figures go and names the fix (`rig report DIR --js gzip`).
+  itself stays small; when the browser could not load the file (a run folder copied
+  alone has none beside it), the page says that where the figures go and names a page
+  that needs no file (`rig report DIR --js gzip`).
 - `gzip` (`rig report`'s default, pages meant to be mailed): embedded gzip-compressed and
   base64-encoded (about 2 MB) and unpacked by the browser's DecompressionStream
   (Chromium 80+, Firefox 113+, Safari 16.4+);
@@ -17,7 +18,6 @@ from __future__ import annotations
 
 import base64
 import gzip
-import json
 import os
 from functools import cache
 from html import escape
@@ -57,15 +57,26 @@ _INLINE_LOADER = """
 function bootrigPlotly() { return Promise.resolve(); }
 """
 
-# The <script src> before it has run (or failed to load) by the time this one runs.
+# Decided at the window's load event, when the <script src> (and any script it added)
+# has run or failed: the page says what it saw, an error loading the file (the element's
+# onerror) or a file that ran without defining Plotly, and never guesses why.
 _SHARED_LOADER = """
 function bootrigPlotly() {
   if (window.Plotly) return Promise.resolve();
-  return Promise.reject(new Error("The figures need plotly.js from " + BOOTRIG_PLOTLY_SRC
-    + " (one shared copy beside the run folders), and it is not there: this folder was "
-    + "probably copied without its results folder. The tables below are complete. To "
-    + "draw the figures, make a page that embeds plotly.js: rig report "
-    + "<this run folder> --js gzip"));
+  const loaded = new Promise((resolve) => {
+    if (document.readyState === "complete") resolve();
+    else window.addEventListener("load", resolve, {once: true});
+  });
+  return loaded.then(() => {
+    if (window.Plotly) return;
+    const el = document.getElementById("plotly-js");
+    const seen = el.dataset.failed
+      ? "plotly.js did not load from " + el.src + " (the browser could not load that file)"
+      : "plotly.js loaded from " + el.src + " but did not define Plotly";
+    throw new Error(seen + "; this page uses the one shared copy beside the run folders. "
+      + "The tables below are complete. To draw the figures without it, make a page that "
+      + "embeds plotly.js: rig report <this run folder> --js gzip");
+  });
 }
 """
 
@@ -150,10 +161,10 @@ def scripts(mode: str, src: str | None = None) -> str:
     if mode == SHARED:
         if src is None:
             raise ValueError("plotly.js mode 'shared' needs the shared file's relative URL")
-        attr = json.dumps(src).replace("</", "<\\/")
         return (
-            f'<script src="{escape(src, quote=True)}"></script>\n'
-            f"<script>const BOOTRIG_PLOTLY_SRC = {attr};{_SHARED_LOADER}</script>"
+            f'<script id="plotly-js" src="{escape(src, quote=True)}"'
+            ' onerror="this.dataset.failed = 1"></script>\n'
+            f"<script>{_SHARED_LOADER}</script>"
         )
     if mode == GZIP:
         return (
