@@ -21,8 +21,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
+from rig.analysis.clockfit import Anchor, envelope_fit, fit
 from rig.analysis.compare import FASTER, SLOWER, VERDICTS, Settings, compare
 from rig.analysis.cost import stage_costs
+from rig.analysis.energy import Readings, stage_energy
+from rig.analysis.hostclock import fit_host
 from rig.analysis.trend import detect
 from rig.model.budgets import Budgets
 from rig.model.report import Report, Stage
@@ -365,3 +368,65 @@ def test_an_energy_budget_that_is_no_number_fails_instead_of_passing(budget: flo
         _EnergyKeywords().stage_energy_should_be_within_budget("kernel", budget)
     with pytest.raises(AssertionError, match="over its energy budget"):
         _EnergyKeywords().stage_energy_should_be_within_budget("kernel", 0.5)
+
+
+# -- the analysis' own statistics: clock fits and energy over degenerate inputs ---------
+
+#: printk times of a clock fit's anchors: one, two, all at one time, equal to rounding.
+ANCHOR_XS: dict[str, list[float]] = {
+    "one": [0.5],
+    "two": [0.5, 0.6],
+    "same time": [0.5, 0.5, 0.5],
+    "same time, five": [0.5] * 5,
+    "within rounding": [0.1 + 0.2, 0.3, 0.3, 0.1 + 0.2],
+    "spread": [0.1, 0.2, 0.3, 0.4, 0.5],
+}
+
+
+@pytest.mark.parametrize("late", [0.0, 1e-3])
+@pytest.mark.parametrize("xs", ANCHOR_XS.values(), ids=ANCHOR_XS.keys())
+def test_clock_fits_of_degenerate_anchors_state_a_finite_uncertainty(
+    xs: list[float], late: float
+) -> None:
+    anchors = [
+        Anchor(f"a{i}", x, x * 1.00004 + 0.01 + i % 2 * 1e-7, late) for i, x in enumerate(xs)
+    ]
+    for f in (fit(anchors), envelope_fit(anchors, 1e-3)):
+        assert f is not None and _numbers_or_none(f)
+        assert abs(f.slope - 1) < 1e-3  # never a wild slope from points at one time
+        for x in (0.0, 0.5, 2.0):
+            u = f.uncertainty(x)
+            assert math.isfinite(u) and u >= 0
+            assert abs(f.offset + f.slope * x - (x * 1.00004 + 0.01)) <= u + 1e-3
+
+
+@pytest.mark.parametrize("xs", ANCHOR_XS.values(), ids=ANCHOR_XS.keys())
+def test_host_clock_of_few_or_equal_delays(xs: list[float]) -> None:
+    h = fit_host([(int((x + 0.002) * 1e9), x) for x in xs], 1e-4)
+    assert h is not None and _numbers_or_none(h) and h.low_s <= h.high_s
+    assert math.isfinite(h.uncertainty_s) and h.uncertainty_s > 0
+
+
+def _readings(t: list[float], w: list[float]) -> Readings:
+    ts = np.asarray(t, float)
+    return Readings(ts, np.full(len(ts), 5.0), np.asarray(w, float) / 5, np.zeros(len(ts)))
+
+
+READINGS: dict[str, Readings] = {
+    "none": _readings([], []),
+    "one": _readings([0.1], [1.0]),
+    "all at one time": _readings([0.1, 0.1, 0.1], [1.0, 1.0, 1.0]),
+    "steady draw": _readings([0.0, 0.1, 0.2, 0.3], [1.0] * 4),
+    "times equal to rounding": _readings([0.1 + 0.2, 0.3, 0.3], [1.0, 2.0, 3.0]),
+}
+
+
+@pytest.mark.parametrize("bounds", [(0.0, 0.3), (0.1, 0.1), (0.05, 0.25), (0.3, 0.1 + 0.2)])
+@pytest.mark.parametrize("r", READINGS.values(), ids=READINGS.keys())
+def test_stage_energy_of_degenerate_readings(r: Readings, bounds: tuple[float, float]) -> None:
+    e = stage_energy(r, *bounds, 1e-4, (1e-6, 1e-6))
+    if e is None:  # no reading around it, or a stage of no length: said as none
+        return
+    assert _numbers_or_none(e) and e.energy_j >= 0 and e.energy_uncertainty_j >= 0
+    if r is READINGS["steady draw"]:  # 1 W held: the stage's length in joules
+        assert e.energy_j == pytest.approx(bounds[1] - bounds[0], rel=1e-9)
