@@ -14,8 +14,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from rig.artifacts.srstream import check_members
-from rig.artifacts.srzip import CaptureError
+from rig.artifacts.srmeta import CaptureError
 from rig.errors import ArtifactError, ConfigError, InputError, RigError
 from rig.model import MarkerScan
 from rig.names import CHANNELS, POWER, UART_TX, canonical_marker
@@ -134,6 +133,9 @@ def scan_markers(
     """Find debounced power edges and marker edges in `capture` (sample numbers from 0)."""
     if not debounce_us >= 0:
         raise ValueError(f"debounce_us must be >= 0, got {debounce_us}")
+    # Here, not at the top: the sample reader needs numpy, `rig decoders --help` does not.
+    from rig.artifacts.srstream import check_members
+
     capture = Path(capture)
     info = check_members(capture)  # a directory claiming more samples than the data holds
     mapping = channel_map(info.channels, rename, capture)

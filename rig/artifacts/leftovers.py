@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rig.artifacts import rundir
-from rig.artifacts.srzip import convert_binary
 
 LOCK = ".lock"
 #: This process's locks by folder (weak: a lock still goes with its last reference).
@@ -112,6 +111,10 @@ def recover_folder(folder: Path, deferred: bool = False) -> Leftover | None:
     ):
         raw.unlink()
         return Leftover(folder, "removed", f"{size} bytes, run.json states no capture layout")
+    # Here, not at the top: every command imports this module (rig/commands/common.py),
+    # and `rig <command> --help` needs no numpy.
+    from rig.artifacts.srzip import convert_binary
+
     samples = convert_binary(raw, folder / rundir.CAPTURE, channels, rate, unitsize, bits)
     raw.unlink()
     cap.samples = samples

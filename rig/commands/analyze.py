@@ -22,8 +22,6 @@ from rig.commands.common import (
     outcome_exit_code,
 )
 from rig.errors import ArtifactError, exit_code
-from rig.pipeline import analyze_folder
-from rig.sinks.files import save_report
 from rig.sinks.terminal import print_report
 
 
@@ -43,6 +41,10 @@ def analyze(
     folders: tuple[Path, ...], no_write: bool, maps: tuple[str, ...], engine: str, as_json: bool
 ) -> None:
     """Analyze artifact folders (results/<run-id>/) and write their report.json."""
+    # Here, not at the top: `rig analyze --help` needs no numpy (rig/commands/group.py).
+    from rig.pipeline import analyze_folder
+    from rig.sinks.files import save_report
+
     rename: dict[str, str] = {}
     for m in maps:
         channel, sep, name = m.partition("=")

@@ -24,11 +24,14 @@ from rig.commands.common import (
 )
 from rig.errors import EXIT_RIG_FAILED, InputError
 from rig.sinks.influx.settings import load_influx_config
-from rig.soak.start import parse_duration
 
 
 def older_than(text: str) -> float:
     """`30d`, `12h`, `90m`...; `0` (any unit) puts every boot past the age limit."""
+    # Here, not at the top: rig.soak.start brings the soak's numpy, `rig prune --help`
+    # needs none (rig/commands/group.py).
+    from rig.soak.start import parse_duration
+
     if re.fullmatch(r"\s*0+(\.0*)?\s*(ms|s|m|h|d)?\s*", text, re.IGNORECASE):
         return 0.0
     try:

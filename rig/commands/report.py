@@ -10,7 +10,6 @@ from rich.markup import escape
 
 from rig.commands.common import console, emit_json, json_option
 from rig.sinks.html.plotlyjs import MODES
-from rig.sinks.html.write import HTML, write_comparison, write_html
 from rig.sinks.influx.sink import report_files
 
 COMPARISON = "compare.html"
@@ -47,6 +46,9 @@ def report(
     targets: tuple[Path, ...], out: Path | None, each: bool, js_mode: str, as_json: bool
 ) -> None:
     """HTML report of run folders (or of every run folder in a results folder)."""
+    # Here, not at the top: `rig report --help` needs no plotly (rig/commands/group.py).
+    from rig.sinks.html.write import HTML, write_comparison, write_html
+
     # An unusable folder (ArtifactError) ends the command with exit 2, a page that cannot
     # be written (OSError) with 3 (json_option).
     files = report_files(targets)

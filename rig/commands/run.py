@@ -21,12 +21,9 @@ from rig.commands.common import (
     spinner,
 )
 from rig.config import load_config
-from rig.cycle import kept_files, run_cycle
 from rig.errors import EXIT_RIG_FAILED, ArtifactError, RigError, exit_code
 from rig.instruments.place import place_override
 from rig.instruments.setup import Instruments
-from rig.pipeline import analyze_folder
-from rig.sinks.files import save_report
 from rig.sinks.influx.deliver import Delivery, deliver_or_note
 from rig.sinks.terminal import print_report
 from rig.soak.signals import StopFlag
@@ -64,6 +61,11 @@ def run(
     as_json: bool,
 ) -> None:
     """Power-cycle the target once, measure the boot, write results/<run-id>/."""
+    # Here, not at the top: `rig run --help` needs no numpy (rig/commands/group.py).
+    from rig.cycle import kept_files, run_cycle
+    from rig.pipeline import analyze_folder
+    from rig.sinks.files import save_report
+
     overrides = (*overrides, *place_override(place))  # as --set would
     # A RigError raised here ends the command with its kind's exit code (json_option): a
     # bad config 2, an instrument that failed 3.

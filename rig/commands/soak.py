@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.markup import escape
@@ -18,16 +18,13 @@ from rig.commands.common import (
     json_option,
     recover_leftovers,
 )
-from rig.commands.soak_places import soak_places
 from rig.config import load_config
 from rig.instruments.place import place_override
 from rig.model.summary import SoakBudgets
-from rig.soak.budgets import soak_budgets
 from rig.soak.journal import JOURNAL, read_header
-from rig.soak.resume import DEFAULT_CONFIG, locate, original_config
-from rig.soak.run import SoakResult, run_soak
-from rig.soak.runner import Limits
-from rig.soak.start import check_id, parse_duration
+
+if TYPE_CHECKING:
+    from rig.soak.run import SoakResult
 
 EPILOG = """\b
 Exit codes: 0 completed, failure rate within --max-failure-rate and within the
@@ -153,6 +150,14 @@ def soak(
     as_json: bool,
 ) -> None:
     """Power-cycle the target again and again; journal, summarise, report every cycle."""
+    # Here, not at the top: `rig soak --help` needs no numpy (rig/commands/group.py).
+    from rig.commands.soak_places import soak_places
+    from rig.soak.budgets import soak_budgets
+    from rig.soak.resume import DEFAULT_CONFIG, locate, original_config
+    from rig.soak.run import run_soak
+    from rig.soak.runner import Limits
+    from rig.soak.start import check_id, parse_duration
+
     # A RigError raised here ends the command with its kind's exit code (json_option):
     # a bad option, config or journal 2, an instrument or the simulator failing 3.
     duration_s = parse_duration(duration) if duration else None

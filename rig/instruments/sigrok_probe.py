@@ -11,7 +11,7 @@ import re
 import subprocess
 from dataclasses import dataclass
 
-from rig.artifacts.srzip import parse_samplerate
+from rig.artifacts.srmeta import parse_samplerate
 from rig.instruments.protocols import InstrumentError
 
 _HEAD = re.compile(r"^(\S+) - (.*) with \d+ channels?: (.*)$")

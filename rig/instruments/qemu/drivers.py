@@ -11,8 +11,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from rig import names
 from rig.instruments.console_serial import SerialConsole
 from rig.instruments.protocols import (
@@ -134,6 +132,9 @@ class QemuTraceAnalyzer(AnalyzerProtocol):
 
         def sample(wall_us: int) -> int:
             return max(0, (wall_us - t0) * rate // 1_000_000)
+
+        # numpy here: rig.config imports every driver, and `rig run --help` needs none.
+        import numpy as np
 
         n = sample(end_us) + 1
         data = np.zeros(n, dtype=np.uint8)

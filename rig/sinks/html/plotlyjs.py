@@ -23,8 +23,6 @@ from functools import cache
 from html import escape
 from pathlib import Path
 
-from plotly.offline import get_plotlyjs, get_plotlyjs_version
-
 from rig.artifacts import atomic
 
 SHARED, GZIP, INLINE = "shared", "gzip", "inline"
@@ -86,12 +84,22 @@ def gzip_b64(data: bytes) -> str:
     return base64.b64encode(gzip.compress(data, 9, mtime=0)).decode()
 
 
+def get_plotlyjs() -> str:
+    """plotly's plotly.js. plotly loads here, not when this module is imported: `rig
+    report --help` reads MODES and needs no plotly (rig/commands/group.py)."""
+    from plotly.offline import get_plotlyjs as plotly_js
+
+    return str(plotly_js())
+
+
 @cache
 def _gzip_b64() -> str:
     return gzip_b64(get_plotlyjs().encode())
 
 
 def version() -> str:
+    from plotly.offline import get_plotlyjs_version
+
     return str(get_plotlyjs_version())
 
 
