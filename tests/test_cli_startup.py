@@ -101,9 +101,9 @@ class Started:
     """A `rig` process whose stderr is read as it comes: an event for the first import
     line of each watched module (the line comes when that module's import ends)."""
 
-    def __init__(self, args: list[str], watch: tuple[str, ...]) -> None:
+    def __init__(self, program: list[str], args: list[str], watch: tuple[str, ...]) -> None:
         self.proc = subprocess.Popen(
-            [str(RIG), *args],
+            [*program, *args],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
@@ -149,14 +149,22 @@ MOMENTS = [
 ]
 
 
-@pytest.mark.parametrize(("after", "delay"), MOMENTS)
+# The console script, and `python -m rig` at a few of the moments.
+PROGRAMS = {"rig": [str(RIG)], "python -m rig": [sys.executable, "-m", "rig"]}
+CASES = [("rig", *m) for m in MOMENTS] + [
+    ("python -m rig", *m) for m in MOMENTS if m in (("rig.commands", 0.0), ("scipy", 0.0))
+]
+
+
+@pytest.mark.parametrize(("program", "after", "delay"), CASES)
 def test_ctrl_c_while_starting_prints_no_traceback(
-    tmp_path: Path, after: str, delay: float
+    tmp_path: Path, program: str, after: str, delay: float
 ) -> None:
     """`rig compare` imports numpy and scipy before it finds that its folders are not
     there (exit 2). A Ctrl-C at any moment of that is exit 130 and `interrupted`, or,
     once the command has ended, its own exit; never a traceback."""
     started = Started(
+        PROGRAMS[program],
         ["compare", str(tmp_path / "before"), "--", str(tmp_path / "after")],
         watch=tuple({name for name, _ in MOMENTS}),
     )
