@@ -35,6 +35,7 @@ from rig.errors import RigError
 from rig.instruments.console_serial import SerialConsole
 from rig.instruments.protocols import InstrumentError, RawLayout
 from rig.instruments.setup import Bench
+from rig.instruments.target_claim import note_run
 from rig.model import Chunk, Run
 from rig.model.codec import load
 from rig.model.run import RunCapture, RunState, RunStep, RunTiming
@@ -226,6 +227,7 @@ def _cycle(
         folder = cfg.results_dir / run_id
         folder.mkdir(parents=True)
     lock = RunLock(folder)  # tells a later rig that a raw capture here is not a leftover
+    note_run(folder)  # a second rig refused this board is told where we measure
     t_start = time.monotonic_ns()
     instruments: dict[str, Any] = {
         "power": type(bench.power).__name__,

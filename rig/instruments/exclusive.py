@@ -1,12 +1,14 @@
 """Serial ports opened exclusively: two rigs on one relay or console would corrupt each
 other's boots silently. A device path is locked with flock (pyserial's `exclusive`),
 which every rig honours and the kernel releases when the holder dies; the error names
-the processes that have the device open. Network URLs (socket://, rfc2217://) are the
-server's to share and are opened as they are."""
+the processes that have the device open. A rig claims its ports before it opens them
+(rig/instruments/target_claim.py, network URLs too), and a refusal there names the rig;
+this lock catches whatever else holds a device (a terminal program)."""
 
 from __future__ import annotations
 
 import os
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +36,15 @@ def holders(device: str) -> list[int]:
     return sorted(out)
 
 
+def _command(pid: int) -> str:
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return ""
+    text = shlex.join(a.decode(errors="replace") for a in raw.split(b"\0") if a)
+    return f" (`{text[:200]}`)" if text else ""
+
+
 def open_serial(port: str, what: str, **kwargs: Any) -> serial.SerialBase:
     """`serial_for_url`, locked when `port` is a device; errors name `what` and the port."""
     try:
@@ -44,7 +55,12 @@ def open_serial(port: str, what: str, **kwargs: Any) -> serial.SerialBase:
         return ser
     except (serial.SerialException, ValueError, OSError) as e:
         if "exclusively lock" in str(e):
+            # No rig on this host claims it (rig/instruments/target_claim.py names one
+            # that does): say what has it open, which may also be the far end of a pty.
             pids = holders(port)
-            by = f"PID {', '.join(map(str, pids))}" if pids else "another process"
-            raise InstrumentError(f"{what}: {port} is in use by {by}") from None
+            by = ", ".join(f"PID {p}{_command(p)}" for p in pids) or "another process"
+            raise InstrumentError(
+                f"{what}: {port} is in use by {by} (what has it open; no rig on this host "
+                "claims it)"
+            ) from None
         raise InstrumentError(f"{what}: cannot open {port}: {e}") from None

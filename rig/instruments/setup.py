@@ -19,6 +19,7 @@ from rig.instruments.console_serial import SerialConsole
 from rig.instruments.place_claim import PlaceClaim
 from rig.instruments.protocols import AnalyzerProtocol, InstrumentError, PowerProtocol
 from rig.instruments.registry import ANALYZER, CONSOLE, POWER, BenchContext, DriverSpec
+from rig.instruments.target_claim import TargetClaims, targets
 from rig.model.run import RunPlace
 
 if TYPE_CHECKING:
@@ -53,6 +54,11 @@ class Instruments:
                 claim = PlaceClaim(cfg.target.place, cfg.target.coordinator)
                 claim.claim()
                 self._stack.callback(claim.release)
+            # Before any port is opened: a second rig on this board is told which rig
+            # drives it, not which processes have a device open.
+            claims = TargetClaims(targets(cfg), cfg.results_dir)
+            claims.claim()
+            self._stack.callback(claims.release)
             if cfg.sim is not None:
                 from rig.sim.client import SimProcess  # the simulator only when asked for
 

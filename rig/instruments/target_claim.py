@@ -1,0 +1,279 @@
+"""One rig per board on this host: a bench claims the console and the power target it
+drives before it opens them.
+
+Two rigs given one board (two `rig run`, a soak beside a Robot suite) power-cycle it
+under each other's boots: the first then records two boots as one (issue 22). A device
+path is also locked by the kernel when opened (pyserial's `exclusive` flock); a console
+server's URL, a `command`, a VISA resource are nothing this host can lock, so each is
+claimed by a normalised identity, and two spellings of one target meet on it:
+
+- a device path (a console, a relay, VISA `ASRL<path>::INSTR`): `dev:` and its real path;
+- `socket://` and `rfc2217://` (whatever their options), VISA
+  `TCPIP::<host>::<port>::SOCKET`: `tcp:` and each address the host resolves to, with
+  the port;
+- another VISA resource: `visa:` and its canonical name;
+- `command` power: `command:` and each of its `on` and `off` argument lists, the
+  program resolved on PATH.
+
+A claim is an flock on a file of this user's named after the identity, which the
+kernel drops when the process ends, however it ends (SIGKILL too). The file says who
+holds it (PID, command line, results folder and the run being measured), so that a
+refused rig names the rig in its way, not the processes that have a device open.
+Claims nest within a process (a Robot suite's bench and the soak it runs).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import shlex
+import shutil
+import socket
+import stat
+import tempfile
+import threading
+import urllib.parse
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rig.errors import InstrumentError
+
+if TYPE_CHECKING:
+    from rig.config import RigConfig
+
+#: This process's claims: lock file -> [fd, holders].
+_HELD: dict[Path, list[int]] = {}
+_GUARD = threading.Lock()
+#: What a refused rig is told of the holder's command line, at most.
+_CMDLINE_CHARS = 300
+
+
+@dataclass(frozen=True)
+class Target:
+    """One thing a bench drives: `what` for people (`console socket://...`), `keys` the
+    identities it is claimed by (any one held elsewhere refuses it)."""
+
+    what: str
+    keys: tuple[str, ...]
+
+
+def claim_dir() -> Path:
+    """Per user, owned by this user: another's files cannot block or fool our claims."""
+    base = Path(tempfile.gettempdir()) / f"bootrig-{os.getuid()}"
+    d = base / "targets"
+    d.mkdir(parents=True, exist_ok=True, mode=0o700)
+    st = base.lstat()
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
+        raise InstrumentError(f"{base}: not a folder of this user's; rigs claim boards there")
+    return d
+
+
+def device_key(path: str) -> str:
+    return f"dev:{os.path.realpath(path)}"
+
+
+def tcp_keys(host: str, port: int | None) -> tuple[str, ...]:
+    """One key per address `host` resolves to, so `localhost` meets `127.0.0.1`."""
+    host = host.strip("[]").lower()
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        addrs = sorted({str(i[4][0]) for i in infos})
+    except (OSError, UnicodeError):
+        addrs = [host]  # opening it will fail and say so; still claim the name
+    return tuple(f"tcp:[{a}]:{port}" for a in addrs)
+
+
+def port_keys(port: str) -> tuple[str, ...]:
+    """A pyserial port: a device path or a network URL (`socket://`, `rfc2217://`,
+    `spy://` around either). Other URLs (`loop://`) reach no board: nothing to claim."""
+    if "://" not in port:
+        return (device_key(port),)
+    u = urllib.parse.urlsplit(port)
+    scheme = u.scheme.lower()
+    if scheme == "spy":
+        return port_keys(port[len("spy://") :].split("?", 1)[0])
+    if scheme in ("socket", "rfc2217") and u.hostname:
+        try:
+            return tcp_keys(u.hostname, u.port)
+        except ValueError:  # a port that is not a number: opening it says so
+            return (f"url:{port.split('?', 1)[0].lower()}",)
+    return ()
+
+
+def visa_keys(resource: str) -> tuple[str, ...]:
+    import pyvisa.rname  # here: configs without a supply pay nothing for pyvisa
+
+    try:
+        r = pyvisa.rname.parse_resource_name(resource)
+    except ValueError:
+        return (f"visa:{resource}",)
+    if isinstance(r, pyvisa.rname.ASRLInstr) and r.board.startswith("/"):
+        return (device_key(r.board),)
+    if isinstance(r, pyvisa.rname.TCPIPSocket):
+        return tcp_keys(r.host_address, int(r.port))
+    return (f"visa:{r}",)
+
+
+def command_key(argv: Iterable[str]) -> str:
+    args = list(argv)
+    found = shutil.which(args[0])
+    if found:
+        args[0] = os.path.realpath(found)
+    return f"command:{json.dumps(args)}"
+
+
+def targets(cfg: RigConfig) -> list[Target]:
+    """What the config's bench drives. A simulated or emulated board is this rig's own
+    process, and a labgrid place is claimed as a place (rig/instruments/place_claim.py)."""
+    from rig.instruments.power_command import CommandSettings
+    from rig.instruments.power_visa import SIM_RESOURCES, VisaSettings
+
+    out = []
+    c = cfg.console
+    if c.spec.name == "serial" and c.port != "sim" and (keys := port_keys(c.port)):
+        out.append(Target(f"console {c.port}", keys))
+    s = cfg.power.spec.settings
+    if isinstance(s, CommandSettings):
+        on, off = command_key(s.on), command_key(s.off)
+        out.append(Target(f"power command {list(s.on)}", (on,) if on == off else (on, off)))
+    elif isinstance(s, VisaSettings):
+        if s.resource not in SIM_RESOURCES:
+            out.append(Target(f"power supply {s.resource}", visa_keys(s.resource)))
+    elif isinstance(port := getattr(s, "port", None), str) and port != "sim":
+        keys = port_keys(port)  # a relay (ch340, numato)
+        out += [Target(f"power relay {port}", keys)] if keys else []
+    return out
+
+
+def _path(key: str) -> Path:
+    name = hashlib.sha256(key.encode()).hexdigest()[:32]
+    return claim_dir() / f"{name}.lock"
+
+
+def _cmdline() -> str:
+    try:
+        raw = Path("/proc/self/cmdline").read_bytes()
+    except OSError:
+        return "?"
+    text = shlex.join(a.decode(errors="replace") for a in raw.split(b"\0") if a)
+    return text[:_CMDLINE_CHARS]
+
+
+class TargetClaims:
+    """`claim()` takes every target for this process or none, and fails naming the rig
+    that holds them; `release()` gives them back (the kernel does when the process ends)."""
+
+    def __init__(self, wanted: list[Target], results_dir: Path | None = None) -> None:
+        self.wanted = wanted
+        self.results_dir = results_dir
+        self._mine: list[Path] = []
+
+    def claim(self) -> None:
+        refused: list[tuple[Target, dict[str, Any]]] = []
+        with _GUARD:
+            for t in self.wanted:
+                holder = None
+                for key in dict.fromkeys(t.keys):
+                    holder = self._take(_path(key))
+                    if holder is not None:
+                        break
+                if holder is not None:
+                    refused.append((t, holder))
+        if refused:
+            self.release()
+            raise InstrumentError(_refusal(refused))
+
+    def _take(self, path: Path) -> dict[str, Any] | None:
+        """None when this process now holds `path`, else what its holder wrote."""
+        held = _HELD.get(path)
+        if held is not None:
+            held[1] += 1
+            self._mine.append(path)
+            return None
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raw = os.pread(fd, 4096, 0)
+            os.close(fd)
+            try:
+                info = json.loads(raw)
+            except ValueError:
+                info = None
+            return info if isinstance(info, dict) else {}
+        _HELD[path] = [fd, 1]
+        self._mine.append(path)
+        _write(fd, self.results_dir, None)
+        return None
+
+    def release(self) -> None:
+        with _GUARD:
+            for path in self._mine:
+                held = _HELD[path]
+                held[1] -= 1
+                if held[1] == 0:
+                    del _HELD[path]
+                    with contextlib.suppress(OSError):
+                        os.ftruncate(held[0], 0)
+                    os.close(held[0])  # drops the flock
+            self._mine = []
+
+
+def _write(fd: int, results_dir: Path | None, run: Path | None) -> None:
+    info = {
+        "pid": os.getpid(),
+        "cmdline": _cmdline(),
+        "results_dir": str(results_dir) if results_dir else None,
+        "run": str(run) if run else None,
+    }
+    with contextlib.suppress(OSError):  # only the refusal's message reads it
+        data = json.dumps(info).encode()
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, data, 0)
+
+
+def note_run(folder: Path) -> None:
+    """This process now measures into `folder`: a rig refused any of its claims is told."""
+    with _GUARD:
+        for fd, _ in _HELD.values():
+            _write(fd, folder.parent, folder)
+
+
+def _alive(pid: object) -> bool:
+    return isinstance(pid, int) and Path(f"/proc/{pid}").exists()
+
+
+def _who(info: dict[str, Any]) -> str:
+    pid = info.get("pid")
+    if not isinstance(pid, int):
+        return "a rig that did not say who it is"
+    who = f"PID {pid}"
+    if isinstance(cmd := info.get("cmdline"), str) and cmd:
+        who += f" (`{cmd}`)"
+    if isinstance(run := info.get("run"), str):
+        who += f", measuring into {run}"
+    elif isinstance(res := info.get("results_dir"), str):
+        who += f", results in {res}"
+    if not _alive(pid):
+        who += ", now gone (a process it started still holds the claim)"
+    return who
+
+
+def _refusal(refused: list[tuple[Target, dict[str, Any]]]) -> str:
+    by: dict[str, list[str]] = {}
+    for t, info in refused:
+        by.setdefault(_who(info), []).append(t.what)
+    held = "; ".join(
+        f"{' and '.join(whats)} {'is' if len(whats) == 1 else 'are'} in use by another rig "
+        f"on this host: {who}"
+        for who, whats in by.items()
+    )
+    return (
+        f"{held}. Two rigs on one board power-cycle it under each other's boots: wait for "
+        "that rig to finish, or stop it"
+    )
