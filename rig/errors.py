@@ -33,6 +33,8 @@ EXIT_OK = 0
 EXIT_BOARD_FAILED = 1
 EXIT_INPUT = 2
 EXIT_RIG_FAILED = 3
+#: `rig compare`, `rig trend --fail-on-new`: the boots cannot tell (a verdict `inconclusive`)
+EXIT_INCONCLUSIVE = 4
 EXIT_SIGINT = 130  # 128 + SIGINT
 EXIT_SIGTERM = 143  # 128 + SIGTERM
 

@@ -11,7 +11,10 @@ For one stage, two samples of durations (seconds): `before` and `after`. The met
 - p-value: the two-sided Mann-Whitney U test (scipy.stats), exact or asymptotic by the
   same rule, so the test and the interval agree;
 - verdict: `slower` or `faster` only when p < alpha, the interval excludes 0 and the
-  estimate is at least `threshold_s`; `no_change` otherwise;
+  estimate is at least `threshold_s`; `inconclusive` when these boots could not have
+  told (no outcome of them reaches p < alpha, a difference as large as they detect that
+  p does not confirm, a threshold smaller than they detect), with the boots per side a
+  change of the size seen needs; `no_change` otherwise;
 - power analysis: the smallest change these sample sizes detect with probability
   `power`, and the boots per side a given change needs (normal approximation with a
   pooled MAD-scaled spread and Mann-Whitney's efficiency 3/pi against the t-test).
@@ -31,7 +34,16 @@ from scipy import stats
 FASTER = "faster"
 SLOWER = "slower"
 NO_CHANGE = "no_change"
-VERDICTS = (FASTER, SLOWER, NO_CHANGE)
+INCONCLUSIVE = "inconclusive"
+VERDICTS = (FASTER, SLOWER, NO_CHANGE, INCONCLUSIVE)
+
+# Why a verdict is inconclusive (`inconclusive_reason`, docs/compare.md):
+#: no outcome of these boots reaches p < alpha (too few a side, or a side without the stage)
+UNREACHABLE = "unreachable"
+#: the difference is at least the change these boots detect, yet p >= alpha
+UNCONFIRMED = "unconfirmed"
+#: the boots detect only changes larger than the threshold: they could not have seen it
+UNDERPOWERED = "underpowered"
 
 #: Asymptotic relative efficiency of Mann-Whitney against the t-test for normal data:
 #: the rank test needs pi/3 (about 1.05) times the boots for the same power.
@@ -80,6 +92,9 @@ class StageComparison:
     boots_needed: int | None  # per side, for Settings.detect_s
     method: str  # "exact" or "normal": how the U distribution was taken
     note: str | None = None
+    inconclusive_reason: str | None = None  # UNREACHABLE, UNCONFIRMED, UNDERPOWERED
+    boots_to_decide: int | None = None  # per side, for decide_change_s (when inconclusive)
+    decide_change_s: float | None = None  # the change those boots are for: max(|diff|, threshold)
 
     def to_json(self) -> dict[str, Any]:
         # To the nanosecond: pair differences of microsecond times carry float dust.
@@ -167,6 +182,18 @@ def boots_needed(spread: float, change_s: float, alpha: float, power: float) -> 
     return max(n, min_boots(alpha))
 
 
+def smallest_p(m: int, n: int) -> float:
+    """The smallest two-sided p the rank test can give m against n boots: every after
+    boot beyond every before boot, 2 / C(m + n, n) exactly (no ties), or the normal
+    approximation at U = 0 where the test uses it."""
+    if m == 0 or n == 0:
+        return 1.0
+    if m * n <= EXACT_MAX_PAIRS:
+        return min(1.0, 2 / math.comb(m + n, n))
+    z = (m * n / 2 - 0.5) / math.sqrt(m * n * (m + n + 1) / 12)
+    return min(1.0, float(2 * stats.norm.sf(z)))
+
+
 def compare(
     name: str, before: Sequence[float], after: Sequence[float], settings: Settings
 ) -> StageComparison:
@@ -174,10 +201,11 @@ def compare(
     m, n = len(after), len(before)
     conf = 1 - settings.alpha
     if m == 0 or n == 0:
-        side = "before" if n == 0 else "after"
+        side = "before or after" if m == n == 0 else "before" if n == 0 else "after"
         return StageComparison(
             name, n, m, _median(before), _median(after), None, None, None, conf, None,
-            NO_CHANGE, None, None, None, "none", f"no boots measured it {side}",
+            INCONCLUSIVE, None, None, None, "none",
+            f"no boots measured it {side}: nothing to compare", UNREACHABLE,
         )  # fmt: skip
     b, a = np.asarray(before, float), np.asarray(after, float)
     combined = np.concatenate([a, b])
@@ -190,19 +218,18 @@ def compare(
     note = None
     if k > 0:
         low, high = float(d[k - 1]), float(d[m * n - k])
-    else:
-        note = (
-            f"too few boots for a {conf:.0%} interval: at least {min_boots(settings.alpha)} a side"
-        )
     p = _p_value(a, b, exact)
     shift = float(np.median(d))
     verdict = NO_CHANGE
-    if low is not None and high is not None and p < settings.alpha:
-        if low > 0 and shift >= settings.threshold_s:
+    above = low is not None and low > 0
+    below = high is not None and high < 0
+    significant = p < settings.alpha and (above or below)
+    if significant:
+        if above and shift >= settings.threshold_s:
             verdict = SLOWER
-        elif high < 0 and -shift >= settings.threshold_s:
+        elif below and -shift >= settings.threshold_s:
             verdict = FASTER
-        elif low > 0 or high < 0:
+        else:
             note = f"significant but under the threshold of {settings.threshold_s:g} s"
     spread = robust_spread(b, a)
     detectable = needed = None
@@ -210,10 +237,84 @@ def compare(
         detectable = detectable_change(spread, m, n, settings.alpha, settings.power)
     if spread is not None and settings.detect_s is not None:
         needed = boots_needed(spread, settings.detect_s, settings.alpha, settings.power)
+    reason = decide = None
+    to_decide: int | None = None
+    if not significant:
+        reason, why = _undecided(m, n, k, p, shift, detectable, np.ptp(combined) == 0, settings)
+        if reason is not None:
+            verdict = INCONCLUSIVE
+            decide, to_decide, how = _to_decide(shift, spread, min(m, n), settings)
+            if to_decide is None and reason == UNREACHABLE:
+                how += f"; a verdict needs at least {min_boots(settings.alpha)} boots a side"
+            note = why + how
     return StageComparison(
         name, n, m, _median(b), _median(a), shift, low, high, conf, p, verdict, spread,
-        detectable, needed, method, note,
+        detectable, needed, method, note, reason, to_decide, decide,
     )  # fmt: skip
+
+
+def _ms(v: float, sign: bool = False) -> str:
+    return f"{v * 1e3:+.2f} ms" if sign else f"{v * 1e3:.2f} ms"
+
+
+def _undecided(
+    m: int,
+    n: int,
+    k: int,
+    p: float,
+    shift: float,
+    detectable: float | None,
+    identical: bool,
+    s: Settings,
+) -> tuple[str | None, str]:
+    """Why a result that is not significant cannot be called `no_change` (None: it can),
+    and the sentence that says so."""
+    alpha = s.alpha
+    lowest = smallest_p(m, n)
+    if lowest >= alpha or k == 0:
+        why = f"{n} boots before and {m} after cannot reach p < {alpha:.2g} "
+        why += (
+            f"(the smallest p they can give is {lowest:.2g})"
+            if lowest >= alpha
+            else f"(too few for a {1 - alpha:.1%} interval with these ties)"
+        )
+        return UNREACHABLE, why
+    if identical:
+        return None, ""  # every boot the same on both sides: no change to the resolution
+    if detectable is not None and abs(shift) >= max(detectable, s.threshold_s):
+        return UNCONFIRMED, (
+            f"a difference of {_ms(shift, True)} is at least what these boots detect "
+            f"({_ms(detectable)}), yet p = {p:.2g} is not under {alpha:.2g}"
+        )
+    if s.threshold_s > 0 and detectable is not None and detectable > s.threshold_s:
+        return UNDERPOWERED, (
+            f"these boots detect {_ms(detectable)} with {s.power:.0%} power, more than the "
+            f"threshold of {_ms(s.threshold_s)}: a change of that size could have gone unseen"
+        )
+    return None, ""
+
+
+def _to_decide(
+    shift: float, spread: float | None, fewest: int, s: Settings
+) -> tuple[float | None, int | None, str]:
+    """The change a decision is for (the difference seen, or the threshold when that is
+    larger: a smaller change never gets a verdict), the boots per side it needs at this
+    spread, and the clause that says so."""
+    size = max(abs(shift), s.threshold_s)
+    if spread is None:
+        return size, None, f"; the spread is unknown with {fewest} boot(s) on a side"
+    if size <= 0:
+        return None, None, "; no difference seen: no number of boots is enough for a zero change"
+    n = boots_needed(spread, size, s.alpha, s.power)
+    label = _ms(shift, True) if size == abs(shift) else _ms(size)
+    return (
+        size,
+        n,
+        (
+            f"; a change of {label} at this spread (sigma {_ms(spread)}) needs {n} boots a side "
+            f"({s.power:.0%} power, p < {s.alpha:.2g})"
+        ),
+    )
 
 
 def _p_value(after: np.ndarray, before: np.ndarray, exact: bool) -> float:

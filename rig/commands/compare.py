@@ -2,7 +2,8 @@
 change it, stage by stage, at a stated confidence (docs/compare.md).
 
 Exit code: 0 no stage slower, 1 some stage `slower` (a CI gate), 2 bad input, 3 InfluxDB
-failed."""
+failed, 4 no stage slower but some `inconclusive` (the boots cannot tell; 1 with
+`--fail-inconclusive`)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from rich.table import Table
 from rig.analysis.compare import (
     BONFERRONI,
     CORRECTIONS,
+    INCONCLUSIVE,
     SLOWER,
     Settings,
     StageComparison,
@@ -34,7 +36,7 @@ from rig.commands.common import (
     json_option,
 )
 from rig.compare_inputs import DEFAULT_WARMUP, Side, load_side, stage_names
-from rig.errors import EXIT_BOARD_FAILED, EXIT_OK, InputError
+from rig.errors import EXIT_BOARD_FAILED, EXIT_INCONCLUSIVE, EXIT_OK, InputError
 
 _AFTER = "compare_after"
 _UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6}
@@ -63,7 +65,12 @@ def seconds(text: str, what: str) -> float:
     return float(m.group(1)) * _UNITS[m.group(2) or "s"]
 
 
-_STYLE = {"slower": "bold red", "faster": "bold green", "no_change": "dim"}
+_STYLE = {
+    "slower": "bold red",
+    "faster": "bold green",
+    "no_change": "dim",
+    "inconclusive": "yellow",
+}
 
 
 def print_comparison(
@@ -115,7 +122,7 @@ def print_comparison(
         + f". A verdict needs p < {1 - results[0].confidence if results else s.alpha:.3g}"
         + " and a CI excluding 0"
         + (f" and at least {s.threshold_s * 1e3:g} ms" if s.threshold_s else "")
-        + ".",
+        + "; inconclusive: these boots could not tell (the note says the boots it needs).",
         highlight=False,
     )
     for r in results:
@@ -151,6 +158,7 @@ def result_json(
         "detect_s": s.detect_s,
         "warmup": warmup,
         "regressions": [r.name for r in results if r.verdict == SLOWER],
+        "inconclusive": [r.name for r in results if r.verdict == INCONCLUSIVE],
         "before": before.to_json(),
         "after": after.to_json(),
     }
@@ -207,6 +215,11 @@ def result_json(
     help="Count boots the report flags as not a true cold boot (rail not off long enough, "
     "or back-powered); by default they are listed as excluded with the reason.",
 )
+@click.option(
+    "--fail-inconclusive",
+    is_flag=True,
+    help="Exit 1, not 4, when a stage is inconclusive (the boots cannot tell).",
+)
 @config_option("Rig config: its results_dir holds soak ids, its [influx] the influx: sources.")
 @json_option
 def compare(
@@ -219,6 +232,7 @@ def compare(
     html_path: Path | None,
     correction: str,
     include_warm: bool,
+    fail_inconclusive: bool,
     config_path: Path,
     as_json: bool,
 ) -> None:
@@ -252,4 +266,14 @@ def compare(
         print_comparison(results, before, after, settings)
         if html_path is not None:
             console.print(f"page: [bold]{escape(doc['html'])}[/]")
-    raise SystemExit(EXIT_BOARD_FAILED if doc["regressions"] else EXIT_OK)
+    raise SystemExit(exit_code(doc["regressions"], doc["inconclusive"], fail_inconclusive))
+
+
+def exit_code(regressions: list[str], inconclusive: list[str], fail_inconclusive: bool) -> int:
+    """1 on a regression; 4 (1 with --fail-inconclusive) when the boots could not tell
+    for some stage: a gate must not read "cannot tell" as "no change"."""
+    if regressions:
+        return EXIT_BOARD_FAILED
+    if inconclusive:
+        return EXIT_BOARD_FAILED if fail_inconclusive else EXIT_INCONCLUSIVE
+    return EXIT_OK

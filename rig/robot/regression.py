@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import os
 from datetime import timedelta
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
 from robot.api import logger
 from robot.api.deco import keyword
 
-from rig.analysis.compare import SLOWER, Settings, StageComparison, compare
+from rig.analysis.compare import INCONCLUSIVE, SLOWER, Settings, StageComparison, compare
 from rig.compare_inputs import (
     DEFAULT_WARMUP,
     TOTAL,
@@ -37,6 +38,34 @@ def regression_message(r: StageComparison, baseline: Source, measured: Source, l
         f"{r.confidence:.0%} CI {ci}, Mann-Whitney p = {r.p_value:.2g}); "
         f"{r.n_after} measured boots in {measured.location} against {r.n_before} of "
         f"baseline {baseline.location}"
+    )
+
+
+class Inconclusive(Enum):
+    """What `Stage Should Not Regress` does when the boots cannot tell (verdict
+    ``inconclusive``: too few boots for any p under ``alpha``, a difference as large as
+    the boots detect that p does not confirm, or a threshold smaller than they detect).
+
+    - ``fail``: the keyword fails with the reason and the boots a side that a change of
+      the size seen needs (the default: a gate that cannot tell does not pass);
+    - ``warn``: it passes and logs that message as a warning;
+    - ``pass``: it passes and logs the message.
+    """
+
+    FAIL = "fail"
+    WARN = "warn"
+    PASS = "pass"
+
+
+def inconclusive_message(r: StageComparison, baseline: Source, measured: Source, label: str) -> str:
+    ci = f"{r.confidence:.0%} CI {_ms(r.ci_low_s)} .. {_ms(r.ci_high_s)}"
+    if r.ci_low_s is None:
+        ci = f"no {r.confidence:.0%} CI"
+    p = "n/a" if r.p_value is None else f"{r.p_value:.2g}"
+    return (
+        f"{label} inconclusive: {_ms(r.difference_s)} after - before (median shift, {ci}, "
+        f"Mann-Whitney p = {p}); {r.n_after} measured boots in {measured.location} against "
+        f"{r.n_before} of baseline {baseline.location}: {r.note}"
     )
 
 
@@ -67,6 +96,7 @@ class RegressionCheck:
         warmup: int = DEFAULT_WARMUP,
         threshold: timedelta | None = None,
         last: int | None = None,
+        inconclusive: Inconclusive = Inconclusive.FAIL,
     ) -> dict[str, Any]:
         """Fails if ``stage`` got slower in the boots measured in this suite than in
         ``baseline``, at confidence 1 - ``alpha``; returns the comparison.
@@ -83,9 +113,15 @@ class RegressionCheck:
         the difference is at least ``threshold`` (a Robot time, e.g. ``5ms``; default
         0). See docs/compare.md.
 
+        When the boots cannot tell (verdict ``inconclusive``: e.g. 3 boots against 4 can
+        never give p < 0.05, whatever they measure), ``inconclusive`` decides: ``fail``
+        (default), ``warn`` or ``pass``; see `Inconclusive`. The message says why and how
+        many boots a side a change of the size seen needs.
+
         | Run Soak | cycles=20 |
         | Stage Should Not Regress | kernel | baseline=nightly-2025-01-01 |
         | Stage Should Not Regress | power_to_ui | baseline=results/soak-x | threshold=10ms |
+        | Stage Should Not Regress | kernel | baseline=nightly-2025-01-01 | inconclusive=warn |
 
         Failure: ``Stage 'kernel' regressed: +19.82 ms after - before (median shift, 95%
         CI +18.78 ms .. +21.02 ms, Mann-Whitney p = 2.8e-06); 19 measured boots in
@@ -115,6 +151,12 @@ class RegressionCheck:
         r = compare(stage, before, after, settings)
         if r.verdict == SLOWER:
             raise AssertionError(regression_message(r, base, mine, label))
+        if r.verdict == INCONCLUSIVE:
+            msg = inconclusive_message(r, base, mine, label)
+            if inconclusive is Inconclusive.FAIL:
+                raise AssertionError(msg)
+            (logger.warn if inconclusive is Inconclusive.WARN else logger.info)(msg)
+            return {**r.to_json(), "baseline": str(Path(base.location))}
         logger.info(
             f"{label}: {_ms(r.difference_s)} after - before ({r.confidence:.0%} CI "
             f"{_ms(r.ci_low_s)} .. {_ms(r.ci_high_s)}, p = {r.p_value}), verdict {r.verdict}; "

@@ -18,7 +18,7 @@ from rig.sinks.html.page import document, figure_div, section
 from rig.sinks.html.style import base_layout
 
 _COLOURS = {"before": "#4575b4", "after": "#d73027"}
-_VERDICT = {"slower": "bad", "faster": "ok", "no_change": ""}
+_VERDICT = {"slower": "bad", "faster": "ok", "no_change": "", "inconclusive": ""}
 
 
 def _ms(v: float | None, sign: bool = False) -> str:
@@ -101,6 +101,7 @@ def figure(results: list[StageComparison], before: Side, after: Side) -> go.Figu
 
 def page(results: list[StageComparison], before: Side, after: Side, s: Settings) -> str:
     regressions = [r.name for r in results if r.verdict == "slower"]
+    undecided = [r.name for r in results if r.verdict == "inconclusive"]
     total = next((r for r in results if r.name == "power_to_ui"), None)
     headline = _ms(total.difference_s, True) if total else "–"
     header = (
@@ -108,7 +109,13 @@ def page(results: list[StageComparison], before: Side, after: Side, s: Settings)
         f'<div class="meta">{1 - s.alpha:.0%} confidence for all stages together '
         f"({_each(results, s)} each) · Hodges-Lehmann difference, "
         "Mann-Whitney U · slower: "
-        f"{escape(', '.join(regressions)) or 'none'}</div>"
+        f"{escape(', '.join(regressions)) or 'none'}"
+        + (
+            f" · inconclusive (the boots cannot tell): {escape(', '.join(undecided))}"
+            if undecided
+            else ""
+        )
+        + "</div>"
         f'<div class="total">{headline} <small>power-to-UI, after - before</small></div>'
     )
     sections = [
