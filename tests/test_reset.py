@@ -52,6 +52,12 @@ def test_a_second_banner_starts_a_boot_over_and_a_chain_does_not(
     assert second_banner(lines_of(*texts)) == at
 
 
+def test_the_blank_lines_a_bootloader_starts_with_are_the_new_boots() -> None:
+    # U-Boot prints two newlines before its banner: the old boot's last line says so.
+    got = console_reset(lines_of("U-Boot 2023.01", "resetting ...", "", "", "U-Boot 2023.01"))
+    assert got is not None and (got.line, got.signs) == (2, (("bootloader_banner", 4),))
+
+
 def test_a_restarted_printk_clock_is_two_lines_below_the_highest_stamp() -> None:
     boot = ["[    0.100000] a", "[    0.200000] b", "[    0.300000] c"]
     # One line out of order is line noise turning a digit, not a new kernel.

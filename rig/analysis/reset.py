@@ -99,6 +99,8 @@ def console_reset(lines: Sequence[Line]) -> ConsoleReset | None:
     if not signs:
         return None
     first = min(i for _, i in signs)
+    while first > 0 and not lines[first - 1].raw.strip():
+        first -= 1  # the blank lines a bootloader starts with are the new boot's
     return ConsoleReset(first, tuple(signs), restart[1:] if restart else None)
 
 
@@ -210,8 +212,7 @@ def describe(
     if not signs:
         return None
     # The rail's fall is the reset itself; a console sign is the new boot's first line.
-    first = con.line if con is not None else None
-    best = signs[0] if signs[0].sign == POWER else next(s for s in signs if s.line == first)
+    best = signs[0] if signs[0].sign == POWER else min(signs, key=lambda s: s.line or 0)
     # The old boot's last line with something on it (the new boot may start with blanks).
     last = next((ln for ln in reversed(boot.lines) if ln.raw.strip()), None)
     after = line_event("", last, tb).t_s if best.sign != POWER and last is not None else None
