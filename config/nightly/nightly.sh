@@ -13,7 +13,8 @@
 #
 # Exit codes, for CI and systemd: 0 the board met every budget and the soak's failure
 # rate, and no new regression; 1 it did not; 2 the rig could not run (config,
-# instruments, Robot usage, InfluxDB for the trend);
+# instruments, Robot usage, InfluxDB for the trend); 4 nothing else failed but the trend
+# has a slower change point its boots cannot confirm yet (config/nightly/verdict.sh);
 # 130/143 interrupted by SIGINT/SIGTERM (the soak journal is closed and resumable).
 set -u
 repo=$(CDPATH='' cd -- "$(dirname -- "$0")/../.." && pwd)
@@ -46,27 +47,10 @@ if [ "$stopped" -eq 0 ] && [ "$soak" -lt 128 ]; then
   trend=$?
 fi
 
-# One verdict: interrupted beats "the rig is broken" beats "the board failed".
-code=0
-case $soak in
-  0) ;;
-  1) code=1 ;;
-  130|143) code=$soak ;;
-  *) code=2 ;;  # 2 usage/config/rig, 3 gave up after consecutive rig errors
-esac
-case $robot in
-  -1|0) ;;
-  251|252|255) [ "$code" -lt 2 ] && code=2 ;;  # help, bad options or data, internal error
-  253) [ "$code" -lt 128 ] && code=130 ;;      # robot was interrupted
-  *) [ "$code" -eq 0 ] && code=1 ;;            # 1..250: that many tests failed
-esac
-case $trend in
-  -1|0) ;;
-  1) [ "$code" -eq 0 ] && code=1 ;;            # a new regression
-  130|143) [ "$code" -lt 128 ] && code=$trend ;;
-  *) [ "$code" -lt 2 ] && code=2 ;;            # bad config, InfluxDB away
-esac
-[ "$stopped" -ne 0 ] && code=$stopped
+# One verdict: interrupted beats "the rig is broken" beats "the board failed" beats
+# "the trend cannot tell yet".
+. "$repo/config/nightly/verdict.sh"
+code=$(night_exit "$soak" "$robot" "$trend" "$stopped")
 printf '{"stamp": "%s", "soak_exit": %s, "robot_exit": %s, "trend_exit": %s, "exit": %s}\n' \
   "$stamp" "$soak" "$robot" "$trend" "$code" >"$out/status.json"
 ln -sfn "$stamp" results/nightly/latest

@@ -19,6 +19,11 @@ power-on order. The method (docs/trend.md):
    a candidate stays only with a `slower` or `faster` verdict (p < alpha, interval off
    zero, shift >= threshold). While one fails, the weakest (largest p) is dropped and
    its neighbours merged, and the rest are tested again on the merged segments.
+5. the dropped: each is compared once more between the change points that stayed; one
+   whose verdict is `inconclusive` because its segments cannot reach alpha at all, or
+   because it shifts as much as they detect without p confirming it, is reported as
+   such (`Trend.inconclusive`), with the boots a side that would decide it, instead of
+   vanishing as if nothing had changed there.
 
 Deterministic: no randomness anywhere; the same series gives the same change points.
 """
@@ -27,7 +32,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -36,7 +41,17 @@ from ruptures.base import BaseCost
 from ruptures.exceptions import NotEnoughPoints
 from scipy import stats
 
-from rig.analysis.compare import MAD_SCALE, NO_CHANGE, Settings, StageComparison, compare
+from rig.analysis.compare import (
+    FASTER,
+    INCONCLUSIVE,
+    MAD_SCALE,
+    SLOWER,
+    UNCONFIRMED,
+    UNREACHABLE,
+    Settings,
+    StageComparison,
+    compare,
+)
 
 #: beta of the penalty beta * sigma^2 * ln(n). 2 is BIC for a change in mean with known
 #: variance, and finds a false change point in about 1 series of 20 (60 boots, no
@@ -98,6 +113,29 @@ class ChangePoint:
 
 
 @dataclass(frozen=True)
+class Unconfirmed:
+    """A candidate the rank test could not confirm nor rule out (step 5): `index` is the
+    first boot after it, `reason` `unreachable` or `unconfirmed` (docs/compare.md)."""
+
+    index: int
+    median_before_s: float
+    median_after_s: float
+    shift_s: float  # Hodges-Lehmann, after - before
+    p_value: float
+    n_before: int
+    n_after: int
+    reason: str
+    boots_to_decide: int | None  # per side, for a shift of this size at this spread
+    note: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            k: round(v, 9) if isinstance(v, float) and k != "p_value" else v
+            for k, v in asdict(self).items()
+        }
+
+
+@dataclass(frozen=True)
 class Trend:
     """One series' result: its noise, the penalty used, and the change points."""
 
@@ -106,6 +144,7 @@ class Trend:
     penalty: float  # on the ranks / n (step 3)
     change_points: list[ChangePoint]
     candidates: int  # PELT's change points before verification
+    inconclusive: list[Unconfirmed] = field(default_factory=list)  # step 5
 
 
 def noise(values: Sequence[float]) -> float:
@@ -197,10 +236,11 @@ def detect(values: Sequence[float], settings: TrendSettings | None = None) -> Tr
     pen = penalty(r, s.penalty_factor)
     cps = candidates(r, s.min_segment, pen)
     found = len(cps)
+    proposed = list(cps)
     cmp_settings = Settings(alpha=s.alpha, threshold_s=s.threshold_s)
     while True:
         results = _verdicts(x, cps, cmp_settings)
-        weak = [i for i, r in enumerate(results) if r.verdict == NO_CHANGE]
+        weak = [i for i, r in enumerate(results) if r.verdict not in (SLOWER, FASTER)]
         if not weak:
             break
         drop = max(weak, key=lambda i: (results[i].p_value or 1.0, -i))
@@ -220,7 +260,34 @@ def detect(values: Sequence[float], settings: TrendSettings | None = None) -> Tr
         )
         for i, r in zip(cps, results, strict=True)
     ]
-    return Trend(len(x), noise(x), pen, points, found)
+    dropped = [c for c in proposed if c not in cps]
+    return Trend(len(x), noise(x), pen, points, found, _unconfirmed(x, cps, dropped, cmp_settings))
+
+
+def _as_unconfirmed(index: int, r: StageComparison) -> Unconfirmed:
+    p = r.p_value if r.p_value is not None else 1.0
+    return Unconfirmed(
+        index, float(r.median_before_s or 0.0), float(r.median_after_s or 0.0),
+        float(r.difference_s or 0.0), float(p), r.n_before, r.n_after,
+        str(r.inconclusive_reason), r.boots_to_decide, r.note or "",
+    )  # fmt: skip
+
+
+def _unconfirmed(
+    x: np.ndarray, kept: list[int], dropped: list[int], s: Settings
+) -> list[Unconfirmed]:
+    """Step 5: each dropped candidate between the change points that stayed. Only the
+    verdicts the boots could not reach or did not confirm count: a candidate under the
+    threshold, or smaller than its segments detect, is the noise PELT also proposes."""
+    out = []
+    bounds = [0, *kept, len(x)]
+    for c in dropped:
+        lo = max(b for b in bounds if b < c)
+        hi = min(b for b in bounds if b > c)
+        r = compare("", x[lo:c], x[c:hi], s)
+        if r.verdict == INCONCLUSIVE and r.inconclusive_reason in (UNREACHABLE, UNCONFIRMED):
+            out.append(_as_unconfirmed(c, r))
+    return out
 
 
 def is_known(times_ns: Sequence[int], index: int, window: int, known_ns: Sequence[int]) -> bool:

@@ -2,8 +2,9 @@
 stage, each named by the first boot after it (docs/trend.md).
 
 Exit code: 0; with `--fail-on-new` 1 when a regression (slower change point) was found
-that the last `--fail-on-new` run had not reported (the nightly gate); 2 bad input; 3
-InfluxDB failed."""
+that the last `--fail-on-new` run had not reported (the nightly gate), else 4 when a
+slower candidate could not be confirmed (`inconclusive`; 1 with `--fail-inconclusive`);
+2 bad input; 3 InfluxDB failed."""
 
 from __future__ import annotations
 
@@ -14,19 +15,20 @@ from typing import Any
 import click
 from rich.markup import escape
 
-from rig.analysis.compare import SLOWER
+from rig.analysis.compare import SLOWER, min_boots
 from rig.analysis.trend import (
     DEFAULT_ALPHA,
     DEFAULT_MIN_SEGMENT,
     PENALTY_FACTOR,
     ChangePoint,
     TrendSettings,
+    Unconfirmed,
     detect,
     is_known,
 )
 from rig.commands.common import config_option, console, emit_json, err_console, fail, json_option
 from rig.commands.compare import seconds
-from rig.errors import EXIT_BOARD_FAILED, EXIT_OK, InputError
+from rig.errors import EXIT_BOARD_FAILED, EXIT_INCONCLUSIVE, EXIT_OK, InputError
 from rig.sinks.influx.changepoints import Mark, replace_marks
 from rig.sinks.influx.client import Client
 from rig.sinks.influx.history import Series, read_history
@@ -47,6 +49,12 @@ def _cp_json(s: Series, cp: ChangePoint, new: bool | None) -> dict[str, Any]:
     if new is not None:
         doc["new"] = new
     return doc
+
+
+def _unconfirmed_json(s: Series, u: Unconfirmed) -> dict[str, Any]:
+    first = s.boots[u.index]
+    doc = {"run_id": first.run_id, "time_utc": utc(first.time_ns), "time_ns": first.time_ns}
+    return doc | {"rig": first.rig, **u.to_json()}
 
 
 def _mark(s: Series, cp: ChangePoint) -> Mark:
@@ -72,9 +80,20 @@ def _print(doc: dict[str, Any]) -> None:
                 highlight=False,
                 soft_wrap=True,
             )
+        for u in s["inconclusive"]:
+            console.print(
+                f"{escape(name)}: [yellow]inconclusive[/] {u['shift_s'] * 1e3:+.2f} ms "
+                f"({u['median_before_s'] * 1e3:.2f} -> {u['median_after_s'] * 1e3:.2f} ms, "
+                f"p {u['p_value']:.2g}) from boot {escape(u['run_id'])} "
+                f"({u['time_utc'][:19].replace('T', ' ')} UTC): {escape(u['note'])}",
+                highlight=False,
+                soft_wrap=True,
+            )
     n = sum(len(s["change_points"]) for s in doc["series"])
+    undecided = sum(len(s["inconclusive"]) for s in doc["series"])
     console.print(
-        f"{len(doc['series'])} series over the last {doc['since']}, {n} change point(s)",
+        f"{len(doc['series'])} series over the last {doc['since']}, {n} change point(s)"
+        + (f", {undecided} inconclusive" if undecided else ""),
         highlight=False,
     )
     for note in doc["notes"]:
@@ -120,6 +139,11 @@ def _print(doc: dict[str, Any]) -> None:
     help="Exit 1 on a regression the last --fail-on-new run did not report (nightly gate).",
 )
 @click.option(
+    "--fail-inconclusive",
+    is_flag=True,
+    help="With --fail-on-new: exit 1, not 4, on a slower change point the test could not confirm.",
+)
+@click.option(
     "--state",
     "state_path",
     type=click.Path(path_type=Path),
@@ -144,6 +168,7 @@ def trend(
     penalty: float,
     mark: bool,
     fail_on_new: bool,
+    fail_inconclusive: bool,
     state_path: Path | None,
     skip_without_influx: bool,
     as_json: bool,
@@ -155,6 +180,11 @@ def trend(
         settings = TrendSettings(seconds(threshold, "--threshold"), min_segment, alpha, penalty)
     except ValueError as e:  # an InputError from seconds() is a ValueError too
         fail(str(e), as_json)
+    if fail_inconclusive and not fail_on_new:
+        fail(
+            "--fail-inconclusive changes the exit code of the --fail-on-new gate: give both",
+            as_json,
+        )
     if not Path(config_path).is_file():
         fail(f"{config_path}: no such rig config (--config)", as_json)
     cfg = load_influx_config(config_path)  # a ConfigError: exit 2 (json_option)
@@ -173,8 +203,16 @@ def trend(
     state_file = state_path or default_path(cfg.results_dir)
     known = load(state_file) if fail_on_new else []
     notes: list[str] = []
+    reach = min_boots(settings.alpha)
+    if settings.min_segment < reach:
+        notes.append(
+            f"at --alpha {settings.alpha:g} a change point needs at least {reach} boots on each "
+            f"side to be confirmed; --min-segment {settings.min_segment} lets PELT propose "
+            "shorter segments, whose change points are reported as inconclusive"
+        )
     out: list[dict[str, Any]] = []
     new: list[dict[str, Any]] = []
+    undecided: list[dict[str, Any]] = []
     found: list[Known] = []
     now = utc(int(datetime.now(UTC).timestamp() * 1e9))
     with Client(influx) as client:  # an InfluxError: exit 3 (json_option)
@@ -199,12 +237,15 @@ def trend(
                 cps.append(doc)
                 if is_new:
                     new.append({"board": s.board, "variant": s.variant, "stage": s.stage, **doc})
+            unsure = [_unconfirmed_json(s, u) for u in res.inconclusive]
+            undecided += [{"board": s.board, "variant": s.variant, "stage": s.stage, **u}
+                          for u in unsure if u["shift_s"] > 0]  # fmt: skip
             out.append(
                 {
                     "board": s.board, "variant": s.variant, "stage": s.stage,
                     "boots": res.n, "first_utc": utc(times[0]), "last_utc": utc(times[-1]),
                     "noise_s": round(res.noise_s, 9), "penalty": round(res.penalty, 9),
-                    "candidates": res.candidates, "change_points": cps,
+                    "candidates": res.candidates, "change_points": cps, "inconclusive": unsure,
                 }
             )  # fmt: skip
             if mark:
@@ -224,6 +265,7 @@ def trend(
         "marked": sum(len(s["change_points"]) for s in out) if mark else 0,
         "notes": notes,
         "new_regressions": new if fail_on_new else None,
+        "inconclusive": undecided,
         "state": str(state_file) if fail_on_new else None,
     }
     if fail_on_new:
@@ -234,4 +276,21 @@ def trend(
         _print(doc)
         if fail_on_new and new:
             err_console.print(f"[bold red]{len(new)} new regression(s)[/]", highlight=False)
-    raise SystemExit(EXIT_BOARD_FAILED if fail_on_new and new else EXIT_OK)
+        elif fail_on_new and undecided:
+            err_console.print(
+                f"[yellow]{len(undecided)} slower change point(s) the boots cannot confirm yet[/]",
+                highlight=False,
+            )
+    raise SystemExit(_exit_code(fail_on_new, bool(new), bool(undecided), fail_inconclusive))
+
+
+def _exit_code(gate: bool, new: bool, undecided: bool, fail_inconclusive: bool) -> int:
+    """The nightly gate's: 1 on a new regression; 4 (1 with --fail-inconclusive) when a
+    slower candidate could not be confirmed, which "no new regression" would hide."""
+    if not gate:
+        return EXIT_OK
+    if new:
+        return EXIT_BOARD_FAILED
+    if undecided:
+        return EXIT_BOARD_FAILED if fail_inconclusive else EXIT_INCONCLUSIVE
+    return EXIT_OK
