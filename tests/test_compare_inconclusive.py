@@ -93,10 +93,18 @@ def test_no_change_only_where_the_boots_could_have_seen_one() -> None:
     assert r.detectable_s is not None and r.difference_s is not None
     assert abs(r.difference_s) >= r.detectable_s
     assert (r.verdict, r.inconclusive_reason) == (INCONCLUSIVE, UNCONFIRMED)
-    z = stats.norm.ppf(1 - 0.05 / 2) + stats.norm.ppf(0.8)
-    assert r.spread_s is not None and r.boots_to_decide == max(
-        4, math.ceil(2 * (z * r.spread_s / abs(r.difference_s)) ** 2 / (3 / math.pi))
+    # The boots to decide it are planned with the rank interval's spread, not the MAD's
+    # alone: the MAD ignores the stray boot and would promise a verdict from 4 boots a
+    # side, fewer than the 5 that just failed to give one.
+    assert r.ci_low_s is not None and r.ci_high_s is not None and r.spread_s is not None
+    z_a = stats.norm.ppf(1 - 0.05 / 2)
+    sigma = (r.ci_high_s - r.ci_low_s) / 2 * math.sqrt(3 / math.pi) / (z_a * math.sqrt(2 / 5))
+    assert sigma > r.spread_s
+    z = z_a + stats.norm.ppf(0.8)
+    assert r.boots_to_decide == math.ceil(
+        2 * (z * sigma / abs(r.difference_s)) ** 2 / (3 / math.pi)
     )
+    assert r.boots_to_decide > 5 and f"sigma {sigma * 1e3:.2f} ms" in (r.note or "")
     # ... but not when the difference is under the threshold: no number of boots would
     # make it `slower` (the threshold is judged on the difference, docs/compare.md).
     assert compare("t", before, after, Settings(threshold_s=0.005)).verdict == NO_CHANGE

@@ -31,6 +31,8 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from rig.analysis.choices import BONFERRONI, CORRECTIONS
+
 FASTER = "faster"
 SLOWER = "slower"
 NO_CHANGE = "no_change"
@@ -243,7 +245,8 @@ def compare(
         reason, why = _undecided(m, n, k, p, shift, detectable, np.ptp(combined) == 0, settings)
         if reason is not None:
             verdict = INCONCLUSIVE
-            decide, to_decide, how = _to_decide(shift, spread, min(m, n), settings)
+            sigma = _decision_spread(spread, low, high, m, n, settings.alpha)
+            decide, to_decide, how = _to_decide(shift, sigma, min(m, n), settings)
             if to_decide is None and reason == UNREACHABLE:
                 how += f"; a verdict needs at least {min_boots(settings.alpha)} boots a side"
             note = why + how
@@ -294,6 +297,21 @@ def _undecided(
     return None, ""
 
 
+def _decision_spread(
+    spread: float | None, low: float | None, high: float | None, m: int, n: int, alpha: float
+) -> float | None:
+    """The spread the boots to decide are planned with: the larger of the pooled MAD
+    spread and the one the rank interval implies (half-width * sqrt(ARE) / (z *
+    sqrt(1/m + 1/n))). A stray boot the rank test pays for leaves the MAD untouched, so
+    the MAD alone would promise a verdict from as many boots as already failed to give
+    one."""
+    found = [spread] if spread is not None else []
+    if low is not None and high is not None:
+        z = float(stats.norm.ppf(1 - alpha / 2))
+        found.append((high - low) / 2 * math.sqrt(ARE) / (z * math.sqrt(1 / m + 1 / n)))
+    return max(found) if found else None
+
+
 def _to_decide(
     shift: float, spread: float | None, fewest: int, s: Settings
 ) -> tuple[float | None, int | None, str]:
@@ -328,10 +346,6 @@ def _p_value(after: np.ndarray, before: np.ndarray, exact: bool) -> float:
 
 def _median(x: Sequence[float]) -> float | None:
     return float(np.median(np.asarray(x, float))) if len(x) else None
-
-
-BONFERRONI = "bonferroni"
-CORRECTIONS = (BONFERRONI, "none")
 
 
 def stage_settings(settings: Settings, count: int, correction: str) -> Settings:
