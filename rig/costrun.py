@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rig.analysis.cost import OFF, ON, VARIANTS
+from rig.analysis.choices import OFF, ON, VARIANTS
 from rig.artifacts import rundir
 from rig.compare_inputs import Boot, Side, Source, report_boot, split
 from rig.config import RigConfig, load_config

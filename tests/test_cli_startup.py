@@ -24,7 +24,7 @@ RIG = Path(sys.executable).with_name("rig")
 # What only a command's work needs: none of it for `rig --help` or `rig --version`.
 HEAVY = ("numpy", "scipy", "plotly", "ruptures", "serial", "pyvisa", "rich.progress")
 # What none of `rig <command> --help` needs.
-NUMERIC = ("numpy", "scipy", "plotly")
+NUMERIC = ("numpy", "scipy", "plotly", "ruptures")
 IMPORT_LINE = "import time:"
 
 
@@ -74,12 +74,7 @@ def test_help_and_version_import_no_command() -> None:
         assert among(modules, ("rig.commands", "rig.sim")) == ["rig.commands", "rig.commands.group"]
 
 
-# These take their options' choices and defaults from the statistics modules, which
-# import numpy and scipy at their top: their --help still loads them.
-NUMERIC_HELP = {"compare", "cost", "trend"}
-
-
-@pytest.mark.parametrize("name", sorted(set(COMMANDS) - NUMERIC_HELP))
+@pytest.mark.parametrize("name", sorted(COMMANDS))
 def test_command_help_imports_no_numerics(name: str) -> None:
     modules = imported(name, "--help")
     assert COMMANDS[name][0].split(":")[0] in modules

@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from rig.analysis.choices import OFF, ON, ORDERS
 from rig.analysis.compare import (
     BONFERRONI,
     FASTER,
@@ -32,20 +33,10 @@ from rig.analysis.compare import (
     compare_all,
 )
 
-ON = "on"
-OFF = "off"
-VARIANTS = (ON, OFF)
-
 COSTS = "costs"
 SAVES = "saves"
 NO_COST = "no_cost"
 _VERDICT = {SLOWER: COSTS, FASTER: SAVES}
-
-#: Boot orders: `abab` on, off, on, off...; `abba` on, off, off, on, on, off... (a linear
-#: drift cancels within every two pairs); `random` each two pairs are on-off-off-on or
-#: off-on-on-off by a seeded coin (drift cancels as in abba, and nothing periodic in
-#: the rig can line up with the variants), a last odd pair by a coin too.
-ORDERS = ("random", "abba", "abab")
 
 
 def schedule(pairs: int, order: str, seed: int = 0) -> list[str]:

@@ -41,6 +41,7 @@ from ruptures.base import BaseCost
 from ruptures.exceptions import NotEnoughPoints
 from scipy import stats
 
+from rig.analysis.choices import DEFAULT_ALPHA, DEFAULT_MIN_SEGMENT, PENALTY_FACTOR
 from rig.analysis.compare import (
     FASTER,
     INCONCLUSIVE,
@@ -53,19 +54,9 @@ from rig.analysis.compare import (
     compare,
 )
 
-#: beta of the penalty beta * sigma^2 * ln(n). 2 is BIC for a change in mean with known
-#: variance, and finds a false change point in about 1 series of 20 (60 boots, no
-#: change); 4 brings it under 1 in 100 while a 3 sigma step in the middle of 60 boots is
-#: still found in 97 % of series (docs/trend.md; tests/test_trend.py measures both).
-PENALTY_FACTOR = 4.0
-DEFAULT_MIN_SEGMENT = 8
 #: Places PELT tries at most; a longer series is searched on a coarser grid and each
 #: change point refined to the boot (PELT's time grows faster than linearly with n).
 MAX_POSITIONS = 1000
-#: The rank test's level per change point. PELT puts a candidate where the two sides
-#: differ most, so the test on those same boots is optimistic: it is a filter for
-#: candidates the penalty let through, at a strict level.
-DEFAULT_ALPHA = 0.001
 
 
 @dataclass(frozen=True)

@@ -10,22 +10,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich import box
 from rich.markup import escape
 from rich.table import Table
 
-from rig.analysis.compare import (
-    BONFERRONI,
-    CORRECTIONS,
-    INCONCLUSIVE,
-    SLOWER,
-    Settings,
-    StageComparison,
-    compare_all,
-)
+from rig.analysis.choices import BONFERRONI, CORRECTIONS
 from rig.commands.common import (
     config_option,
     console,
@@ -37,6 +29,9 @@ from rig.commands.common import (
 )
 from rig.compare_inputs import DEFAULT_WARMUP, Side, load_side, stage_names
 from rig.errors import EXIT_BOARD_FAILED, EXIT_INCONCLUSIVE, EXIT_OK, InputError
+
+if TYPE_CHECKING:
+    from rig.analysis.compare import Settings, StageComparison
 
 _AFTER = "compare_after"
 _UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6}
@@ -148,6 +143,8 @@ def result_json(
     warmup: int,
     correction: str,
 ) -> dict[str, Any]:
+    from rig.analysis.compare import INCONCLUSIVE, SLOWER
+
     return {
         "stages": [r.to_json() for r in results],
         "alpha": s.alpha,
@@ -238,6 +235,10 @@ def compare(
 ) -> None:
     """Compare boots before and after a change: run folders, soak ids or folders, folders
     of runs, or influx:board=B,variant=V,since=7d; BEFORE and AFTER split by `--`."""
+    # Here, not at the top: `rig compare --help` needs no numpy or scipy
+    # (rig/commands/group.py).
+    from rig.analysis.compare import Settings, compare_all
+
     ctx = click.get_current_context()
     if _AFTER not in ctx.meta:
         fail("expected BEFORE... -- AFTER... (the two sides split by `--`)", as_json)

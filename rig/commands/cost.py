@@ -8,15 +8,14 @@ interrupted."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich import box
 from rich.markup import escape
 from rich.table import Table
 
-from rig.analysis.compare import BONFERRONI, CORRECTIONS, Settings
-from rig.analysis.cost import OFF, ON, ORDERS, VARIANTS, StageCost, schedule, stage_costs
+from rig.analysis.choices import BONFERRONI, CORRECTIONS, OFF, ON, ORDERS, VARIANTS
 from rig.artifacts import rundir
 from rig.artifacts.rundir import probe_results_dir
 from rig.commands.common import (
@@ -32,9 +31,13 @@ from rig.commands.common import (
     spinner,
 )
 from rig.compare_inputs import stage_names
-from rig.costrun import RESULT, CostRun, parse_variants, run_cost, variant_configs
 from rig.errors import EXIT_BOARD_FAILED, EXIT_OK
 from rig.soak.signals import StopFlag
+
+if TYPE_CHECKING:
+    from rig.analysis.compare import Settings
+    from rig.analysis.cost import StageCost
+    from rig.costrun import CostRun
 
 _STYLE = {"costs": "bold red", "saves": "bold green", "no_cost": "dim"}
 
@@ -156,6 +159,11 @@ def cost(
     as_json: bool,
 ) -> None:
     """Measure what instrumentation costs: interleaved boots with it on and off."""
+    # Here, not at the top: `rig cost --help` needs no numpy or scipy (rig/commands/group.py).
+    from rig.analysis.compare import Settings
+    from rig.analysis.cost import schedule, stage_costs
+    from rig.costrun import RESULT, parse_variants, run_cost, variant_configs
+
     try:
         settings = Settings(alpha=alpha)
     except ValueError as e:

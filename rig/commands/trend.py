@@ -10,31 +10,24 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.markup import escape
 
-from rig.analysis.compare import SLOWER, min_boots
-from rig.analysis.trend import (
-    DEFAULT_ALPHA,
-    DEFAULT_MIN_SEGMENT,
-    PENALTY_FACTOR,
-    ChangePoint,
-    TrendSettings,
-    Unconfirmed,
-    detect,
-    is_known,
-)
+from rig.analysis.choices import DEFAULT_ALPHA, DEFAULT_MIN_SEGMENT, PENALTY_FACTOR
 from rig.commands.common import config_option, console, emit_json, err_console, fail, json_option
 from rig.commands.compare import seconds
 from rig.errors import EXIT_BOARD_FAILED, EXIT_INCONCLUSIVE, EXIT_OK, InputError
 from rig.sinks.influx.changepoints import Mark, replace_marks
 from rig.sinks.influx.client import Client
-from rig.sinks.influx.history import Series, read_history
 from rig.sinks.influx.select import is_duration
 from rig.sinks.influx.settings import load_influx_config
 from rig.trend_state import Known, default_path, load, save
+
+if TYPE_CHECKING:
+    from rig.analysis.trend import ChangePoint, Unconfirmed
+    from rig.sinks.influx.history import Series
 
 
 def utc(ns: int) -> str:
@@ -67,6 +60,8 @@ def _mark(s: Series, cp: ChangePoint) -> Mark:
 
 def _print(doc: dict[str, Any]) -> None:
     """One line per change point (a table of these columns does not fit 80 columns)."""
+    from rig.analysis.compare import SLOWER
+
     for s in doc["series"]:
         name = f"{s['board']}/{s['variant'] or '-'}/{s['stage']}"
         for cp in s["change_points"]:
@@ -174,6 +169,12 @@ def trend(
     as_json: bool,
 ) -> None:
     """Find change points in the boot-time history per board, variant and stage."""
+    # Here, not at the top: `rig trend --help` needs no numpy, scipy or ruptures
+    # (rig/commands/group.py).
+    from rig.analysis.compare import SLOWER, min_boots
+    from rig.analysis.trend import TrendSettings, detect, is_known
+    from rig.sinks.influx.history import read_history
+
     if not is_duration(since):
         fail(f"--since {since!r}: expected a duration such as 12h, 30d or 8w", as_json)
     try:
