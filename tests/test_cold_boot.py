@@ -245,8 +245,11 @@ def test_back_powered_board_is_flagged_and_left_out_of_soak_statistics(tmp_path:
     assert cmp.returncode == 2 and "no boot counts" in cmp.stdout + cmp.stderr
     cmp = subprocess.run([*run, "--include-warm", "--warmup", "0"], capture_output=True,
                          text=True, timeout=60, cwd=REPO)  # fmt: skip
-    assert cmp.returncode == 0, cmp.stdout + cmp.stderr
-    assert json.loads(cmp.stdout)["before"]["boots"] == 2
+    # Two boots against two cannot reach a verdict: counted, and said to be inconclusive.
+    assert cmp.returncode == 4, cmp.stdout + cmp.stderr
+    counted = json.loads(cmp.stdout)
+    assert counted["before"]["boots"] == 2 and counted["after"]["boots"] == 2
+    assert {s["verdict"] for s in counted["stages"]} == {"inconclusive"}
 
 
 def test_profile_back_power_is_checked(tmp_path: Path) -> None:
