@@ -44,9 +44,6 @@ def release_own(folder: Path) -> None:
     if lock is not None:
         lock.release()
 
-    def __del__(self) -> None:
-        self.release()
-
 
 def is_locked(folder: Path) -> bool:
     """A run is measuring in `folder` now (its `.lock` is held)."""
