@@ -4,6 +4,7 @@ capture it left is converted by the next `rig run` or `rig analyze`."""
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import signal
@@ -16,8 +17,11 @@ import numpy as np
 import pytest
 
 from rig.artifacts import rundir
-from rig.artifacts.leftovers import RunLock, recover_folder
+from rig.artifacts.leftovers import RunLock, is_locked, recover_folder
 from rig.artifacts.srzip import read_sr
+from rig.config import load_config
+from rig.cycle import run_cycle
+from rig.instruments.setup import Instruments
 from tests.e2e import make_config
 
 RIG = [sys.executable, "-m", "rig"]
@@ -60,6 +64,32 @@ def test_a_capture_in_progress_is_not_touched(tmp_path: Path) -> None:
     assert recover_folder(folder) is None and (folder / rundir.CAPTURE_RAW).exists()
     lock.release()
     assert recover_folder(folder) is not None
+
+
+def _open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def test_a_dropped_lock_frees_its_folder_and_descriptor(tmp_path: Path) -> None:
+    folder = _folder(tmp_path)
+    before = _open_fds()
+    lock = RunLock(folder)
+    assert is_locked(folder) and _open_fds() == before + 1
+    del lock
+    gc.collect()
+    assert not is_locked(folder) and _open_fds() == before
+
+
+def test_a_cycle_that_returned_leaves_its_folder_unlocked(tmp_path: Path) -> None:
+    # In one process (a soak, a Robot suite) each cycle's folder is free once it returns:
+    # a held lock would keep a descriptor per cycle and mark its capture as in progress.
+    cfg = load_config(make_config(tmp_path))
+    before = _open_fds()
+    with Instruments(cfg) as bench:
+        folders = [run_cycle(cfg, bench).folder for _ in range(2)]
+        gc.collect()
+        assert [is_locked(f) for f in folders] == [False, False]
+    assert _open_fds() <= before
 
 
 def test_unreadable_leftover_is_removed_and_said(tmp_path: Path) -> None:

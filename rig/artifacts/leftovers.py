@@ -35,6 +35,11 @@ class RunLock:
             os.close(self._fd)
             self._fd = None
 
+    def __del__(self) -> None:
+        # A cycle that returns drops its lock with its frame: the folder is free at once,
+        # and a soak of a thousand cycles does not keep a thousand descriptors open.
+        self.release()
+
 
 def release_own(folder: Path) -> None:
     """Release this process's lock on `folder`, if it holds one. For a cycle that raised:
