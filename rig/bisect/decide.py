@@ -1,0 +1,153 @@
+"""What one step's boots say: like the good end, like the bad end, or not yet (pure).
+
+The error budget (docs/bisect.md): `alpha` for the whole search, split Bonferroni-wise
+over the steps a search of n commits takes (ceil(log2 n)), so each step is wrong with
+probability at most alpha / steps. A step tests its boots against both ends' boots
+(two tests) after every batch (up to `looks` batches), so each single test runs at
+alpha / steps / (2 * looks): looking again after each batch cannot inflate the error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rig.analysis.compare import (
+    FASTER,
+    SLOWER,
+    Settings,
+    StageComparison,
+    compare,
+    detectable_change,
+    robust_spread,
+    smallest_p,
+)
+from rig.bisect.plan import BAD, GOOD, max_steps
+
+UNDECIDED = "undecided"
+
+
+@dataclass(frozen=True)
+class Budget:
+    """The error rates, stated before the first boot."""
+
+    alpha: float  # the whole search wrong with at most this probability
+    steps: int  # the steps it is split over
+    looks: int  # batches a step may take
+    power: float = 0.8
+
+    @property
+    def per_step(self) -> float:
+        return self.alpha / self.steps
+
+    @property
+    def per_test(self) -> float:
+        return self.per_step / (2 * self.looks)
+
+    def overall(self, steps_taken: int) -> float:
+        """The Bonferroni bound on the whole search for the steps it really took (skips
+        and undecided steps can make it more than planned)."""
+        return min(1.0, max(steps_taken, self.steps) * self.per_step)
+
+    def to_json(self) -> dict[str, float | int]:
+        return {
+            "alpha": self.alpha,
+            "steps": self.steps,
+            "looks": self.looks,
+            "per_step": self.per_step,
+            "per_test": self.per_test,
+            "power": self.power,
+        }
+
+
+def budget(alpha: float, commits: int, batch: int, max_boots: int) -> Budget:
+    if not 0 < alpha < 1:
+        raise ValueError(f"--alpha must be between 0 and 1, found {alpha:g}")
+    if batch < 1 or max_boots < batch:
+        raise ValueError(f"--batch {batch} and --max-boots {max_boots}: need 1 <= batch <= max")
+    return Budget(alpha, max_steps(commits), -(-max_boots // batch))
+
+
+def reachable(b: Budget, end_boots: int, max_boots: int) -> str | None:
+    """Why no step could ever be decided with these boots (None: it can)."""
+    lowest = smallest_p(max_boots, end_boots)
+    if lowest < b.per_test:
+        return None
+    return (
+        f"{max_boots} boots of a step against {end_boots} of an end give at best p = "
+        f"{lowest:.2g}, not under the {b.per_test:.2g} each test runs at; raise --max-boots "
+        "or --end-boots, or --alpha"
+    )
+
+
+@dataclass(frozen=True)
+class Ends:
+    """The good and bad ends compared: do they differ, and what a step can detect."""
+
+    comparison: StageComparison  # after = bad, before = good
+    differ: bool
+    direction: str  # SLOWER or FASTER: how bad differs from good
+    detectable_s: float | None  # the change a step at max_boots detects against an end
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "comparison": self.comparison.to_json(),
+            "differ": self.differ,
+            "direction": self.direction,
+            "detectable_s": self.detectable_s,
+        }
+
+
+def check_ends(
+    good: Sequence[float], bad: Sequence[float], b: Budget, max_boots: int, stage: str
+) -> Ends:
+    """The ends differ when the rank test at the per-test level says bad is slower or
+    faster than good; the smallest change a step detects comes from their spread."""
+    c = compare(stage, good, bad, Settings(alpha=b.per_test, power=b.power))
+    differ = c.verdict in (SLOWER, FASTER)
+    direction = FASTER if (c.difference_s or 0.0) < 0 else SLOWER
+    spread = robust_spread(good, bad)
+    detect = None
+    if spread is not None:
+        n = min(len(good), len(bad))
+        detect = detectable_change(spread, max_boots, n, b.per_test, b.power)
+    return Ends(c, differ, direction, detect)
+
+
+@dataclass(frozen=True)
+class Step:
+    verdict: str  # GOOD, BAD or UNDECIDED
+    p_value: float | None  # of the test that decided (the smaller one when undecided)
+    vs_good: StageComparison  # after = the step, before = the good end
+    vs_bad: StageComparison  # after = the step, before = the bad end
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "verdict": self.verdict,
+            "p": self.p_value,
+            "vs_good": self.vs_good.to_json(),
+            "vs_bad": self.vs_bad.to_json(),
+        }
+
+
+def decide(
+    good: Sequence[float],
+    bad: Sequence[float],
+    step: Sequence[float],
+    ends: Ends,
+    b: Budget,
+    stage: str,
+) -> Step:
+    """BAD when the step differs from the good end the way the bad end does (a commit
+    holding part of the change is bad: it moved the stage); GOOD when it differs from
+    the bad end towards the good one and not from the good end; UNDECIDED otherwise."""
+    s = Settings(alpha=b.per_test, power=b.power)
+    vs_good = compare(stage, good, step, s)
+    vs_bad = compare(stage, bad, step, s)
+    back = FASTER if ends.direction == SLOWER else SLOWER
+    if vs_good.verdict == ends.direction:
+        return Step(BAD, vs_good.p_value, vs_good, vs_bad)
+    if vs_bad.verdict == back:
+        return Step(GOOD, vs_bad.p_value, vs_good, vs_bad)
+    ps = [p for p in (vs_good.p_value, vs_bad.p_value) if p is not None]
+    return Step(UNDECIDED, min(ps) if ps else None, vs_good, vs_bad)

@@ -1,0 +1,94 @@
+"""`rig bisect`'s pure parts (issue 24): the planner's order and skip semantics, and the
+step decision's verdicts and error budget, on numbers alone."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rig.analysis.compare import FASTER, SLOWER
+from rig.bisect.decide import UNDECIDED, budget, check_ends, decide, reachable
+from rig.bisect.plan import BAD, GOOD, SKIP, bounds, max_steps, next_index
+
+
+def _search(
+    n: int, first_bad: int, skips: frozenset[int] = frozenset()
+) -> tuple[list[int], dict[int, str]]:
+    verdicts: dict[int, str] = {}
+    order = []
+    while (i := next_index(n, verdicts)) is not None:
+        order.append(i)
+        verdicts[i] = SKIP if i in skips else (BAD if i >= first_bad else GOOD)
+    return order, verdicts
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 8, 13, 64])
+def test_every_first_bad_commit_is_found_within_log2_steps(n: int) -> None:
+    for first in range(1, n + 1):
+        order, verdicts = _search(n, first)
+        assert bounds(n, verdicts).candidates == (first,)
+        assert len(order) <= max_steps(n)
+
+
+def test_the_middle_first_then_halves() -> None:
+    assert next_index(8, {}) == 4
+    assert next_index(8, {4: BAD}) == 2
+    assert next_index(8, {4: BAD, 2: GOOD}) == 3
+    assert next_index(8, {4: BAD, 2: GOOD, 3: GOOD}) is None
+    assert bounds(8, {4: BAD, 2: GOOD, 3: GOOD}).candidates == (4,)
+
+
+def test_a_skip_is_tried_around_and_reported_as_a_range_when_it_hides_the_answer() -> None:
+    # The skipped commit is not the answer: its neighbours decide.
+    order, verdicts = _search(8, 4, frozenset({2}))
+    assert bounds(8, verdicts).candidates == (4,)
+    assert 2 in order and 1 in order and 3 in order
+    # The skipped commit is the last good one's successor: it may be the first bad.
+    _, verdicts = _search(8, 4, frozenset({3}))
+    assert bounds(8, verdicts).candidates == (3, 4)
+    # Everything skipped: every commit after good is a candidate.
+    _, verdicts = _search(4, 2, frozenset({1, 2, 3}))
+    assert bounds(4, verdicts).candidates == (1, 2, 3, 4)
+
+
+def test_budget_splits_alpha_over_steps_and_looks() -> None:
+    b = budget(0.05, 8, 4, 8)
+    assert (b.steps, b.looks) == (3, 2)
+    assert b.per_step == pytest.approx(0.05 / 3)
+    assert b.per_test == pytest.approx(0.05 / 3 / 4)
+    assert b.overall(3) == pytest.approx(0.05)
+    assert b.overall(5) == pytest.approx(5 * 0.05 / 3)  # skips made more steps
+    assert reachable(b, 8, 8) is None
+    # 3 boots of a step against 3 of an end never reach p < 0.004: refused up front.
+    assert "raise --max-boots" in (reachable(budget(0.05, 8, 3, 3), 3, 3) or "")
+    with pytest.raises(ValueError):
+        budget(0.05, 8, 5, 4)
+
+
+def _boots(rng: np.random.Generator, mean_ms: float, n: int) -> list[float]:
+    return list((mean_ms + rng.normal(0, 3, n)) / 1e3)
+
+
+def test_steps_are_decided_like_the_end_they_resemble() -> None:
+    rng = np.random.default_rng(7)
+    b = budget(0.05, 8, 4, 8)
+    good, bad = _boots(rng, 300, 8), _boots(rng, 330, 8)
+    ends = check_ends(good, bad, b, 8, "power_to_ui")
+    assert ends.differ and ends.direction == SLOWER
+    assert ends.detectable_s is not None and 0.001 < ends.detectable_s < 0.01
+    assert decide(good, bad, _boots(rng, 300.3, 4), ends, b, "x").verdict == GOOD
+    assert decide(good, bad, _boots(rng, 330, 4), ends, b, "x").verdict == BAD
+    assert decide(good, bad, _boots(rng, 320, 4), ends, b, "x").verdict == BAD  # part of it
+    # Two boots cannot tell anything at this level: not yet decided.
+    assert decide(good, bad, _boots(rng, 330, 2), ends, b, "x").verdict == UNDECIDED
+    # A search for a change that made the stage faster works the same way round.
+    fast = check_ends(bad, good, b, 8, "x")
+    assert fast.differ and fast.direction == FASTER
+    assert decide(bad, good, _boots(rng, 300, 4), fast, b, "x").verdict == BAD
+
+
+def test_ends_that_do_not_differ_are_not_a_search() -> None:
+    rng = np.random.default_rng(3)
+    b = budget(0.05, 8, 4, 8)
+    ends = check_ends(_boots(rng, 300, 8), _boots(rng, 300.5, 8), b, 8, "x")
+    assert not ends.differ
