@@ -1,0 +1,256 @@
+"""`rig bisect`'s search: build, boot and decide commit by commit (docs/bisect.md).
+
+The ends (good and bad) are built first and booted interleaved, both benches open at
+once where each is a process of its own (the simulator, QEMU), one after the other
+otherwise; then each step's commit is built and booted in batches until its boots tell
+(rig.bisect.decide) or its cap is reached. Every finished commit is a journal line
+before the next one starts, so `--resume` never boots a decided commit again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections.abc import Callable
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rig.analysis.compare import Settings, StageComparison, compare
+from rig.bisect import plan
+from rig.bisect.build import run_build, substitute
+from rig.bisect.decide import UNDECIDED, Budget, Ends, budget, check_ends, decide, reachable
+from rig.bisect.git import GitError, Snapshot, Worktree, subject
+from rig.bisect.journal import Header, Journal, StepRecord
+from rig.compare_inputs import report_boot
+from rig.config import RigConfig, load_config
+from rig.costrun import concurrent
+from rig.cycle import run_cycle
+from rig.errors import InputError
+from rig.instruments.setup import Bench, Instruments
+from rig.outcomes import Outcome
+from rig.pipeline import analyze_folder
+from rig.sinks.files import save_report
+
+GOOD_END, BAD_END, STEP = "good_end", "bad_end", "step"
+WORKTREE = "worktree"
+Progress = Callable[[str], None]
+
+
+@dataclass
+class Result:
+    folder: Path
+    header: Header
+    budget: Budget
+    subjects: list[str]
+    steps: dict[int, StepRecord]
+    ends: Ends | None = None
+    refused: str | None = None  # why the search did not start (exit 2)
+    candidates: list[int] = field(default_factory=list)  # where the first bad commit is
+    difference: StageComparison | None = None  # first bad against the last good
+    interrupted: bool = False
+
+    @property
+    def found(self) -> int | None:
+        return self.candidates[0] if len(self.candidates) == 1 and not self.refused else None
+
+    @property
+    def overall_error(self) -> float:
+        taken = sum(1 for s in self.steps.values() if s.role == STEP and s.build == "ok")
+        return self.budget.overall(taken)
+
+
+def search_budget(h: Header) -> Budget:
+    """The error budget of a search, or InputError when its boots could never decide."""
+    try:
+        b = budget(h.alpha, len(h.commits) - 1, h.batch, h.max_boots)
+    except ValueError as e:
+        raise InputError(str(e)) from None
+    why = reachable(b, h.end_boots, h.max_boots)
+    if why is not None:
+        raise InputError(why)
+    return b
+
+
+class Search:
+    def __init__(self, folder: Path, header: Header, journal: Journal,
+                 steps: dict[int, StepRecord], engine: str = "fast") -> None:  # fmt: skip
+        self.folder = folder.resolve()  # git -C runs elsewhere: no relative paths
+        self.h = header
+        self.journal = journal
+        self.steps = steps
+        self.engine = engine
+        self.repo = Path(header.repo)
+        self.n = len(header.commits) - 1
+        self.budget = search_budget(header)
+
+    # -- one commit: check out, build, its config ---------------------------------------
+    def _out(self, index: int) -> Path:
+        out = self.folder / "steps" / f"{index:03d}-{self.h.commits[index][:10]}"
+        out.mkdir(parents=True, exist_ok=True)
+        return out
+
+    def _prepare(
+        self, wt: Worktree, index: int, stop: threading.Event
+    ) -> tuple[RigConfig | None, str]:
+        """The config booting this commit's build, or None and why the build failed."""
+        commit, out = self.h.commits[index], self._out(index)
+        wt.checkout(commit)
+        values = {"worktree": str(wt.path.resolve()), "commit": commit, "out": str(out)}
+        argv = [substitute(a, values) for a in self.h.build]
+        res = run_build(argv, wt.path, out / "build.log", self.h.build_timeout_s, stop)
+        if not res.ok:
+            return None, f"build failed: {res.why} (log: {out / 'build.log'})"
+        sets = [substitute(s, values) for s in self.h.sets]
+        cfg = load_config(Path(self.h.config), overrides=sets)
+        cfg = dataclasses.replace(cfg, results_dir=out)
+        if cfg.sim is not None:  # each commit its own run-to-run variance, as real boots
+            cfg = dataclasses.replace(
+                cfg, sim=dataclasses.replace(cfg.sim, seed=cfg.sim.seed + index)
+            )
+        return cfg, "ok"
+
+    def _boot(self, cfg: RigConfig, bench: Bench, rec: StepRecord, stop: threading.Event) -> bool:
+        """One boot into `rec`; False when it was interrupted."""
+        k = 1 + sum(1 for p in cfg.results_dir.iterdir() if p.name.startswith("boot-"))
+        run_id = f"boot-{k:03d}"
+        cycle = run_cycle(cfg, bench, run_id=run_id, abort=stop)
+        if cycle.run.aborted:
+            return False
+        report = analyze_folder(cycle.folder, engine=self.engine)
+        save_report(cycle.folder, report, html=False)
+        boot = report_boot(report, str(cycle.folder))
+        if boot.outcome != Outcome.OK:
+            rec.failed.append([run_id, boot.outcome])
+        elif self.h.stage not in boot.durations:
+            rec.failed.append([run_id, f"no {self.h.stage}"])
+        elif boot.not_cold is not None:
+            rec.failed.append([run_id, f"not a cold boot ({boot.not_cold})"])
+        else:
+            rec.times.append(boot.durations[self.h.stage])
+        return True
+
+    # -- the ends --------------------------------------------------------------------
+    def _ends(self, wt: Worktree, stop: threading.Event, progress: Progress) -> bool:
+        need = [i for i in (0, self.n) if i not in self.steps]
+        if not need:
+            return True
+        cfgs: dict[int, RigConfig] = {}
+        for i in need:
+            progress(f"building the {'good' if i == 0 else 'bad'} end {self.h.commits[i][:12]}")
+            cfg, why = self._prepare(wt, i, stop)
+            if stop.is_set():
+                return False
+            if cfg is None:
+                end = "--good" if i == 0 else "--bad"
+                raise InputError(f"{end} {self.h.commits[i][:12]}: {why}")
+            cfgs[i] = cfg
+        recs = {i: StepRecord(i, self.h.commits[i], GOOD_END if i == 0 else BAD_END, "ok")
+                for i in need}  # fmt: skip
+        together = concurrent(cfgs)
+        with ExitStack() as stack:
+            benches: dict[int, Bench] = {}
+            order = (
+                [[*need]] * self.h.end_boots if together else [[i] * self.h.end_boots for i in need]
+            )
+            for group in order:
+                for i in group:
+                    if i not in benches:
+                        if not together:
+                            stack.close()
+                        benches[i] = stack.enter_context(Instruments(cfgs[i]))
+                    progress(
+                        f"booting the {'good' if i == 0 else 'bad'} end ({len(recs[i].times) + 1})"
+                    )
+                    if not self._boot(cfgs[i], benches[i], recs[i], stop):
+                        return False
+        for i in need:
+            self.journal.add(recs[i])
+            self.steps[i] = recs[i]
+        return True
+
+    # -- a step ----------------------------------------------------------------------
+    def _step(
+        self, wt: Worktree, index: int, ends: Ends, stop: threading.Event, progress: Progress
+    ) -> bool:
+        commit = self.h.commits[index]
+        progress(f"building {commit[:12]} ({index}/{self.n})")
+        cfg, why = self._prepare(wt, index, stop)
+        if stop.is_set():
+            return False
+        rec = StepRecord(index, commit, STEP, why)
+        if cfg is None:
+            rec.verdict = plan.SKIP
+        else:
+            good, bad = self.steps[0].times, self.steps[self.n].times
+            with Instruments(cfg) as bench:
+                boots = 0
+                while boots < self.h.max_boots:
+                    for _ in range(min(self.h.batch, self.h.max_boots - boots)):
+                        progress(f"booting {commit[:12]} ({boots + 1}/{self.h.max_boots} at most)")
+                        if not self._boot(cfg, bench, rec, stop):
+                            return False
+                        boots += 1
+                    step = decide(good, bad, rec.times, ends, self.budget, self.h.stage)
+                    if step.verdict != UNDECIDED:
+                        break
+            rec.verdict, rec.p, rec.decision = step.verdict, step.p_value, step.to_json()
+        self.journal.add(rec)
+        self.steps[index] = rec
+        return True
+
+    def _verdicts(self) -> dict[int, str]:
+        out = {}
+        for i, s in self.steps.items():
+            if s.role == STEP:
+                out[i] = s.verdict if s.verdict in (plan.GOOD, plan.BAD) else plan.SKIP
+        return out
+
+    # -- the whole search ------------------------------------------------------------
+    def run(self, stop: threading.Event, progress: Progress = lambda _: None) -> Result:
+        wt = Worktree(self.repo, self.folder / WORKTREE)
+        before = Snapshot.take(self.repo, wt.path)
+        subjects = [subject(self.repo, c) for c in self.h.commits]
+        result = Result(self.folder, self.h, self.budget, subjects, self.steps)
+        try:
+            if not self._ends(wt, stop, progress):
+                result.interrupted = True
+                return result
+            good, bad = self.steps[0].times, self.steps[self.n].times
+            ends = check_ends(good, bad, self.budget, self.h.max_boots, self.h.stage)
+            result.ends = ends
+            if not ends.differ:
+                result.refused = _refusal(ends, self.steps[0], self.steps[self.n])
+                return result
+            while (index := plan.next_index(self.n, self._verdicts())) is not None:
+                if not self._step(wt, index, ends, stop, progress):
+                    result.interrupted = True
+                    return result
+            b = plan.bounds(self.n, self._verdicts())
+            result.candidates = list(b.candidates)
+            if len(b.candidates) == 1:
+                last_good, first_bad = self.steps[b.good].times, self.steps[b.bad].times
+                settings = Settings(alpha=self.budget.alpha, power=self.budget.power)
+                result.difference = compare(self.h.stage, last_good, first_bad, settings)
+            return result
+        finally:
+            wt.close()
+            after = Snapshot.take(self.repo, wt.path)
+            if after != before:  # the rig's own failure: say so, never hide it
+                raise GitError(f"{self.repo}: left changed by the bisect ({before} -> {after})")
+
+
+def _refusal(ends: Ends, good: StepRecord, bad: StepRecord) -> str:
+    c = ends.comparison
+    p = "-" if c.p_value is None else f"{c.p_value:.2g}"
+    text = (
+        f"the good and bad ends do not differ in {c.name}: {len(good.times)} boots of the "
+        f"good end against {len(bad.times)} of the bad give p = {p}, not under the "
+        f"{1 - c.confidence:.2g} each test runs at"
+    )
+    if c.note:
+        text += f"; {c.note}"
+    for r in (good, bad):
+        if r.failed:
+            text += f"; {len(r.failed)} boot(s) of the {r.role.split('_')[0]} end did not count"
+    return text

@@ -1,0 +1,189 @@
+"""`rig bisect`: boot commit after commit of a repository and name the first one that made
+a stage slower (or faster), with the rank test's verdict at each step (docs/bisect.md).
+
+Exit code: 0 the first bad commit is named; 4 the boots or skipped builds left a range
+of commits; 2 bad input (a revision, good == bad, ends that do not differ, boots too
+few to ever decide); 3 the rig, an instrument or git failed; 130/143 interrupted (the
+journal keeps every decided commit: `--resume DIR`)."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+from rich import box
+from rich.markup import escape
+from rich.table import Table
+
+from rig.artifacts import rundir
+from rig.commands.common import (
+    config_option,
+    console,
+    emit_json,
+    engine_option,
+    fail,
+    fmt_ms,
+    fmt_p,
+    json_option,
+    spinner,
+)
+from rig.compare_inputs import TOTAL
+from rig.errors import EXIT_INCONCLUSIVE, EXIT_INPUT, EXIT_OK, InputError
+from rig.soak.signals import StopFlag
+
+if TYPE_CHECKING:
+    from rig.bisect.runner import Search
+
+_STYLE = {"bad": "bold red", "good": "bold green", "skip": "yellow", "undecided": "yellow"}
+_SEARCH_OPTIONS = ("repo", "good", "bad", "build", "sets", "stage")
+
+
+def print_result(doc: dict[str, Any]) -> None:
+    t = Table(title=f"rig bisect: {doc['stage']}", box=box.SIMPLE_HEAD, pad_edge=False)
+    for name in ("commit", "subject", "role", "boots", "median ms", "verdict", "p"):
+        t.add_column(name, justify="right" if name in ("boots", "median ms", "p") else "left")
+    for s in doc["steps"]:
+        verdict = s["verdict"] or "-"
+        if s["build"] != "ok":
+            verdict = "skip (build)"
+        style = _STYLE.get(s["verdict"] or "", "")
+        t.add_row(
+            s["commit"][:12], escape(s["subject"][:50]), s["role"], str(s["boots"]),
+            fmt_ms(s["median_s"]), f"[{style}]{verdict}[/]" if style else verdict, fmt_p(s["p"]),
+        )  # fmt: skip
+    console.print(t)
+    for s in doc["steps"]:
+        for f in s["failed"]:
+            console.print(f"failed boot {escape(s['commit'][:12])} {escape(f['run'])}: "
+                          f"{escape(f['why'])}", highlight=False)  # fmt: skip
+        if s["build"] not in ("ok",):
+            console.print(f"skipped {s['commit'][:12]}: {escape(s['build'])}", highlight=False)
+    b = doc["budget"]
+    line = (
+        f"error at most {doc['overall_error']:.3g} overall ({b['steps']} step(s) planned), "
+        f"{b['per_step']:.3g} a step, each test at p < {b['per_test']:.2g}"
+    )
+    if doc["ends"] and doc["ends"]["detectable_s"] is not None:
+        line += (
+            f"; a step detects {fmt_ms(doc['ends']['detectable_s'])} ms ({b['power']:.0%} power)"
+        )
+    console.print(line, highlight=False)
+    if doc["first_bad"]:
+        fb, d = doc["first_bad"], doc["difference"]
+        console.print(f"[bold]first bad commit:[/] {fb['commit']} {escape(fb['subject'])}")
+        if d:
+            console.print(
+                f"{escape(doc['stage'])}: {fmt_ms(d['difference_s'], True)} ms "
+                f"({d['confidence']:.0%} interval {fmt_ms(d['ci_low_s'], True)} .. "
+                f"{fmt_ms(d['ci_high_s'], True)} ms, p {fmt_p(d['p_value'])})",
+                highlight=False,
+            )
+    elif doc["status"] == "range":
+        console.print("[yellow]not decided:[/] the first bad commit is one of", highlight=False)
+        for c in doc["candidates"]:
+            console.print(f"  {c['commit']} {escape(c['subject'])}", highlight=False)
+    elif doc["status"] == "refused":
+        console.print(f"[bold red]refused:[/] {escape(doc['refused'])}", highlight=False)
+    console.print(f"journal: [bold]{escape(doc['folder'])}[/]", highlight=False)
+
+
+def _start(opts: dict[str, Any], config_path: Path, engine: str) -> Search:
+    from rig.bisect import git
+    from rig.bisect.journal import Header, Journal
+    from rig.bisect.runner import Search, search_budget
+    from rig.config import load_config
+
+    for name in ("repo", "good", "bad", "build"):
+        if not opts[name]:
+            raise InputError(f"--{name} is needed (or --resume DIR)")
+    repo = Path(opts["repo"]).resolve()
+    good = git.resolve(repo, opts["good"], "good")
+    bad = git.resolve(repo, opts["bad"], "bad")
+    commits = git.chain(repo, good, bad)
+    argv = shlex.split(opts["build"])
+    if not argv:
+        raise InputError("--build: an empty command")
+    header = Header(
+        str(repo), commits, argv, list(opts["sets"]), str(config_path.resolve()),
+        opts["stage"], opts["alpha"], opts["end_boots"], opts["batch"], opts["max_boots"],
+        opts["build_timeout"],
+    )  # fmt: skip
+    folder = opts["out"]
+    if folder is None:
+        cfg = load_config(config_path)  # without --set: they name builds not made yet
+        rundir.probe_results_dir(cfg.results_dir, f"{cfg.path}: key 'rig.results_dir'")
+        folder = cfg.results_dir / f"bisect-{rundir.new_run_id()}"
+    if folder.exists() and any(folder.iterdir()):
+        raise InputError(f"--out {folder}: not empty (continue a bisect with --resume)")
+    search_budget(header)  # refuse boots too few to decide before any folder is made
+    return Search(folder, header, Journal.create(folder, header), {}, engine)
+
+
+def _resume(folder: Path, engine: str) -> Search:
+    from rig.bisect.journal import read
+    from rig.bisect.runner import Search
+
+    journal, header, steps = read(folder)
+    return Search(folder, header, journal, steps, engine)
+
+
+@click.command()
+@click.option("--repo", type=click.Path(path_type=Path), help="The git repository to search.")
+@click.option("--good", help="A commit whose boots are as they should be.")
+@click.option("--bad", help="A later commit whose boots are not (its first-parent line).")
+@click.option("--build", help="The build command, split like a shell line but run without "
+              "one, in the commit's worktree; {worktree}, {commit}, {out} are replaced. "
+              "Put what the boot needs into {out}.")  # fmt: skip
+@click.option("--build-timeout", type=click.FloatRange(min=1), default=3600.0,
+              show_default=True, help="Seconds a build may take, or it failed.")  # fmt: skip
+@config_option()
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
+              help="Override a config key for every commit, with {out}, {worktree} and {commit} "
+              "replaced, e.g. --set 'sim.profile=\"{out}/board.toml\"'.")  # fmt: skip
+@click.option("--stage", default=TOTAL, show_default=True, help="The stage to search by.")
+@click.option("--alpha", type=float, default=0.05, show_default=True,
+              help="The whole search's error rate (split over its steps).")  # fmt: skip
+@click.option("--end-boots", type=click.IntRange(min=2), default=12, show_default=True,
+              help="Boots of the good and of the bad end each.")  # fmt: skip
+@click.option("--batch", type=click.IntRange(min=1), default=4, show_default=True,
+              help="Boots a step takes before each look at its rank test.")  # fmt: skip
+@click.option("--max-boots", type=click.IntRange(min=1), default=20, show_default=True,
+              help="A step's cap: undecided after this many, the commit is skipped.")  # fmt: skip
+@click.option("--out", type=click.Path(path_type=Path), default=None,
+              help="The bisect's folder [default: <results_dir>/bisect-<id>].")  # fmt: skip
+@click.option("--resume", "resume_dir", type=click.Path(path_type=Path), default=None,
+              help="Continue the bisect in this folder (after a kill or Ctrl-C).")  # fmt: skip
+@engine_option
+@json_option
+def bisect(resume_dir: Path | None, engine: str, as_json: bool, config_path: Path,
+           **opts: Any) -> None:  # fmt: skip
+    """Find the commit that made a stage slower: build, boot and rank-test commit by
+    commit between a good and a bad one."""
+    from rig.bisect import report
+
+    if resume_dir is not None:
+        given = [f"--{n}" for n in _SEARCH_OPTIONS if opts[n] not in (None, (), TOTAL)]
+        if given:
+            fail(f"--resume takes the search from its journal; leave out {', '.join(given)}",
+                 as_json)  # fmt: skip
+        search = _resume(resume_dir, engine)
+    else:
+        search = _start(opts, config_path, engine)
+    stop = StopFlag()
+    with spinner(as_json) as progress:
+        task = progress.add_task("starting", total=None)
+        with stop.installed():
+            result = search.run(stop.event, lambda t: progress.update(task, description=t))
+    doc = report.result_doc(result)
+    rundir.write_json(search.folder / report.RESULT_JSON, doc)
+    (search.folder / report.RESULT_HTML).write_text(report.result_html(doc))
+    if as_json:
+        emit_json(doc)
+    else:
+        print_result(doc)
+    if doc["status"] == report.INTERRUPTED:
+        raise SystemExit(stop.exit_code)
+    codes = {report.FOUND: EXIT_OK, report.RANGE: EXIT_INCONCLUSIVE}
+    raise SystemExit(codes.get(doc["status"], EXIT_INPUT))

@@ -1,0 +1,202 @@
+"""`rig bisect` end to end on the simulated board (issue 24 item 1, the fast variant): a
+real git repository whose commits each change a copy of a board profile, built with
+`cp`, booted through the rig's own cycle. One commit adds 30 ms to the kernel stage,
+an earlier one 0.3 ms (far below what 8 boots a side detect)."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e import REPO, make_config
+
+FAST = (REPO / "config" / "boards" / "fast.toml").read_text()
+#: (kernel stage ms, subject) of the commits after the good one; index 4 is the culprit.
+HISTORY = [
+    (120.0, "notes: say what the board is"),
+    (120.3, "kernel: a 0.3 ms probe nobody can see"),
+    (120.3, "notes: more"),
+    (150.3, "kernel: wait 30 ms for the panel"),
+    (150.3, "notes: c5"),
+    (150.3, "notes: c6"),
+    (150.3, "notes: c7"),
+    (150.3, "notes: c8"),
+]
+CULPRIT = 4
+FAST_ARGS = ["--end-boots", "8", "--batch", "4", "--max-boots", "8"]
+
+
+def _git(repo: Path, *args: str) -> str:
+    out = subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
+    return out.stdout.decode().strip()
+
+
+def _profile(kernel_ms: float) -> str:
+    return re.sub(r'(name = "kernel"\nduration_s = )[0-9.]+', rf"\g<1>{kernel_ms / 1000:.4f}", FAST)
+
+
+def make_repo(tmp: Path, broken: int | None = None) -> tuple[Path, list[str]]:
+    """The repository, its commits [good, ..., bad]; `broken`: that commit has no
+    board.toml (its build fails)."""
+    repo = tmp / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "config", "user.email", "bisect@example.org")
+    _git(repo, "config", "user.name", "bisect test")
+    (repo / "board.toml").write_text(_profile(120.0))
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", "base")
+    for i, (ms, subject) in enumerate(HISTORY, 1):
+        (repo / "notes").write_text(subject)
+        if i == broken:
+            _git(repo, "rm", "-q", "board.toml")
+        else:
+            (repo / "board.toml").write_text(_profile(ms))
+        _git(repo, "add", "-A")
+        _git(repo, "commit", "-qm", subject)
+    return repo, _git(repo, "rev-list", "--reverse", "HEAD").split()
+
+
+def state(repo: Path) -> dict[str, Any]:
+    """What `left as found` means: HEAD, branch, status, worktrees, no bisect files."""
+    git_dir = repo / ".git"
+    return {
+        "head": _git(repo, "rev-parse", "HEAD"),
+        "branch": _git(repo, "symbolic-ref", "HEAD"),
+        "status": _git(repo, "status", "--porcelain", "--untracked-files=all"),
+        "worktrees": _git(repo, "worktree", "list", "--porcelain").count("worktree "),
+        "bisect_files": sorted(p.name for p in git_dir.iterdir() if p.name.startswith("BISECT")),
+        "worktree_dir": (git_dir / "worktrees").exists() and any((git_dir / "worktrees").iterdir()),
+    }
+
+
+def bisect_argv(
+    tmp: Path, repo: Path, commits: list[str], good: int = 0, bad: int = -1
+) -> list[str]:
+    config = make_config(tmp)
+    return [
+        sys.executable, "-m", "rig", "bisect", "--repo", str(repo),
+        "--good", commits[good], "--bad", commits[bad],
+        "--build", "cp {worktree}/board.toml {out}/board.toml",
+        "--config", str(config), "--set", 'sim.profile="{out}/board.toml"',
+        "--out", str(tmp / "bisect"), *FAST_ARGS,
+    ]  # fmt: skip
+
+
+def run(argv: list[str], timeout: float = 300) -> tuple[int, dict[str, Any]]:
+    proc = subprocess.run(
+        [*argv, "--json"], capture_output=True, text=True, timeout=timeout, cwd=REPO
+    )
+    try:
+        return proc.returncode, json.loads(proc.stdout)
+    except json.JSONDecodeError:
+        raise AssertionError(
+            f"no JSON (exit {proc.returncode}): {proc.stdout}\n{proc.stderr}"
+        ) from None
+
+
+def test_names_the_30_ms_commit_and_leaves_the_repository_as_found(tmp_path: Path) -> None:
+    repo, commits = make_repo(tmp_path)
+    found = state(repo)
+    code, doc = run(bisect_argv(tmp_path, repo, commits))
+    assert code == 0, doc
+    assert doc["status"] == "found"
+    assert doc["first_bad"] == {"commit": commits[CULPRIT], "subject": HISTORY[CULPRIT - 1][1]}
+    d = doc["difference"]
+    assert d["ci_low_s"] > 0.02 and d["ci_high_s"] < 0.04  # about +30 ms, with its interval
+    steps = {s["index"]: s for s in doc["steps"]}
+    assert steps[0]["role"] == "good_end" and steps[8]["role"] == "bad_end"
+    assert steps[CULPRIT]["verdict"] == "bad"
+    assert all(s["verdict"] == "good" for i, s in steps.items() if 0 < i < CULPRIT)
+    assert all(s["p"] < doc["budget"]["per_test"] for i, s in steps.items() if 0 < i < 8)
+    assert len(steps) - 2 <= doc["budget"]["steps"]  # no more steps than ceil(log2 8)
+    assert doc["ends"]["differ"] and doc["ends"]["detectable_s"] < 0.01
+    assert state(repo) == found
+    folder = tmp_path / "bisect"
+    assert json.loads((folder / "bisect.json").read_text())["first_bad"] == doc["first_bad"]
+    assert commits[CULPRIT][:12] in (folder / "bisect.html").read_text()
+    assert (folder / "steps" / f"004-{commits[CULPRIT][:10]}" / "build.log").is_file()
+
+
+def test_a_failed_build_is_skipped(tmp_path: Path) -> None:
+    repo, commits = make_repo(tmp_path, broken=2)
+    code, doc = run(bisect_argv(tmp_path, repo, commits))
+    assert code == 0, doc
+    assert doc["first_bad"]["commit"] == commits[CULPRIT]
+    skipped = [s for s in doc["steps"] if s["index"] == 2]
+    assert skipped and skipped[0]["verdict"] == "skip" and skipped[0]["boots"] == 0
+    assert "exit status" in skipped[0]["build"]
+
+
+def test_ends_that_do_not_differ_are_refused(tmp_path: Path) -> None:
+    repo, commits = make_repo(tmp_path)
+    code, doc = run(bisect_argv(tmp_path, repo, commits, good=5, bad=8))
+    assert code == 2, doc
+    assert doc["status"] == "refused" and "do not differ" in doc["refused"]
+    assert not any(s["role"] == "step" for s in doc["steps"])
+
+
+def test_bad_input_is_refused_before_any_boot(tmp_path: Path) -> None:
+    repo, commits = make_repo(tmp_path)
+    code, doc = run(bisect_argv(tmp_path, repo, commits, good=3, bad=3))
+    assert code == 2 and "same commit" in doc["error"]
+    code, doc = run(bisect_argv(tmp_path, repo, commits, good=5, bad=2))
+    assert code == 2 and "not an ancestor" in doc["error"]
+    assert not (tmp_path / "bisect").exists()
+
+
+def _journal_steps(folder: Path) -> list[dict[str, Any]]:
+    path = folder / "journal.jsonl"
+    if not path.is_file():
+        return []
+    lines = path.read_text().split("\n")[1:-1]
+    return [json.loads(ln) for ln in lines]
+
+
+def _interrupt_after_first_step(argv: list[str], folder: Path, sig: int) -> int:
+    proc = subprocess.Popen(argv, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 240
+        while not any(s["role"] == "step" for s in _journal_steps(folder)):
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.2)
+        proc.send_signal(sig)
+        return proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def _boots(folder: Path) -> dict[str, int]:
+    return {p.name: len(list(p.glob("boot-*"))) for p in (folder / "steps").iterdir()}
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
+def test_resume_after_an_interruption_reaches_the_same_answer(tmp_path: Path, sig: int) -> None:
+    repo, commits = make_repo(tmp_path)
+    found = state(repo)
+    argv = bisect_argv(tmp_path, repo, commits)
+    folder = tmp_path / "bisect"
+    code = _interrupt_after_first_step(argv, folder, sig)
+    assert code == (130 if sig == signal.SIGINT else -signal.SIGKILL)
+    decided = {s["index"]: s for s in _journal_steps(folder)}
+    before = _boots(folder)
+    if sig == signal.SIGINT:  # stopped cleanly: nothing of the bisect left in the repository
+        assert state(repo) == found
+    code, doc = run([sys.executable, "-m", "rig", "bisect", "--resume", str(folder)])
+    assert code == 0, doc
+    assert doc["first_bad"]["commit"] == commits[CULPRIT]
+    after = _boots(folder)
+    for i, s in decided.items():  # a decided commit is never booted again
+        name = f"{i:03d}-{s['commit'][:10]}"
+        assert after[name] == before[name]
+    assert state(repo) == found
