@@ -22,6 +22,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "rig.commands.analyze:analyze",
         "Analyze artifact folders (results/<run-id>/) and write their report.json.",
     ),
+    "bisect": (
+        "rig.commands.bisect:bisect",
+        "Find the commit that made a stage slower: build, boot and rank-test commit by "
+        "commit between a good and a bad one.",
+    ),
     "compare": (
         "rig.commands.compare:compare",
         "Compare boots before and after a change: run folders, soak ids or folders, folders "
