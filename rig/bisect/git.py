@@ -15,19 +15,16 @@ from pathlib import Path
 from rig.errors import InputError, RigError
 
 
-class GitError(RigError, RuntimeError):
-    """git failed on a repository it accepted (exit 3)."""
-
-
 def git(repo: Path, *args: str, check: bool = True) -> str:
+    """git's output; git failing on a repository it accepted is the rig's failure (3)."""
     try:
         proc = subprocess.run(
             ["git", "-C", str(repo), *args], capture_output=True, text=True, timeout=300
         )
     except (OSError, subprocess.TimeoutExpired) as e:
-        raise GitError(f"git {' '.join(args)} in {repo}: {e}") from None
+        raise RigError(f"git {' '.join(args)} in {repo}: {e}") from None
     if check and proc.returncode != 0:
-        raise GitError(f"git {' '.join(args)} in {repo}: {proc.stderr.strip() or proc.returncode}")
+        raise RigError(f"git {' '.join(args)} in {repo}: {proc.stderr.strip() or proc.returncode}")
     return proc.stdout.strip()
 
 

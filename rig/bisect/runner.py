@@ -20,13 +20,13 @@ from rig.analysis.compare import Settings, StageComparison, compare
 from rig.bisect import plan
 from rig.bisect.build import run_build, substitute
 from rig.bisect.decide import UNDECIDED, Budget, Ends, budget, check_ends, decide, reachable
-from rig.bisect.git import GitError, Snapshot, Worktree, subject
+from rig.bisect.git import Snapshot, Worktree, subject
 from rig.bisect.journal import Header, Journal, StepRecord
 from rig.compare_inputs import report_boot
 from rig.config import RigConfig, load_config
 from rig.costrun import concurrent
 from rig.cycle import run_cycle
-from rig.errors import InputError
+from rig.errors import InputError, RigError
 from rig.instruments.setup import Bench, Instruments
 from rig.outcomes import Outcome
 from rig.pipeline import analyze_folder
@@ -237,7 +237,7 @@ class Search:
             wt.close()
             after = Snapshot.take(self.repo, wt.path)
             if after != before:  # the rig's own failure: say so, never hide it
-                raise GitError(f"{self.repo}: left changed by the bisect ({before} -> {after})")
+                raise RigError(f"{self.repo}: left changed by the bisect ({before} -> {after})")
 
 
 def _refusal(ends: Ends, good: StepRecord, bad: StepRecord) -> str:
