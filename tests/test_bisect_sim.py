@@ -136,6 +136,21 @@ def test_a_failed_build_is_skipped(tmp_path: Path) -> None:
     assert "exit status" in skipped[0]["build"]
 
 
+def test_a_failed_boot_is_listed_with_its_class_and_not_counted(tmp_path: Path) -> None:
+    repo, commits = make_repo(tmp_path)
+    argv = [*bisect_argv(tmp_path, repo, commits), "--set", "sim.faults.panic=0.2"]
+    code, doc = run(argv)
+    assert code == 0, doc
+    assert doc["first_bad"]["commit"] == commits[CULPRIT]
+    failed = [f for s in doc["steps"] for f in s["failed"]]
+    assert failed and {f["why"] for f in failed} == {"panic"}
+    for s in doc["steps"]:
+        folder = tmp_path / "bisect" / "steps" / f"{s['index']:03d}-{s['commit'][:10]}"
+        assert len(list(folder.glob("boot-*"))) == s["boots"] + len(s["failed"])
+        if s["role"] != "step":  # an end boots again until its boots that count are there
+            assert s["boots"] == 8
+
+
 def test_ends_that_do_not_differ_are_refused(tmp_path: Path) -> None:
     repo, commits = make_repo(tmp_path)
     code, doc = run(bisect_argv(tmp_path, repo, commits, good=5, bad=8))

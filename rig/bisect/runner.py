@@ -16,7 +16,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rig.analysis.compare import Settings, StageComparison, compare
+from rig.analysis.compare import UNREACHABLE, Settings, StageComparison, compare
 from rig.bisect import plan
 from rig.bisect.build import run_build, substitute
 from rig.bisect.decide import UNDECIDED, Budget, Ends, budget, check_ends, decide, reachable
@@ -34,6 +34,8 @@ from rig.sinks.files import save_report
 
 GOOD_END, BAD_END, STEP = "good_end", "bad_end", "step"
 WORKTREE = "worktree"
+#: Boots a commit may take per boot that counts: failed boots are retried this far.
+ATTEMPTS = 2
 Progress = Callable[[str], None]
 
 
@@ -148,22 +150,26 @@ class Search:
         recs = {i: StepRecord(i, self.h.commits[i], GOOD_END if i == 0 else BAD_END, "ok")
                 for i in need}  # fmt: skip
         together = concurrent(cfgs)
+        tries = dict.fromkeys(need, 0)
+
+        def more(i: int) -> bool:  # a failed boot is not a time: boot again, within reason
+            return len(recs[i].times) < self.h.end_boots and tries[i] < ATTEMPTS * self.h.end_boots
+
         with ExitStack() as stack:
             benches: dict[int, Bench] = {}
-            order = (
-                [[*need]] * self.h.end_boots if together else [[i] * self.h.end_boots for i in need]
-            )
-            for group in order:
-                for i in group:
-                    if i not in benches:
-                        if not together:
-                            stack.close()
-                        benches[i] = stack.enter_context(Instruments(cfgs[i]))
-                    progress(
-                        f"booting the {'good' if i == 0 else 'bad'} end ({len(recs[i].times) + 1})"
-                    )
-                    if not self._boot(cfgs[i], benches[i], recs[i], stop):
-                        return False
+            for group in [need] if together else [[i] for i in need]:
+                while any(more(i) for i in group):
+                    for i in (i for i in group if more(i)):
+                        if i not in benches:
+                            if not together:  # one end's bench at a time: they share ports
+                                stack.close()
+                                benches.clear()
+                            benches[i] = stack.enter_context(Instruments(cfgs[i]))
+                        end = "good" if i == 0 else "bad"
+                        progress(f"booting the {end} end ({len(recs[i].times) + 1})")
+                        tries[i] += 1
+                        if not self._boot(cfgs[i], benches[i], recs[i], stop):
+                            return False
         for i in need:
             self.journal.add(recs[i])
             self.steps[i] = recs[i]
@@ -183,16 +189,17 @@ class Search:
             rec.verdict = plan.SKIP
         else:
             good, bad = self.steps[0].times, self.steps[self.n].times
+            cap, tries = self.h.max_boots, 0
             with Instruments(cfg) as bench:
-                boots = 0
-                while boots < self.h.max_boots:
-                    for _ in range(min(self.h.batch, self.h.max_boots - boots)):
-                        progress(f"booting {commit[:12]} ({boots + 1}/{self.h.max_boots} at most)")
+                while True:
+                    goal = min(cap, len(rec.times) + self.h.batch)
+                    while len(rec.times) < goal and tries < ATTEMPTS * cap:
+                        progress(f"booting {commit[:12]} ({len(rec.times) + 1}/{cap} at most)")
+                        tries += 1
                         if not self._boot(cfg, bench, rec, stop):
                             return False
-                        boots += 1
                     step = decide(good, bad, rec.times, ends, self.budget, self.h.stage)
-                    if step.verdict != UNDECIDED:
+                    if step.verdict != UNDECIDED or len(rec.times) < goal or goal == cap:
                         break
             rec.verdict, rec.p, rec.decision = step.verdict, step.p_value, step.to_json()
         self.journal.add(rec)
@@ -243,8 +250,9 @@ class Search:
 def _refusal(ends: Ends, good: StepRecord, bad: StepRecord) -> str:
     c = ends.comparison
     p = "-" if c.p_value is None else f"{c.p_value:.2g}"
+    differ = "cannot be told apart" if c.inconclusive_reason == UNREACHABLE else "do not differ"
     text = (
-        f"the good and bad ends do not differ in {c.name}: {len(good.times)} boots of the "
+        f"the good and bad ends {differ} in {c.name}: {len(good.times)} boots of the "
         f"good end against {len(bad.times)} of the bad give p = {p}, not under the "
         f"{1 - c.confidence:.2g} each test runs at"
     )
