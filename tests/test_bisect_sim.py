@@ -210,8 +210,28 @@ def test_resume_after_an_interruption_reaches_the_same_answer(tmp_path: Path, si
     code, doc = run([sys.executable, "-m", "rig", "bisect", "--resume", str(folder)])
     assert code == 0, doc
     assert doc["first_bad"]["commit"] == commits[CULPRIT]
+    assert not list(folder.glob("steps/*/*/capture.bin"))  # a killed boot's raw capture
     after = _boots(folder)
     for i, s in decided.items():  # a decided commit is never booted again
         name = f"{i:03d}-{s['commit'][:10]}"
         assert after[name] == before[name]
     assert state(repo) == found
+
+
+def test_one_bisect_at_a_time_on_a_folder(tmp_path: Path) -> None:
+    import fcntl
+
+    from rig.bisect.journal import Header, Journal
+
+    repo, commits = make_repo(tmp_path)
+    header = Header(
+        str(repo), commits, ["true"], [], str(make_config(tmp_path)), "power_to_ui",
+        0.05, 8, 4, 8, 60.0,
+    )  # fmt: skip
+    folder = tmp_path / "bisect"
+    journal = Journal.create(folder, header)
+    with journal.path.open() as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # as a running bisect holds it
+        code, doc = run([sys.executable, "-m", "rig", "bisect", "--resume", str(folder)])
+    assert code == 2 and "another `rig bisect` is running" in doc["error"]
+    assert not (folder / "steps").exists()  # nothing built or booted

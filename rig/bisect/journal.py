@@ -8,14 +8,17 @@ boots only what no line holds yet. A torn last line (a kill mid-write) is droppe
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from rig.artifacts.atomic import fsync_dir
-from rig.errors import ArtifactError, RigError
+from rig.errors import ArtifactError, InputError, RigError
 
 SCHEMA = "bootrig.bisect/1"
 JOURNAL = "journal.jsonl"
@@ -60,6 +63,23 @@ class Journal:
         j._append({"type": "header", "schema": SCHEMA, **asdict(header)})
         fsync_dir(folder)
         return j
+
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[None]:
+        """One `rig bisect` at a time on a folder (an advisory lock the kernel drops when
+        the process dies, so a killed bisect never blocks its --resume)."""
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except OSError as e:
+            raise ArtifactError(f"{self.path}: cannot open: {e.strerror or e}") from None
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise InputError(f"{self.path}: another `rig bisect` is running here") from None
+            yield
+        finally:
+            os.close(fd)
 
     def add(self, step: StepRecord) -> None:
         self._append({"type": "step", **asdict(step)})

@@ -215,6 +215,10 @@ class Search:
 
     # -- the whole search ------------------------------------------------------------
     def run(self, stop: threading.Event, progress: Progress = lambda _: None) -> Result:
+        with self.journal.locked():
+            return self._run(stop, progress)
+
+    def _run(self, stop: threading.Event, progress: Progress) -> Result:
         wt = Worktree(self.repo, self.folder / WORKTREE)
         before = Snapshot.take(self.repo, wt.path)
         subjects = [subject(self.repo, c) for c in self.h.commits]

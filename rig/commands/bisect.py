@@ -27,6 +27,7 @@ from rig.commands.common import (
     fmt_ms,
     fmt_p,
     json_option,
+    recover_leftovers,
     spinner,
 )
 from rig.compare_inputs import TOTAL
@@ -121,12 +122,14 @@ def _start(opts: dict[str, Any], config_path: Path, engine: str) -> Search:
     return Search(folder, header, Journal.create(folder, header), {}, engine)
 
 
-def _resume(folder: Path, engine: str) -> Search:
+def _resume(folder: Path, engine: str, as_json: bool) -> Search:
     from rig.bisect.journal import read
     from rig.bisect.runner import Search
 
     journal, header, steps = read(folder)
-    return Search(folder, header, journal, steps, engine)
+    search = Search(folder, header, journal, steps, engine)
+    recover_leftovers(folder / "steps", as_json)  # raw captures of a boot killed mid-way
+    return search
 
 
 @click.command()
@@ -168,7 +171,7 @@ def bisect(resume_dir: Path | None, engine: str, as_json: bool, config_path: Pat
         if given:
             fail(f"--resume takes the search from its journal; leave out {', '.join(given)}",
                  as_json)  # fmt: skip
-        search = _resume(resume_dir, engine)
+        search = _resume(resume_dir, engine, as_json)
     else:
         search = _start(opts, config_path, engine)
     stop = StopFlag()
