@@ -214,11 +214,18 @@ class Search:
         return out
 
     # -- the whole search ------------------------------------------------------------
-    def run(self, stop: threading.Event, progress: Progress = lambda _: None) -> Result:
+    def run(
+        self,
+        stop: threading.Event,
+        progress: Progress = lambda _: None,
+        note: Progress = lambda _: None,
+    ) -> Result:
+        """The search; `progress` gets what it is doing, `note` the plan once the ends are
+        booted (what a step detects, the error rates), before any step boots."""
         with self.journal.locked():
-            return self._run(stop, progress)
+            return self._run(stop, progress, note)
 
-    def _run(self, stop: threading.Event, progress: Progress) -> Result:
+    def _run(self, stop: threading.Event, progress: Progress, note: Progress) -> Result:
         wt = Worktree(self.repo, self.folder / WORKTREE)
         before = Snapshot.take(self.repo, wt.path)
         subjects = [subject(self.repo, c) for c in self.h.commits]
@@ -230,6 +237,7 @@ class Search:
             good, bad = self.steps[0].times, self.steps[self.n].times
             ends = check_ends(good, bad, self.budget, self.h.max_boots, self.h.stage)
             result.ends = ends
+            note(plan_line(ends, self.budget, self.h.max_boots))
             if not ends.differ:
                 result.refused = _refusal(ends, self.steps[0], self.steps[self.n])
                 return result
@@ -249,6 +257,27 @@ class Search:
             after = Snapshot.take(self.repo, wt.path)
             if after != before:  # the rig's own failure: say so, never hide it
                 raise RigError(f"{self.repo}: left changed by the bisect ({before} -> {after})")
+
+
+def plan_line(ends: Ends, b: Budget, max_boots: int) -> str:
+    """The search's plan in one line, stated before the first step."""
+    c = ends.comparison
+    line = (
+        f"ends: good {_ms(c.median_before_s)}, bad {_ms(c.median_after_s)} "
+        f"({_ms(c.difference_s, True)}); error at most {b.alpha:.3g} overall, {b.per_step:.3g} "
+        f"a step ({b.steps} planned), each test at p < {b.per_test:.2g}"
+    )
+    if ends.detectable_s is not None:
+        line += (
+            f"; {max_boots} boots of a step detect {_ms(ends.detectable_s)} ({b.power:.0%} power)"
+        )
+    return line
+
+
+def _ms(v: float | None, sign: bool = False) -> str:
+    if v is None:
+        return "-"
+    return f"{v * 1e3:+.2f} ms" if sign else f"{v * 1e3:.2f} ms"
 
 
 def _refusal(ends: Ends, good: StepRecord, bad: StepRecord) -> str:

@@ -178,7 +178,11 @@ def bisect(resume_dir: Path | None, engine: str, as_json: bool, config_path: Pat
     with spinner(as_json) as progress:
         task = progress.add_task("starting", total=None)
         with stop.installed():
-            result = search.run(stop.event, lambda t: progress.update(task, description=t))
+            result = search.run(
+                stop.event,
+                lambda t: progress.update(task, description=t),
+                lambda t: None if as_json else console.print(escape(t), highlight=False),
+            )
     doc = report.result_doc(result)
     rundir.write_json(search.folder / report.RESULT_JSON, doc)
     (search.folder / report.RESULT_HTML).write_text(report.result_html(doc))
