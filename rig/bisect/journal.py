@@ -37,6 +37,7 @@ class Header:
     batch: int
     max_boots: int
     build_timeout_s: float
+    interleave: bool = True  # boot the ends again beside each step where that is cheap
 
 
 @dataclass
@@ -50,6 +51,8 @@ class StepRecord:
     verdict: str | None = None  # GOOD, BAD, SKIP or UNDECIDED (None for an end)
     p: float | None = None
     decision: dict[str, Any] | None = None  # rig.bisect.decide.Step.to_json()
+    ref: dict[str, list[float]] = field(default_factory=dict)  # "good"/"bad": the ends
+    # booted again beside this step (interleaved), seconds of boots that count
 
 
 class Journal:

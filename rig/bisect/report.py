@@ -33,6 +33,7 @@ def result_doc(r: Result) -> dict[str, Any]:
         steps.append({
             "index": i, **_commit(r, i), "role": s.role, "build": s.build,
             "boots": len(s.times), "failed": [{"run": a, "why": b} for a, b in s.failed],
+            "reference_boots": {side: len(t) for side, t in s.ref.items()},
             "median_s": round(statistics.median(s.times), 9) if s.times else None,
             "verdict": s.verdict, "p": s.p,
         })  # fmt: skip
@@ -49,6 +50,7 @@ def result_doc(r: Result) -> dict[str, Any]:
         "budget": r.budget.to_json(),
         "overall_error": r.overall_error,
         "ends": r.ends.to_json() if r.ends else None,
+        "interleave": r.header.interleave,
         "refused": r.refused,
         "first_bad": _commit(r, first) if first is not None else None,
         "candidates": [_commit(r, i) for i in r.candidates],

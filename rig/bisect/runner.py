@@ -103,19 +103,34 @@ class Search:
         res = run_build(argv, wt.path, out / "build.log", self.h.build_timeout_s, stop)
         if not res.ok:
             return None, f"build failed: {res.why} (log: {out / 'build.log'})"
+        return self._config(index), "ok"
+
+    def _config(
+        self, index: int, seed: int | None = None, results: Path | None = None
+    ) -> RigConfig:
+        """The config booting commit `index`'s build (in its {out}), into `results`; on the
+        simulator with seed offset `seed` (default: the index)."""
+        commit, out = self.h.commits[index], self._out(index)
+        wt = str((self.folder / WORKTREE).resolve())
+        values = {"worktree": wt, "commit": commit, "out": str(out)}
         sets = [substitute(s, values) for s in self.h.sets]
         cfg = load_config(Path(self.h.config), overrides=sets)
-        cfg = dataclasses.replace(cfg, results_dir=out)
-        if cfg.sim is not None:  # each commit its own run-to-run variance, as real boots
+        cfg = dataclasses.replace(cfg, results_dir=results or out)
+        if cfg.sim is not None:  # each bench its own run-to-run variance, as real boots
+            off = index if seed is None else seed
             cfg = dataclasses.replace(
-                cfg, sim=dataclasses.replace(cfg.sim, seed=cfg.sim.seed + index)
+                cfg, sim=dataclasses.replace(cfg.sim, seed=cfg.sim.seed + off)
             )
-        return cfg, "ok"
+        return cfg
 
-    def _boot(self, cfg: RigConfig, bench: Bench, rec: StepRecord, stop: threading.Event) -> bool:
-        """One boot into `rec`; False when it was interrupted."""
-        k = 1 + sum(1 for p in cfg.results_dir.iterdir() if p.name.startswith("boot-"))
-        run_id = f"boot-{k:03d}"
+    def _boot(
+        self, cfg: RigConfig, bench: Bench, rec: StepRecord, stop: threading.Event, side: str = ""
+    ) -> bool:
+        """One boot into `rec` (into `rec.ref[side]` for an end booted beside a step);
+        False when it was interrupted."""
+        prefix = f"{side or 'boot'}-"
+        k = 1 + sum(1 for p in cfg.results_dir.iterdir() if p.name.startswith(prefix))
+        run_id = f"{prefix}{k:03d}"
         cycle = run_cycle(cfg, bench, run_id=run_id, abort=stop)
         if cycle.run.aborted:
             return False
@@ -129,8 +144,18 @@ class Search:
         elif boot.not_cold is not None:
             rec.failed.append([run_id, f"not a cold boot ({boot.not_cold})"])
         else:
-            rec.times.append(boot.durations[self.h.stage])
+            times = rec.ref.setdefault(side, []) if side else rec.times
+            times.append(boot.durations[self.h.stage])
         return True
+
+    def sample(self, index: int, current: StepRecord | None = None) -> list[float]:
+        """The boots of commit `index`; for an end, with its boots beside every step."""
+        own = list(self.steps[index].times)
+        side = {0: "good", self.n: "bad"}.get(index)
+        if side is None:
+            return own
+        recs = [*self.steps.values(), *([current] if current else [])]
+        return own + [t for r in recs for t in r.ref.get(side, [])]
 
     # -- the ends --------------------------------------------------------------------
     def _ends(self, wt: Worktree, stop: threading.Event, progress: Progress) -> bool:
@@ -188,9 +213,10 @@ class Search:
         if cfg is None:
             rec.verdict = plan.SKIP
         else:
-            good, bad = self.steps[0].times, self.steps[self.n].times
             cap, tries = self.h.max_boots, 0
-            with Instruments(cfg) as bench:
+            with ExitStack() as stack:
+                bench = stack.enter_context(Instruments(cfg))
+                refs = self._references(stack, cfg, index)
                 while True:
                     goal = min(cap, len(rec.times) + self.h.batch)
                     while len(rec.times) < goal and tries < ATTEMPTS * cap:
@@ -198,6 +224,12 @@ class Search:
                         tries += 1
                         if not self._boot(cfg, bench, rec, stop):
                             return False
+                        if refs:  # then good and bad in turn: a drifting bench moves all
+                            side = "good" if tries % 2 else "bad"
+                            progress(f"booting the {side} end beside {commit[:12]}")
+                            if not self._boot(*refs[side], rec, stop, side):
+                                return False
+                    good, bad = self.sample(0, rec), self.sample(self.n, rec)
                     step = decide(good, bad, rec.times, ends, self.budget, self.h.stage)
                     if step.verdict != UNDECIDED or len(rec.times) < goal or goal == cap:
                         break
@@ -205,6 +237,21 @@ class Search:
         self.journal.add(rec)
         self.steps[index] = rec
         return True
+
+    def _references(
+        self, stack: ExitStack, cfg: RigConfig, index: int
+    ) -> dict[str, tuple[RigConfig, Bench]]:
+        """The ends' benches beside step `index`'s, when booting them is cheap: each bench
+        a process of its own (the simulator, QEMU), the ends' builds kept in their {out}.
+        Their boots land in the step's folder (`good-001`, `bad-001`, ...)."""
+        if not self.h.interleave or not concurrent({0: cfg}):
+            return {}
+        out: dict[str, tuple[RigConfig, Bench]] = {}
+        for side, end in (("good", 0), ("bad", self.n)):
+            # A seed of its own: a fresh simulator repeats its first boots for one seed.
+            c = self._config(end, end + (self.n + 1) * (index + 1), cfg.results_dir)
+            out[side] = (c, stack.enter_context(Instruments(c)))
+        return out
 
     def _verdicts(self) -> dict[int, str]:
         out = {}
@@ -248,7 +295,7 @@ class Search:
             b = plan.bounds(self.n, self._verdicts())
             result.candidates = list(b.candidates)
             if len(b.candidates) == 1:
-                last_good, first_bad = self.steps[b.good].times, self.steps[b.bad].times
+                last_good, first_bad = self.sample(b.good), self.sample(b.bad)
                 settings = Settings(alpha=self.budget.alpha, power=self.budget.power)
                 result.difference = compare(self.h.stage, last_good, first_bad, settings)
             return result

@@ -109,7 +109,7 @@ def _start(opts: dict[str, Any], config_path: Path, engine: str) -> Search:
     header = Header(
         str(repo), commits, argv, list(opts["sets"]), str(config_path.resolve()),
         opts["stage"], opts["alpha"], opts["end_boots"], opts["batch"], opts["max_boots"],
-        opts["build_timeout"],
+        opts["build_timeout"], opts["interleave"],
     )  # fmt: skip
     folder = opts["out"]
     if folder is None:
@@ -154,6 +154,9 @@ def _resume(folder: Path, engine: str, as_json: bool) -> Search:
               help="Boots a step takes before each look at its rank test.")  # fmt: skip
 @click.option("--max-boots", type=click.IntRange(min=1), default=20, show_default=True,
               help="A step's cap: undecided after this many, the commit is skipped.")  # fmt: skip
+@click.option("--interleave/--no-interleave", default=True, show_default=True,
+              help="Boot the good and bad ends again beside each step, in turn with its "
+              "boots, where that is cheap (the simulator, QEMU).")  # fmt: skip
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="The bisect's folder [default: <results_dir>/bisect-<id>].")  # fmt: skip
 @click.option("--resume", "resume_dir", type=click.Path(path_type=Path), default=None,
