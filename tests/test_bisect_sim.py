@@ -105,7 +105,12 @@ def run(argv: list[str], timeout: float = 300) -> tuple[int, dict[str, Any]]:
 
 def test_names_the_30_ms_commit_and_leaves_the_repository_as_found(tmp_path: Path) -> None:
     repo, commits = make_repo(tmp_path)
+    # A stale worktree of the user's (its folder deleted): not the bisect's to prune.
+    _git(repo, "worktree", "add", "-q", "--detach", str(tmp_path / "mine"), commits[1])
+    (tmp_path / "mine" / ".git").unlink()
+    (tmp_path / "mine").rename(tmp_path / "gone")
     found = state(repo)
+    assert found["worktrees"] == 2
     code, doc = run(bisect_argv(tmp_path, repo, commits))
     assert code == 0, doc
     assert doc["status"] == "found"

@@ -92,10 +92,9 @@ class Worktree:
     def checkout(self, commit: str) -> None:
         if not self.added:
             # A worktree a killed bisect left at this path is reused (its files make
-            # the next build incremental); git forgets it if the folder is gone.
-            git(self.repo, "worktree", "prune")
-            listed = git(self.repo, "worktree", "list", "--porcelain")
-            if f"worktree {self.path.resolve()}" not in listed.splitlines():
+            # the next build incremental); --force re-adds one whose folder is gone. No
+            # `git worktree prune`: the user's other stale worktrees are not ours to drop.
+            if not (self.path / ".git").exists():
                 git(self.repo, "worktree", "add", "--detach", "--force", str(self.path), commit)
             self.added = True
         # Untracked files (build products) stay: the next build is incremental.
@@ -103,6 +102,5 @@ class Worktree:
 
     def close(self) -> None:
         if self.added or self.path.exists():
-            git(self.repo, "worktree", "remove", "--force", "--force", str(self.path), check=False)
-            git(self.repo, "worktree", "prune", check=False)
+            git(self.repo, "worktree", "remove", "--force", "--force", str(self.path))
         self.added = False
