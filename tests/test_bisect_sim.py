@@ -47,7 +47,7 @@ def make_repo(tmp: Path, broken: int | None = None) -> tuple[Path, list[str]]:
     """The repository, its commits [good, ..., bad]; `broken`: that commit has no
     board.toml (its build fails)."""
     repo = tmp / "repo"
-    repo.mkdir()
+    repo.mkdir(parents=True)
     _git(repo, "init", "-q", "-b", "main")
     _git(repo, "config", "user.email", "bisect@example.org")
     _git(repo, "config", "user.name", "bisect test")
@@ -148,6 +148,14 @@ def test_a_failed_build_is_skipped(tmp_path: Path) -> None:
     assert "exit status" in skipped[0]["build"]
 
 
+def test_a_skip_that_hides_the_answer_leaves_a_range(tmp_path: Path) -> None:
+    repo, commits = make_repo(tmp_path, broken=CULPRIT - 1)
+    code, doc = run([*bisect_argv(tmp_path, repo, commits), "--no-interleave"])
+    assert code == 4, doc
+    assert doc["status"] == "range" and doc["first_bad"] is None
+    assert [c["commit"] for c in doc["candidates"]] == commits[CULPRIT - 1 : CULPRIT + 1]
+
+
 def test_a_failed_boot_is_listed_with_its_class_and_not_counted(tmp_path: Path) -> None:
     repo, commits = make_repo(tmp_path)
     argv = [*bisect_argv(tmp_path, repo, commits), "--set", "sim.faults.panic=0.2"]
@@ -179,6 +187,11 @@ def test_bad_input_is_refused_before_any_boot(tmp_path: Path) -> None:
     code, doc = run(bisect_argv(tmp_path, repo, commits, good=5, bad=2))
     assert code == 2 and "not an ancestor" in doc["error"]
     assert not (tmp_path / "bisect").exists()
+    # An end that does not build is bad input too, found before any boot.
+    broken, commits = make_repo(tmp_path / "broken", broken=len(HISTORY))
+    code, doc = run(bisect_argv(tmp_path, broken, commits))
+    assert code == 2 and doc["error"].startswith(f"--bad {commits[-1][:12]}: build failed")
+    assert not list((tmp_path / "bisect").glob("steps/*/boot-*"))
 
 
 def _journal_steps(folder: Path) -> list[dict[str, Any]]:
