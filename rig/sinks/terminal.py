@@ -13,6 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from rig.model.report import Report, Stage
+from rig.sinks.clocks import KERNEL_CLOCK, has_t0, start_clock
 
 
 def fmt_s(v: float | None) -> str:
@@ -27,24 +28,6 @@ def fmt_u(v: float | None) -> str:
     if v < 1e-3:
         return f"± {v * 1e6:.1f} µs"
     return f"± {v * 1e3:.2f} ms"
-
-
-#: The clock column's name for the kernel's own clock (seconds since it started).
-KERNEL_CLOCK = "kernel"
-
-
-def has_t0(report: Report) -> bool:
-    """Whether the report states a t = 0: its `power` event (a capture with no power-up
-    edge has none, so its console times are on no clock the report names)."""
-    return any(e.name == "power" for e in report.events)
-
-
-def start_clock(source: str | None, t0: bool) -> str | None:
-    """The clock a row's start is on: "" the report's t = 0, `KERNEL_CLOCK`, or None
-    when it is on none the report states (its start is then not shown as a time)."""
-    if source == "printk_relative":
-        return KERNEL_CLOCK
-    return "" if t0 else None
 
 
 def _source(stage: Stage) -> str:

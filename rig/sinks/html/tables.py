@@ -10,6 +10,7 @@ from html import escape
 
 from rig.model.report import Advisory, Evidence, Report
 from rig.outcomes import Outcome
+from rig.sinks.clocks import KERNEL_CLOCK, has_t0, start_clock
 from rig.sinks.html.style import ms, plus_minus, seconds
 
 
@@ -22,11 +23,35 @@ def table(table_id: str, head: Sequence[str], rows: Sequence[Sequence[str]], emp
     return f'<table id="{table_id}"><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>'
 
 
+_NO_T0 = "No t = 0: starts on the host clock are not shown; durations are differences on one clock."
+_KERNEL = (
+    f"{KERNEL_CLOCK}: seconds since the kernel's clock started, not from t = 0 "
+    "(no printk fit onto it)."
+)
+
+
+def _note(text: str) -> str:
+    return f'<p class="note">{escape(text)}</p>'
+
+
+def _start_cells(
+    report: Report, rows: Sequence[tuple[float | None, str | None]]
+) -> tuple[list[str], list[str] | None]:
+    """Each (start, source) row's start cell, shown only on a clock the report names, and
+    the clock cells when a row is on the kernel's clock (None: all on t = 0, or none)."""
+    t0 = has_t0(report)
+    clocks = [start_clock(src, t0) for _, src in rows]
+    starts = [ms(t if c is not None else None) for (t, _), c in zip(rows, clocks, strict=True)]
+    named = [("t = 0" if c == "" else c or "") for c in clocks] if any(clocks) else None
+    return starts, named
+
+
 def stages(report: Report) -> str:
+    t0 = has_t0(report)  # stage times are never on the kernel clock
     rows = [
         [
             escape(s.name),
-            ms(s.start_s),
+            ms(s.start_s if t0 else None),
             ms(s.duration_s) if s.reached else "not reached",
             escape(" · ".join(x for x in (s.source, s.note) if x) or "—"),
             plus_minus(s.uncertainty_s),
@@ -38,7 +63,7 @@ def stages(report: Report) -> str:
         ["stage", "start", "duration", "source", "uncertainty"],
         rows,
         "No stages configured.",
-    )
+    ) + ("" if t0 else _note(_NO_T0))
 
 
 def _evidence(items: Sequence[Evidence]) -> str:
@@ -81,7 +106,8 @@ def advisories(report: Report) -> str:
 def top(report: Report) -> str:
     """ "Where is the time going", with the time no evidence explains marked as such."""
     rows = []
-    for r in report.top:
+    starts, clocks = _start_cells(report, [(r.start_s, r.source) for r in report.top])
+    for i, r in enumerate(report.top):
         what = escape(r.name)
         if r.kind == "unattributed":
             what = f'<span class="unattributed">unattributed</span> {what}'
@@ -92,7 +118,8 @@ def top(report: Report) -> str:
                 str(r.rank),
                 escape(r.stage or ""),
                 what,
-                ms(r.start_s),
+                starts[i],
+                *([escape(clocks[i])] if clocks else []),
                 ms(r.duration_s),
                 escape(r.source or ""),
             ]
@@ -109,32 +136,33 @@ def top(report: Report) -> str:
     pacing = "".join(f'<p class="note">{escape(n)}</p>' for n in notes if "console" in n)
     body = table(
         "top-table",
-        ["#", "in", "what", "start", "duration", "source"],
+        ["#", "in", "what", "start", *(["clock"] if clocks else []), "duration", "source"],
         rows,
         "Nothing on the console was timed.",
     )
-    return body + note + pacing
+    return body + (_note(_KERNEL) if clocks else "") + note + pacing
 
 
 def slowest_initcalls(report: Report, n: int = 15) -> str:
     calls = [(c, c.duration_s) for c in report.initcalls if c.duration_s is not None]
     calls.sort(key=lambda cd: -cd[1])
+    shown = calls[:n]
+    starts, clocks = _start_cells(report, [(c.start_s, c.source) for c, _ in shown])
     rows = [
         [
             f"<code>{escape(c.name)}</code>",
             escape(c.module or "built-in"),
-            ms(c.start_s),
+            starts[i],
+            *([escape(clocks[i])] if clocks else []),
             ms(d),
             escape(str(c.return_code)),
         ]
-        for c, d in calls[:n]
+        for i, (c, d) in enumerate(shown)
     ]
+    head = ["initcall", "module", "start", *(["clock"] if clocks else []), "duration", "return"]
     return table(
-        "initcalls-table",
-        ["initcall", "module", "start", "duration", "return"],
-        rows,
-        "No initcall timings (boot with initcall_debug).",
-    )
+        "initcalls-table", head, rows, "No initcall timings (boot with initcall_debug)."
+    ) + (_note(_KERNEL) if clocks else "")
 
 
 def clocks(report: Report) -> str:

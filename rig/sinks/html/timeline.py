@@ -8,6 +8,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from rig.model.report import Boundary, Report
+from rig.sinks.clocks import has_t0
 from rig.sinks.html.console import ConsoleLine
 from rig.sinks.html.current import add_current, supply_trace
 from rig.sinks.html.flame import add_initcalls
@@ -222,8 +223,11 @@ def boot_figure(report: Report, console: list[ConsoleLine]) -> go.Figure:
     add_current(fig, report, CURRENT)
     add_markers(fig, report)
     reference = report.time_base.reference if report.time_base else "?"
+    axis = f"seconds from power-on (reference clock: {reference})"
+    if not has_t0(report):  # no power-up edge: the times are not from power-on
+        axis = f"seconds on the {reference} clock: no t = 0 (no power-up edge), durations only"
     fig.update_xaxes(
-        title_text=f"seconds from power-on (reference clock: {reference})",
+        title_text=axis,
         row=CURRENT if current else CONSOLE,
         col=1,
     )

@@ -1,0 +1,23 @@
+"""Which clock a printed time is on: the report's t = 0, the kernel's own clock, or none
+the report states (the terminal and the HTML pages print by the same rule)."""
+
+from __future__ import annotations
+
+from rig.model.report import Report
+
+#: The clock column's name for the kernel's own clock (seconds since it started).
+KERNEL_CLOCK = "kernel"
+
+
+def has_t0(report: Report) -> bool:
+    """Whether the report states a t = 0: its `power` event (a capture with no power-up
+    edge has none, so its console times are on no clock the report names)."""
+    return any(e.name == "power" for e in report.events)
+
+
+def start_clock(source: str | None, t0: bool) -> str | None:
+    """The clock a row's start is on: "" the report's t = 0, `KERNEL_CLOCK`, or None
+    when it is on none the report states (its start is then not shown as a time)."""
+    if source == "printk_relative":
+        return KERNEL_CLOCK
+    return "" if t0 else None
