@@ -57,10 +57,13 @@ def rig_soak(cfg: Path, cycles: int, results: Path) -> list[Path]:
     return sorted(r.parent for r in results.glob("soak-*/2*/run.json"))
 
 
-def rig_run(cfg: Path) -> tuple[int, dict]:
+def rig_run(cfg: Path, timeout: float = 180) -> tuple[int, dict]:
     """`rig run --json`: its exit code and output."""
     p = subprocess.run(
-        [*RIG, "run", "--config", str(cfg), "--json"], capture_output=True, text=True, timeout=180
+        [*RIG, "run", "--config", str(cfg), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )
     assert p.stdout, p.stderr[-3000:]
     return p.returncode, json.loads(p.stdout)

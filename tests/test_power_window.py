@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from rig.instruments.registry import POWER
 from rig.pipeline import analyze_folder
 from rig.sim.client import SimProcess
 from tests.e2e import REPO, truth_boot
+from tests.qemu_env import rig_run
 
 #: The on-command's own time before it switches: a slow PDU's CLI.
 SWITCH_AFTER_S = 0.2
@@ -42,14 +42,7 @@ def test_a_slow_power_command_is_in_the_uncertainty(tmp_path: Path) -> None:
             f'off_hold_s = 0.1\n[console]\nport = "{sim.console}"\n[timeouts]\nboot_s = 10\n'
         )
         sim.client.arm({"power": 0})  # the board's truth only: the rig has no analyzer
-        p = subprocess.run(
-            [sys.executable, "-m", "rig", "run", "--config", str(cfg), "--json"],
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert p.stdout, p.stderr[-2000:]
-        out = json.loads(p.stdout)
+        _, out = rig_run(cfg, timeout=120)
         folder = Path(out["folder"])
         sim.client.stop(truth=folder / "truth.json")
     report = out["report"]

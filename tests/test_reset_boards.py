@@ -7,8 +7,6 @@ A reset is one of the board's failure classes wherever outcomes are counted."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -26,19 +24,8 @@ from tests.qemu_env import qemu_config, rig_run, uboot_only_images
 BROWNOUT = '\n[sim.faults]\nbrownout = 1.0\nbrownout_stages = ["kernel"]\n'
 
 
-def run_json(cfg: Path) -> tuple[int, dict]:
-    p = subprocess.run(
-        [sys.executable, "-m", "rig", "run", "--config", str(cfg), "--json"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert p.stdout, p.stderr[-2000:]
-    return p.returncode, json.loads(p.stdout)
-
-
 def test_a_brownout_on_the_simulated_board_is_a_reset_at_the_rails_fall(tmp_path: Path) -> None:
-    code, out = run_json(make_config(tmp_path, extra=BROWNOUT))
+    code, out = rig_run(make_config(tmp_path, extra=BROWNOUT), timeout=120)
     report, folder = out["report"], Path(out["folder"])
     assert (code, report["outcome"]) == (1, "reset"), report["analysis"]["notes"]
     truth = json.loads((folder / "truth.json").read_text())
@@ -65,7 +52,7 @@ def test_a_brownout_on_the_simulated_board_is_a_reset_at_the_rails_fall(tmp_path
 
 
 def test_a_brownout_seen_by_the_console_alone_is_a_reset(tmp_path: Path) -> None:
-    code, out = run_json(make_config(tmp_path, analyzer="none", extra=BROWNOUT))
+    code, out = rig_run(make_config(tmp_path, analyzer="none", extra=BROWNOUT), timeout=120)
     report = out["report"]
     assert (code, report["outcome"]) == (1, "reset"), report["analysis"]["notes"]
     reset = report["reset"]

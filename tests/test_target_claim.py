@@ -31,6 +31,7 @@ from rig.instruments.target_claim import (
 )
 from rig.sim.client import SimProcess
 from tests.e2e import REPO
+from tests.qemu_env import rig_run
 from tests.ser2net import free_port, ser2net
 from tests.waiting import wait_until
 
@@ -118,17 +119,6 @@ def config(tmp: Path, name: str, relay: str, console: str, boot_s: float = 60) -
     return path
 
 
-def rig_run(cfg: Path) -> tuple[int, dict]:
-    p = subprocess.run(
-        [sys.executable, "-m", "rig", "run", "--config", str(cfg), "--json"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert p.stdout, p.stderr[-2000:]
-    return p.returncode, json.loads(p.stdout)
-
-
 @pytest.mark.parametrize("console", ["socket", "device"])
 def test_a_second_rig_on_the_board_is_refused_naming_the_first(
     console: str, tmp_path: Path
@@ -148,7 +138,7 @@ def test_a_second_rig_on_the_board_is_refused_naming_the_first(
                 "the first rig's run", lambda: next((tmp_path / "results").glob("2*"), None)
             )
             wait_until("its power-on", lambda: status()["powered"])
-            code, out = rig_run(config(tmp_path, "b", sim.relay, url))
+            code, out = rig_run(config(tmp_path, "b", sim.relay, url), timeout=120)
             assert code == 3 and out["kind"] == "instrument", out
             says = (
                 f"console {url} and power command {[sys.executable, '-c', SWITCH]}"[:-1]
@@ -163,7 +153,7 @@ def test_a_second_rig_on_the_board_is_refused_naming_the_first(
             if console == "device":
                 other = str(tmp_path / "console-link")
                 Path(other).symlink_to(url)
-            code, out = rig_run(config(tmp_path, "c", "/nonexistent", other))
+            code, out = rig_run(config(tmp_path, "c", "/nonexistent", other), timeout=120)
             assert code == 3 and out["error"].startswith(
                 f"console {other} is in use by another rig on this host: PID {first.pid} (`"
             ), out
@@ -173,5 +163,5 @@ def test_a_second_rig_on_the_board_is_refused_naming_the_first(
             first.communicate(timeout=60)
         assert first.returncode == 130
         # Released with the first rig: the same bench now drives the board.
-        code, out = rig_run(config(tmp_path, "d", sim.relay, url, boot_s=1))
+        code, out = rig_run(config(tmp_path, "d", sim.relay, url, boot_s=1), timeout=120)
         assert code == 1 and out["report"]["outcome"] == "hang_in_bootloader", out
