@@ -13,7 +13,7 @@ bench mounts (root only) and always unmounts. At seeded random points the bench 
   its pty: a USB relay module dropping off the bus);
 - `analyzer_slow`: the analyzer takes 0.5-2 s to start at the next arming.
 
-Then it accounts (bench/chaos_judge.py): every cycle folder's classification against
+Then it accounts (bench/harness/chaos_judge.py): every cycle folder's classification against
 what the evidence the bench recorded calls for, cycles lost (no journal line, a doubled
 one, no report, no InfluxDB point after the spool is flushed), processes of the rig
 still running after it ended (orphans), raw bytes left in the results (capture.bin,
@@ -44,9 +44,9 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from bench import chaos_env as env  # noqa: E402
-from bench.chaos_judge import Evidence, account  # noqa: E402
-from bench.soak_harness import soak_cmd  # noqa: E402
+from bench.harness import chaos_env as env  # noqa: E402
+from bench.harness.chaos_judge import Evidence, account  # noqa: E402
+from bench.harness.soak import soak_cmd  # noqa: E402
 from rig.sinks.influx.server import PrivateServer, free_port  # noqa: E402
 from tests.e2e import make_config  # noqa: E402
 

@@ -40,7 +40,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from bench.soak_harness import (  # noqa: E402
+from bench.harness.soak import (  # noqa: E402
     alive,
     children,
     cycles_done,

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from bench import chaos
-from bench.chaos_env import TOKEN_VAR, SmallDisk
+from bench.harness.chaos_env import TOKEN_VAR, SmallDisk
 from rig.sinks.influx.client import Client
 from rig.sinks.influx.sample import stored_run_ids
 from rig.sinks.influx.server import PrivateServer, free_port

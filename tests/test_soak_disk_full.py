@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.chaos_env import SmallDisk, leftovers
+from bench.harness.chaos_env import SmallDisk, leftovers
 from tests.conftest import REPO
 from tests.e2e import make_config
 from tests.require import require

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.soak_harness import expected, journal
+from bench.harness.soak import expected, journal
 from rig.sinks.influx.client import Client, InfluxError
 from rig.sinks.influx.sample import stored_run_ids
 from rig.sinks.influx.settings import InfluxSettings
