@@ -53,7 +53,7 @@ from rig.analysis.landmarks import (  # noqa: E402
 )
 from rig.analysis.lines import Line, split_lines  # noqa: E402
 from rig.artifacts import rundir  # noqa: E402
-from rig.config import load_config  # noqa: E402
+from rig.config.load import load_config  # noqa: E402
 
 DEFAULT_BOOTS = REPO / "tests" / "data" / "real"
 DEFAULT_CONFIG = REPO / "config" / "qemu-arm64.toml"
@@ -122,7 +122,7 @@ def traced(
     report states for that line's own time (captured boots only)."""
     if not (boot / "capture.sr").is_file() or not (boot / "reference.json").is_file():
         return {}
-    from rig.pipeline import analyze_folder
+    from rig.measure.pipeline import analyze_folder
 
     report = analyze_folder(boot, write=False).to_json()
     edges = json.loads((boot / "reference.json").read_text())["edges_s"]

@@ -40,11 +40,11 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from rig.config import RigConfig, load_config  # noqa: E402
-from rig.cycle import run_cycle  # noqa: E402
+from rig.config.load import RigConfig, load_config  # noqa: E402
 from rig.instruments.qemu.reference import command_lag_s, report_edges  # noqa: E402
 from rig.instruments.setup import Instruments  # noqa: E402
-from rig.pipeline import analyze_folder  # noqa: E402
+from rig.measure.cycle import run_cycle  # noqa: E402
+from rig.measure.pipeline import analyze_folder  # noqa: E402
 from rig.sinks.files import save_report  # noqa: E402
 from rig.soak.stats import percentile  # noqa: E402
 

@@ -24,10 +24,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from rig.config import load_config  # noqa: E402
-from rig.cycle import run_cycle  # noqa: E402
+from rig.config.load import load_config  # noqa: E402
 from rig.instruments.setup import Instruments  # noqa: E402
-from rig.pipeline import analyze_folder  # noqa: E402
+from rig.measure.cycle import run_cycle  # noqa: E402
+from rig.measure.pipeline import analyze_folder  # noqa: E402
 from rig.sinks.files import save_report  # noqa: E402
 from rig.soak.stats import percentile  # noqa: E402
 from tests.e2e import make_config  # noqa: E402

@@ -38,10 +38,10 @@ sys.path.insert(0, str(REPO))
 
 from rig.analysis.events import DEFAULT_HOOK_BOUND_S, HOOK_BOUND_S, first_tags  # noqa: E402
 from rig.analysis.lines import split_lines  # noqa: E402
-from rig.config import load_config  # noqa: E402
-from rig.cycle import run_cycle  # noqa: E402
+from rig.config.load import load_config  # noqa: E402
 from rig.instruments.qemu.reference import reference_edges  # noqa: E402
 from rig.instruments.setup import Instruments  # noqa: E402
+from rig.measure.cycle import run_cycle  # noqa: E402
 from rig.model import Chunk  # noqa: E402
 
 DEFAULT_CONFIG = REPO / "config" / "qemu-arm64-stock.toml"

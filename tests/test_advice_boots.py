@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from rig.config import load_config
-from rig.cycle import run_cycle
+from rig.config.load import load_config
 from rig.instruments.setup import Instruments
+from rig.measure.cycle import run_cycle
+from rig.measure.pipeline import analyze_folder
 from rig.model import Report
-from rig.pipeline import analyze_folder
 from rig.sinks.html.write import boot_page
 from rig.sinks.terminal import top_table
 from tests.e2e import make_config, truth_boot

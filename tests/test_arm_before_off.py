@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 
 from rig.artifacts.fastscan import scan_capture
-from rig.config import load_config
-from rig.cycle import run_cycle
+from rig.config.load import load_config
+from rig.config.tomlcheck import ConfigError
 from rig.instruments.setup import Instruments
-from rig.pipeline import analyze_folder
-from rig.tomlcheck import ConfigError
+from rig.measure.cycle import run_cycle
+from rig.measure.pipeline import analyze_folder
 from tests.conftest import REPO
 from tests.e2e import boundary_errors, truth_boot
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rig.analysis.compare import FASTER, SLOWER
 from rig.bisect.decide import UNDECIDED, budget, check_ends, decide, reachable
 from rig.bisect.plan import BAD, GOOD, SKIP, bounds, max_steps, next_index
+from rig.compare.stats import FASTER, SLOWER
 
 
 def _search(

@@ -1,4 +1,4 @@
-"""config/budgets.toml through its one parser (rig.budgets): the shipped file, the rule
+"""config/budgets.toml through its one parser (rig.config.budgets): the shipped file, the rule
 by which a variant changes its board's budgets, errors that name file and key, no file
 meaning no budgets, and the same budgets reaching Robot, `rig soak` and the dashboards."""
 
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from rig.budgets import read_budgets, read_budgets_if_any
-from rig.config import load_config
+from rig.config.budgets import read_budgets, read_budgets_if_any
+from rig.config.load import load_config
 from rig.errors import ConfigError
 from rig.model.budgets import NO_BUDGETS
 from rig.robot.library import BootRig
@@ -136,13 +136,13 @@ def test_the_duplicate_parsers_are_gone() -> None:
     for old in ("rig.robot.budgets", "rig.sinks.grafana.budgets"):
         with pytest.raises(ModuleNotFoundError):
             importlib.import_module(old)
-    # Nothing but rig/budgets.py reads the file's TOML.
+    # Nothing but rig/config/budgets.py reads the file's TOML.
     readers = [
         p.relative_to(REPO).as_posix()
         for p in (REPO / "rig").rglob("*.py")
         if "budget" in p.name and re.search(r"tomllib|load_toml", p.read_text())
     ]
-    assert readers == ["rig/budgets.py"]
+    assert readers == ["rig/config/budgets.py"]
     assert "DEFAULT_BUDGETS" not in "".join(p.read_text() for p in (REPO / "rig").rglob("*.py"))
 
 

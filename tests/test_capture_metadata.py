@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from rig.artifacts.srmeta import MAX_METADATA_BYTES
-from rig.config import load_config
+from rig.config.load import load_config
 from rig.errors import ConfigError
 from tests.e2e import make_config
 from tests.test_errors_cli import REPO, no_traceback, rig

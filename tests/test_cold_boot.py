@@ -19,15 +19,15 @@ import pytest
 import rig.instruments.power_visa  # noqa: F401 - registers the "visa" power driver
 from rig.analysis.coldboot import assess, readings
 from rig.analysis.options import AnalysisOptions
-from rig.compare_inputs import Boot, Source, split
-from rig.config import load_config
-from rig.cycle import run_cycle
+from rig.compare.inputs import Boot, Source, split
+from rig.config.load import load_config
 from rig.errors import InputError
 from rig.instruments.setup import Instruments
+from rig.measure.cycle import run_cycle
+from rig.measure.pipeline import analyze_folder
 from rig.model import MarkerScan, Report, Run
 from rig.model.report import ColdBoot
 from rig.model.run import RunStep, RunTiming
-from rig.pipeline import analyze_folder
 from tests.conftest import REPO
 
 CONFIG = REPO / "config" / "examples" / "sim-psu.toml"
@@ -253,8 +253,8 @@ def test_back_powered_board_is_flagged_and_left_out_of_soak_statistics(tmp_path:
 
 
 def test_profile_back_power_is_checked(tmp_path: Path) -> None:
+    from rig.config.tomlcheck import ConfigError
     from rig.sim.profile import load
-    from rig.tomlcheck import ConfigError
 
     prof = load(FAST)
     assert prof.power.back_power_v == 0.0

@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from rig.analysis.compare import (
+from rig.compare.inputs import Source, split
+from rig.compare.stats import (
     FASTER,
     INCONCLUSIVE,
     NO_CHANGE,
@@ -27,7 +28,6 @@ from rig.analysis.compare import (
     cut_count,
     u_pmf,
 )
-from rig.compare_inputs import Source, split
 from rig.model.report import ColdBoot
 from rig.sim.profile import load
 from rig.sim.timeline import plan

@@ -19,7 +19,7 @@ from robot.libdoc import libdoc
 from robot.run import run as robot_run
 from scipy import stats
 
-from rig.analysis.compare import (
+from rig.compare.stats import (
     INCONCLUSIVE,
     NO_CHANGE,
     SLOWER,

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from rig.config import DEFAULT_STAGES, ConfigError, load_config
+from rig.config.load import DEFAULT_STAGES, ConfigError, load_config
 
 MINIMAL = """
 [power]

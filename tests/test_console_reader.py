@@ -20,12 +20,12 @@ from pathlib import Path
 import pytest
 
 from rig.artifacts import rundir
-from rig.config import load_config
-from rig.cycle import run_cycle
+from rig.config.load import load_config
 from rig.instruments.console_reader import ProcReader
 from rig.instruments.console_serial import SerialConsole
 from rig.instruments.reader_proc import RT_PRIORITY, realtime
 from rig.instruments.setup import Instruments
+from rig.measure.cycle import run_cycle
 from rig.model import Chunk
 from rig.model.run import RunConsoleReader
 from tests.e2e import REPO, make_config

@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from rig.analysis.cost import OFF, ON, schedule
-from rig.costrun import parse_variant, parse_variants
+from rig.cost.run import parse_variant, parse_variants
+from rig.cost.stats import OFF, ON, schedule
 from rig.errors import InputError
 from rig.sim.instrumentation import Instrumentation
 from rig.sim.profile import load

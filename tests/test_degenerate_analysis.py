@@ -12,13 +12,13 @@ import numpy as np
 import pytest
 
 from rig.analysis.clockfit import Anchor, envelope_fit, fit
-from rig.analysis.compare import FASTER, SLOWER, VERDICTS, Settings, compare
-from rig.analysis.cost import stage_costs
 from rig.analysis.energy import Readings, stage_energy
 from rig.analysis.hostclock import fit_host
-from rig.analysis.trend import detect
+from rig.compare.stats import FASTER, SLOWER, VERDICTS, Settings, compare
+from rig.cost.stats import stage_costs
 from rig.model.report import Report
 from rig.sinks.html.tables import groups
+from rig.trend.stats import detect
 from tests.degenerate import ALL, CASES, NOT_FINITE, numbers_or_none
 
 # -- two samples: rig compare, rig cost, rig trend (verdict logic: docs/compare.md) -----

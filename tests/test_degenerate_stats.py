@@ -29,10 +29,10 @@ from rig.model.summary import Distribution
 from rig.robot.boot import Boot
 from rig.robot.energy import EnergyBudgets
 from rig.robot.statistics import SoakStatistics
+from rig.sinks.html.soak import histogram, render
+from rig.sinks.influx.soak import soak_lines
 from rig.soak.budgets import verdicts
-from rig.soak.html import histogram, render
 from rig.soak.journal import SCHEMA, Journal, read_records
-from rig.soak.points import soak_lines
 from rig.soak.progress import SoakDisplay
 from rig.soak.stats import describe, percentile
 from rig.soak.summary import summarize

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from rig.pipeline import analyze_folder
+from rig.measure.pipeline import analyze_folder
 from rig.sim.client import SimProcess
 from tests.e2e import REPO
 

@@ -18,10 +18,10 @@ from rig.analysis.events import build_timebase
 from rig.analysis.lines import split_lines
 from rig.artifacts import powerlog, rundir
 from rig.artifacts.fastscan import scan_capture
-from rig.config import RigConfig, load_config
-from rig.cycle import run_cycle
+from rig.config.load import RigConfig, load_config
 from rig.instruments.setup import Instruments
-from rig.pipeline import analyze_folder
+from rig.measure.cycle import run_cycle
+from rig.measure.pipeline import analyze_folder
 from rig.sim.current import WOBBLE_HZ
 
 ROOT = Path(__file__).parent.parent

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rig.config import load_config
+from rig.config.load import load_config
 from tests.e2e import REPO
 
 CONFIGS = sorted(

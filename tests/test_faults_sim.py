@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import serial
 
-from rig.config import ConfigError, load_config
+from rig.config.load import ConfigError, load_config
 from rig.sim.client import SimControl, SimProcess
 from rig.sim.faults import FaultRates, FaultSpecError, draw, parse_rates
 from rig.sim.profile import load

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from rig.budgets import read_budgets
 from rig.commands.grafana import grafana
+from rig.config.budgets import read_budgets
 from rig.model import Report as ReportModel
 from rig.sinks.grafana.generate import load_dashboards
 from rig.sinks.grafana.macros import TimeRange, interval_ms

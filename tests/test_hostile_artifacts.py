@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from rig.errors import ArtifactError, RigError
-from rig.pipeline import analyze_folder
+from rig.measure.pipeline import analyze_folder
 
 REAL = Path(__file__).parent / "data" / "real"
 WRONG: list[Any] = ["x", -1, 1.5, True, None, [], {}, float("nan")]

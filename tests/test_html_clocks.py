@@ -7,7 +7,7 @@ from html import unescape
 from html.parser import HTMLParser
 from pathlib import Path
 
-from rig.pipeline import analyze_folder
+from rig.measure.pipeline import analyze_folder
 from rig.sinks.html.tables import slowest_initcalls, stages, top
 from rig.sinks.html.timeline import boot_figure
 from tests.test_terminal_clocks import REAL, no_power_edge_folder

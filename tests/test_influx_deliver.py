@@ -18,8 +18,8 @@ from rig.sinks.influx.sample import sample_report, stored_run_ids
 from rig.sinks.influx.server import PrivateServer
 from rig.sinks.influx.settings import InfluxSettings
 from rig.sinks.influx.sink import push
+from rig.sinks.influx.soak import deliver_soak_point
 from rig.sinks.influx.spool import Spool, spool_dir
-from rig.soak.points import deliver_soak_point
 from tests.influx_env import influx_server, settings_for  # noqa: F401 - the fixture `server`
 
 UNREACHABLE = "http://127.0.0.1:9"  # nothing listens on the discard port

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from rig.config.tomlcheck import ConfigError
 from rig.sinks.influx.settings import CredentialError, load_influx_config
-from rig.tomlcheck import ConfigError
 
 
 def write(tmp_path: Path, influx: str) -> Path:

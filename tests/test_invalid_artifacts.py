@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from rig.pipeline import analyze_folder
+from rig.measure.pipeline import analyze_folder
 from tests.e2e import make_config
 
 REAL = Path(__file__).parent / "data" / "real"

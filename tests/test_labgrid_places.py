@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from rig.config import load_config
+from rig.config.load import load_config
 from rig.instruments.analyzer_sigrok import SigrokAnalyzer
 from rig.instruments.setup import Instruments
 from tests.e2e import REPO, truth_boot

@@ -19,9 +19,9 @@ import pytest
 from rig.artifacts import rundir
 from rig.artifacts.leftovers import RunLock, is_locked, recover_folder
 from rig.artifacts.srzip import read_sr
-from rig.config import load_config
-from rig.cycle import run_cycle
+from rig.config.load import load_config
 from rig.instruments.setup import Instruments
+from rig.measure.cycle import run_cycle
 from tests.e2e import make_config
 
 RIG = [sys.executable, "-m", "rig"]

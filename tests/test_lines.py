@@ -6,8 +6,8 @@ import shutil
 from pathlib import Path
 
 from rig.analysis.lines import MAX_PARSED, kernel_backlog, split_lines
+from rig.measure.pipeline import analyze_folder
 from rig.model import Chunk
-from rig.pipeline import analyze_folder
 
 REAL = Path(__file__).parent / "data" / "real"
 

@@ -11,9 +11,9 @@ import pytest
 
 from rig.artifacts import rundir
 from rig.errors import ArtifactError
+from rig.measure.pipeline import analyze_folder
 from rig.model import Report, Run
 from rig.model.codec import ModelError
-from rig.pipeline import analyze_folder
 from rig.sinks.influx.sample import sample_report
 
 REAL = Path(__file__).parent / "data" / "real"

@@ -10,8 +10,8 @@ from rig.analysis.lines import Line
 from rig.analysis.outcome import classify
 from rig.analysis.parsers.kernel import parse_kernel
 from rig.analysis.stages import Stage
-from rig.cycle import _TagWatch
 from rig.errors import ArtifactError
+from rig.measure.cycle import _TagWatch
 from rig.model import Chunk, Report, Run
 from rig.model.run import RunTiming
 from rig.outcomes import NOT_THE_BOARDS, BootOutcome, Outcome, is_boards

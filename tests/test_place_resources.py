@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from rig.config import ConfigError, load_config
+from rig.config.load import ConfigError, load_config
 from rig.instruments.place import PlaceInfo
 from rig.instruments.protocols import InstrumentError
 from rig.model.run import Run

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from rig.config import ConfigError, load_config
+from rig.config.load import ConfigError, load_config
 from rig.instruments.power_command import CommandPower
 from rig.instruments.protocols import InstrumentError
 from rig.instruments.relay_numato import NumatoRelay

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from rig.config import ConfigError, load_config
+from rig.config.load import ConfigError, load_config
 from rig.instruments.power_labgrid import LabgridPower
 from rig.instruments.protocols import InstrumentError
 from rig.sim.pdu_http import PduServer

@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
+from rig.config.tomlcheck import ConfigError, Table
 from rig.instruments.power_visa import VisaPower, VisaSettings
 from rig.instruments.protocols import InstrumentError
 from rig.instruments.registry import BenchContext
 from rig.sim.client import SimProcess
-from rig.tomlcheck import ConfigError, Table
 from tests.waiting import wait_until
 
 FAST = Path(__file__).parent.parent / "config" / "boards" / "fast.toml"

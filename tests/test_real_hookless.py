@@ -17,7 +17,7 @@ import pytest
 
 from rig.analysis.landmarks import CALIBRATION
 from rig.instruments.qemu.reference import reference_edges
-from rig.pipeline import analyze_folder
+from rig.measure.pipeline import analyze_folder
 from tests.test_real_boots import DATA, bootargs
 
 STOCK_CONSOLE = sorted(DATA.glob("stock-console-*"))

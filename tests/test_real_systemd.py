@@ -18,7 +18,7 @@ import pytest
 
 from rig.analysis.landmarks import CALIBRATION, LANDMARKS, load_calibration
 from rig.instruments.qemu.reference import reference_edges
-from rig.pipeline import analyze_folder
+from rig.measure.pipeline import analyze_folder
 from tests.e2e import REPO
 from tests.require import require
 from tests.test_real_boots import DATA

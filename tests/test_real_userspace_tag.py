@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from rig.instruments.qemu.reference import command_lag_s, reference_edges, report_edges
-from rig.pipeline import analyze_folder
+from rig.measure.pipeline import analyze_folder
 from tests.test_real_boots import DATA
 
 CONSOLE = sorted(

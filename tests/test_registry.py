@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from rig.config import ConfigError, load_config
+from rig.config.load import ConfigError, load_config
+from rig.config.tomlcheck import Table
 from rig.instruments.registry import POWER, BenchContext, Registry
-from rig.tomlcheck import Table
 
 
 def test_every_shipped_driver_is_registered() -> None:

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from rig.config import load_config
-from rig.cycle import run_cycle
+from rig.config.load import load_config
 from rig.instruments.setup import Instruments
+from rig.measure.cycle import run_cycle
+from rig.measure.pipeline import analyze_folder
 from rig.model.run import Run
-from rig.pipeline import analyze_folder
 from tests.e2e import boundary_errors, make_config, rig_run_json, truth_boot
 
 pytestmark = pytest.mark.slow

@@ -19,12 +19,12 @@ import pytest
 
 from rig import steps
 from rig.artifacts import rundir
-from rig.config import load_config
-from rig.cycle import run_cycle
+from rig.config.load import load_config
 from rig.errors import ArtifactError
 from rig.instruments.setup import Instruments
+from rig.measure.cycle import run_cycle
+from rig.measure.pipeline import analyze_folder
 from rig.model.run import Run, RunState
-from rig.pipeline import analyze_folder
 from rig.soak.record import mark_rig_error
 from tests.e2e import make_config
 

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from rig.config.tomlcheck import ConfigError
 from rig.names import MARKERS
 from rig.sim.profile import STAGES, load
 from rig.sim.timeline import plan
-from rig.tomlcheck import ConfigError
 
 BOARDS = Path(__file__).resolve().parents[1] / "config" / "boards"
 

@@ -1,5 +1,5 @@
 """`rig soak` judges the percentile budgets of its board *and variant* (config/budgets.toml
-through rig.budgets): the summary's verdicts from a journal, and real soaks of the
+through rig.config.budgets): the summary's verdicts from a journal, and real soaks of the
 simulated fast board (variant `test`) whose board budget it would fail but whose
 variant's it meets, and the other way round."""
 

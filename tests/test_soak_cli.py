@@ -15,12 +15,12 @@ from typing import Any
 
 import pytest
 
-from rig.config import RigConfig, load_config
+from rig.config.load import RigConfig, load_config
+from rig.measure.session import Session
 from rig.model.soak import HeaderRecord
 from rig.model.summary import SoakSummary
 from rig.soak.journal import SCHEMA, Journal, read_journal
 from rig.soak.runner import INTERRUPTED, Limits, SoakRunner, SoakState
-from rig.soak.session import Session
 from rig.soak.signals import StopFlag
 from tests.conftest import REPO
 from tests.e2e import interrupt_when, make_config

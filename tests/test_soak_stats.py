@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from rig.model.soak import CycleRecord, EndRecord, HeaderRecord, ResumeRecord
-from rig.soak.html import render
+from rig.sinks.html.soak import render
 from rig.soak.journal import SCHEMA, Journal, read_records
 from rig.soak.start import parse_duration
 from rig.soak.stats import describe, failure_rates

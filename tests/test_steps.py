@@ -15,11 +15,11 @@ import pytest
 from rich.console import Console
 
 from rig import steps
-from rig.config import load_config
-from rig.cycle import CYCLE_STEP, run_cycle
+from rig.config.load import load_config
 from rig.instruments import drivers  # noqa: F401 - registers every driver
 from rig.instruments.registry import ANALYZER, POWER
 from rig.instruments.setup import Instruments
+from rig.measure.cycle import CYCLE_STEP, run_cycle
 from rig.soak import run as soak_run
 from rig.soak.progress import SoakDisplay
 from rig.soak.runner import Limits

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from rig.config import load_config
+from rig.config.load import load_config
 from rig.errors import InstrumentError
 from rig.instruments.target_claim import (
     Target,

@@ -16,7 +16,7 @@ import pytest
 from rich.console import Console
 
 from rig.artifacts.srzip import read_sr, write_sr
-from rig.pipeline import analyze_folder
+from rig.measure.pipeline import analyze_folder
 from rig.sinks.terminal import print_report
 from tests.e2e import make_config
 

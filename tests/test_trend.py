@@ -1,4 +1,4 @@
-"""Change points in the boot-time history (rig.analysis.trend, `rig trend`): synthetic
+"""Change points in the boot-time history (rig.trend.stats, `rig trend`): synthetic
 series with known steps, the false alarm rate with none, and end to end against a real
 influxd seeded through the real sink (docs/trend.md)."""
 
@@ -14,8 +14,6 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from rig.analysis.trend import TrendSettings, detect, is_known, noise
-from rig.commands.trend import trend as trend_cmd
 from rig.model import Report
 from rig.sinks.grafana.generate import load_dashboards
 from rig.sinks.grafana.macros import TimeRange
@@ -26,6 +24,8 @@ from rig.sinks.influx.points import point_time_ns
 from rig.sinks.influx.sample import sample_report
 from rig.sinks.influx.server import PrivateServer
 from rig.sinks.influx.settings import InfluxSettings
+from rig.trend.command import trend as trend_cmd
+from rig.trend.stats import TrendSettings, detect, is_known, noise
 from tests.influx_env import influx_server  # noqa: F401 - the fixture `server`
 
 REPO = Path(__file__).resolve().parents[1]

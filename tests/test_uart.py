@@ -15,8 +15,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rig.artifacts.uart import UartBytes, UartError, decode_uart
+from rig.artifacts.uart import UartError, decode_uart
 from rig.artifacts.uartbin import read_uart_bin, write_uart_bin
+from rig.model.uart import UartBytes
 
 DUMPS = Path(
     os.environ.get("SIGROK_DUMPS", Path(__file__).resolve().parent / "data" / "sigrok-dumps")

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from rig.config import ConfigError, load_config
-from rig.cycle import _TagWatch, _ui_lines
+from rig.config.load import ConfigError, load_config
+from rig.measure.cycle import _TagWatch, _ui_lines
 from rig.model import Chunk
 from tests.e2e import REPO
 

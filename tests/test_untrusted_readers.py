@@ -17,7 +17,7 @@ from rig.errors import InputError
 from rig.instruments.qemu.reference import reference_edges
 from rig.instruments.qemu.trace import TraceError
 from rig.sinks.influx.spool import MAGIC, Spool
-from rig.trend_state import load
+from rig.trend.state import load
 from rig.untrusted import MAX_DEPTH, parse_json, read_line, too_deep
 from tests.e2e import make_config
 from tests.test_errors_cli import rig

@@ -8,22 +8,22 @@ from here, and their users may keep importing them from those modules.
 
 from __future__ import annotations
 
-#: Multiple stages at once (rig.analysis.compare.stage_settings).
+#: Multiple stages at once (rig.compare.stats.stage_settings).
 BONFERRONI = "bonferroni"
 CORRECTIONS = (BONFERRONI, "none")
 
-#: The variants of `rig cost` (rig.analysis.cost): instrumentation on and off.
+#: The variants of `rig cost` (rig.cost.stats): instrumentation on and off.
 ON = "on"
 OFF = "off"
 VARIANTS = (ON, OFF)
-#: Boot orders of `rig cost` (rig.analysis.cost): `abab` on, off, on, off...; `abba` on,
+#: Boot orders of `rig cost` (rig.cost.stats): `abab` on, off, on, off...; `abba` on,
 #: off, off, on, on, off... (a linear drift cancels within every two pairs); `random` each
 #: two pairs are on-off-off-on or off-on-on-off by a seeded coin (drift cancels as in
 #: abba, and nothing periodic in the rig can line up with the variants), a last odd pair
 #: by a coin too.
 ORDERS = ("random", "abba", "abab")
 
-# Change points (rig.analysis.trend):
+# Change points (rig.trend.stats):
 #: beta of the penalty beta * sigma^2 * ln(n). 2 is BIC for a change in mean with known
 #: variance, and finds a false change point in about 1 series of 20 (60 boots, no
 #: change); 4 brings it under 1 in 100 while a 3 sigma step in the middle of 60 boots is

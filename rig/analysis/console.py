@@ -23,8 +23,8 @@ from rig.analysis.sections import (
 from rig.analysis.silence import coverage, find_silences, unattributed
 from rig.analysis.top import top_table
 from rig.analysis.wire import ByteClock
-from rig.artifacts.uart import UartBytes
 from rig.model import Chunk
+from rig.model.uart import UartBytes
 
 
 def _notes(

@@ -26,10 +26,10 @@ from rig.analysis.lines import Line, stand_in_reads
 from rig.analysis.pacing import FIRST_SLACK_S, Pacing, assess_pacing, band_slack, char_time_s
 from rig.analysis.readlate import ReadLate, read_late
 from rig.analysis.uartlines import match_lines
-from rig.artifacts.uart import UartBytes
 from rig.model import Chunk, MarkerScan
 from rig.model import report as model
 from rig.model.run import RunConsoleReader
+from rig.model.uart import UartBytes
 
 #: Console-only runs: t = 0 is the stamp taken right before the power-on command, and the
 #: time from the command to the rail rising (USB, relay coil, contacts) is not observed.

@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from rig.artifacts.uart import UartBytes
 from rig.model import Chunk
+from rig.model.uart import UartBytes
 
 #: Beyond the latency band the host clock measured: the reader stamps a read after its
 #: first byte and takes what else is waiting a moment later.

@@ -25,7 +25,6 @@ from rig.analysis.options import AnalysisOptions
 from rig.analysis.outcome import classify
 from rig.analysis.stages import build_stages, stage_notes
 from rig.analysis.stagespec import StageSpec
-from rig.artifacts.uart import UartBytes
 from rig.model import Chunk, MarkerScan, Run
 from rig.model.codec import load
 from rig.model.report import (
@@ -40,6 +39,7 @@ from rig.model.report import (
     TopItem,
     Unattributed,
 )
+from rig.model.uart import UartBytes
 from rig.outcomes import Outcome
 
 

@@ -1,7 +1,7 @@
 """Stages as the analysis reads them: ordered boundaries, each the power edge, a GPIO
 marker (with an optional console pattern standing in for it) or a console line pattern.
 
-Plain data: `rig.stageconfig` builds these from a config's `[[stages]]` tables, so the
+Plain data: `rig.config.stages` builds these from a config's `[[stages]]` tables, so the
 analysis never imports the configuration.
 """
 

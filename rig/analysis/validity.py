@@ -14,8 +14,8 @@ from collections.abc import Sequence
 
 from rig.analysis.lines import Line
 from rig.analysis.stages import Stage
-from rig.artifacts.uart import UartBytes
 from rig.model import Chunk, MarkerScan, Run
+from rig.model.uart import UartBytes
 
 #: Bad frames a sound capture at the right rate shows at most (line noise at power-on,
 #: a frame cut at the capture's end): beyond this fraction the rate is wrong.

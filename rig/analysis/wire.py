@@ -20,8 +20,8 @@ from rig.analysis.events import Timebase
 from rig.analysis.lines import Line
 from rig.analysis.pacing import char_time_s, read_units
 from rig.analysis.parsers.text import console_bytes
-from rig.artifacts.uart import UartBytes
 from rig.model import Chunk
+from rig.model.uart import UartBytes
 
 
 @dataclass(frozen=True)

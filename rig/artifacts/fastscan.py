@@ -16,8 +16,9 @@ from rig.artifacts.decode import NoPowerChannel, channel_map, contract_channels
 from rig.artifacts.edges import Edges, scan_edges
 from rig.artifacts.markerlogic import debounce_samples, replay
 from rig.artifacts.srzip import read_info
-from rig.artifacts.uart import UartBytes, UartError, uart_from_edges
+from rig.artifacts.uart import UartError, uart_from_edges
 from rig.model import MarkerScan
+from rig.model.uart import UartBytes
 from rig.names import POWER, UART_TX
 
 

@@ -117,7 +117,7 @@ def read_run(folder: Path) -> Run:
         run = Run.from_json(obj)
     except ModelError as e:
         raise ArtifactError(f"{path}: {e}") from None
-    return run  # its config snapshot is read by rig.snapshot, with the config's rules
+    return run  # its config snapshot is read by rig.config.snapshot, with the config's rules
 
 
 def write_run(folder: Path, run: Run) -> None:

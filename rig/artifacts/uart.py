@@ -18,7 +18,6 @@ the sample numbers are the ones `sigrok-cli -P uart:baudrate=B:rx=CH -A uart=rx-
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -27,31 +26,12 @@ from rig.artifacts.baud import detect_baud
 from rig.artifacts.edges import Edges, scan_edges
 from rig.artifacts.srzip import read_info
 from rig.errors import ArtifactError
+from rig.model.uart import UartBytes
 from rig.names import UART_TX
 
 
 class UartError(ArtifactError):
     """The console cannot be decoded from this capture; the message says why."""
-
-
-def _none() -> np.ndarray:
-    return np.zeros(0, np.int64)
-
-
-@dataclass(frozen=True, eq=False)
-class UartBytes:
-    """Console bytes and where sigrok's uart decoder puts them (sample numbers from 0)."""
-
-    channel: str
-    samplerate: int
-    baud: int | None  # None: the line never talked and no rate was given
-    baud_detected: bool
-    data: bytes = b""
-    ss: np.ndarray = field(default_factory=_none)  # sigrok's rx-data start per byte
-    es: np.ndarray = field(default_factory=_none)  # ... and end
-    frame_errors: int = 0  # start bits sampled high plus stop bits sampled low
-    # The start bit's falling edge (the frame's first low sample): when the byte began.
-    start: np.ndarray = field(default_factory=_none)
 
 
 def _levels(at: np.ndarray, level0: int, points: np.ndarray) -> np.ndarray:

@@ -13,7 +13,8 @@ from pathlib import Path
 import numpy as np
 
 from rig.artifacts.atomic import atomic_open
-from rig.artifacts.uart import UartBytes, UartError
+from rig.artifacts.uart import UartError
+from rig.model.uart import UartBytes
 from rig.untrusted import parse_json
 
 UART_BIN = "uart.bin"

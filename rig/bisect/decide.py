@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rig.analysis.compare import (
+from rig.bisect.plan import BAD, GOOD, max_steps
+from rig.compare.stats import (
     FASTER,
     SLOWER,
     Settings,
@@ -22,7 +23,6 @@ from rig.analysis.compare import (
     robust_spread,
     smallest_p,
 )
-from rig.bisect.plan import BAD, GOOD, max_steps
 
 UNDECIDED = "undecided"
 

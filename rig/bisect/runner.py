@@ -16,20 +16,20 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rig.analysis.compare import UNREACHABLE, Settings, StageComparison, compare
 from rig.bisect import plan
 from rig.bisect.build import run_build, substitute
 from rig.bisect.decide import UNDECIDED, Budget, Ends, budget, check_ends, decide, reachable
 from rig.bisect.git import Snapshot, Worktree, subject
 from rig.bisect.journal import Header, Journal, StepRecord
-from rig.compare_inputs import report_boot
-from rig.config import RigConfig, load_config
-from rig.costrun import concurrent
-from rig.cycle import run_cycle
+from rig.compare.inputs import report_boot
+from rig.compare.stats import UNREACHABLE, Settings, StageComparison, compare
+from rig.config.load import RigConfig, load_config
+from rig.cost.run import concurrent
 from rig.errors import InputError, RigError
 from rig.instruments.setup import Bench, Instruments
+from rig.measure.cycle import run_cycle
+from rig.measure.pipeline import analyze_folder
 from rig.outcomes import Outcome
-from rig.pipeline import analyze_folder
 from rig.sinks.files import save_report
 
 GOOD_END, BAD_END, STEP = "good_end", "bad_end", "step"

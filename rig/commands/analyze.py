@@ -42,7 +42,7 @@ def analyze(
 ) -> None:
     """Analyze artifact folders (results/<run-id>/) and write their report.json."""
     # Here, not at the top: `rig analyze --help` needs no numpy (rig/commands/group.py).
-    from rig.pipeline import analyze_folder
+    from rig.measure.pipeline import analyze_folder
     from rig.sinks.files import save_report
 
     rename: dict[str, str] = {}

@@ -23,17 +23,17 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "Analyze artifact folders (results/<run-id>/) and write their report.json.",
     ),
     "bisect": (
-        "rig.commands.bisect:bisect",
+        "rig.bisect.command:bisect",
         "Find the commit that made a stage slower: build, boot and rank-test commit by "
         "commit between a good and a bad one.",
     ),
     "compare": (
-        "rig.commands.compare:compare",
+        "rig.compare.command:compare",
         "Compare boots before and after a change: run folders, soak ids or folders, folders "
         "of runs, or influx:board=B,variant=V,since=7d; BEFORE and AFTER split by `--`.",
     ),
     "cost": (
-        "rig.commands.cost:cost",
+        "rig.cost.command:cost",
         "Measure what instrumentation costs: interleaved boots with it on and off.",
     ),
     "decoders": (
@@ -59,19 +59,19 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "HTML report of run folders (or of every run folder in a results folder).",
     ),
     "run": (
-        "rig.commands.run:run",
+        "rig.measure.command:run",
         "Power-cycle the target once, measure the boot, write results/<run-id>/.",
     ),
     "sim": (
-        "rig.sim.cli:sim",
+        "rig.commands.sim:sim",
         "The simulated target board (stands in for relay, console and analyzer).",
     ),
     "soak": (
-        "rig.commands.soak:soak",
+        "rig.soak.command:soak",
         "Power-cycle the target again and again; journal, summarise, report every cycle.",
     ),
     "trend": (
-        "rig.commands.trend:trend",
+        "rig.trend.command:trend",
         "Find change points in the boot-time history per board, variant and stage.",
     ),
 }

@@ -19,7 +19,7 @@ import click
 from rich.markup import escape
 
 from rig.commands.common import config_option, console, emit_json, fail, json_option
-from rig.config import RigConfig, load_config
+from rig.config.load import RigConfig, load_config
 from rig.errors import EXIT_RIG_FAILED, RigError, exit_code
 from rig.instruments.qemu.drivers import QEMU_JSON, TRACE_FILE
 from rig.instruments.qemu.reference import reference_edges
@@ -112,7 +112,7 @@ def _scrub(folder: Path, cfg: RigConfig) -> None:
 
 def record_boot(cfg: RigConfig, out: Path, name: str) -> dict[str, Any]:
     # Here, not at the top: `rig qemu --help` needs no numpy (rig/commands/group.py).
-    from rig.cycle import run_cycle
+    from rig.measure.cycle import run_cycle
 
     with Instruments(cfg) as bench:
         result = run_cycle(cfg, bench)

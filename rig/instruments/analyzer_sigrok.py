@@ -19,13 +19,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rig.config.tomlcheck import Table
 from rig.errors import ConfigError
 from rig.instruments.children import die_with_parent
 from rig.instruments.protocols import AnalyzerProtocol, CaptureResult, InstrumentError, RawLayout
 from rig.instruments.registry import ANALYZER, BenchContext
 from rig.instruments.sigrok_probe import SigrokDevice, probe
 from rig.steps import as_step
-from rig.tomlcheck import Table
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from rig.config.tomlcheck import Table
 from rig.instruments.protocols import (
     AnalyzerProtocol,
     CaptureResult,
@@ -18,7 +19,6 @@ from rig.instruments.protocols import (
 )
 from rig.instruments.registry import ANALYZER, BenchContext
 from rig.steps import as_step
-from rig.tomlcheck import Table
 
 Control = Callable[[dict[str, Any]], dict[str, Any]]
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rig.config.tomlcheck import Table
 from rig.instruments.console_serial import SerialConsole
 from rig.instruments.protocols import InstrumentError
 from rig.instruments.registry import CONSOLE, BenchContext
-from rig.tomlcheck import Table
 
 
 @CONSOLE.register("labgrid")

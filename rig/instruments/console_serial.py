@@ -21,6 +21,7 @@ from typing import IO
 
 import serial
 
+from rig.config.tomlcheck import Table
 from rig.instruments.console_reader import ProcReader, ThreadReader, wait_fd
 from rig.instruments.exclusive import open_serial
 from rig.instruments.registry import CONSOLE, BenchContext
@@ -28,7 +29,6 @@ from rig.model import Chunk
 from rig.model.codec import load
 from rig.model.run import RunConsoleReader
 from rig.steps import as_step
-from rig.tomlcheck import Table
 
 #: How long one blocking read waits before checking whether to stop (ports without a
 #: file descriptor, read in a thread of the rig).

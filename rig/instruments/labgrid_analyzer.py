@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rig.config.tomlcheck import Table
 from rig.instruments.analyzer_sigrok import SigrokAnalyzer, SigrokSettings
 from rig.instruments.protocols import InstrumentError
 from rig.instruments.registry import ANALYZER, BenchContext
-from rig.tomlcheck import Table
 
 
 @ANALYZER.register("labgrid")

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rig.config.tomlcheck import Table
 from rig.errors import InstrumentError
 from rig.instruments.power_labgrid import LabgridSettings, labgrid_settings
 from rig.model.run import RunPlace
-from rig.tomlcheck import Table
 
 #: labgrid's resource classes of a sigrok analyzer, as a place lists them.
 SIGROK_CLASSES = ("SigrokDevice", "NetworkSigrokUSBDevice", "NetworkSigrokUSBSerialDevice")

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from rig.config.tomlcheck import Table
 from rig.instruments.protocols import InstrumentError, PowerProtocol
 from rig.instruments.registry import POWER, BenchContext
 from rig.steps import as_step
-from rig.tomlcheck import Table
 
 
 @dataclass(frozen=True)

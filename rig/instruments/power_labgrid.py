@@ -26,11 +26,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from rig.config.tomlcheck import Table
 from rig.instruments.children import stop_child
 from rig.instruments.protocols import InstrumentError, PowerProtocol
 from rig.instruments.registry import POWER, BenchContext
 from rig.steps import as_step
-from rig.tomlcheck import Table
 
 BRIDGE = Path(__file__).with_name("labgrid_bridge.py")
 #: `make labgrid`'s environment, next to this checkout's rig/ package.

@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from rig.artifacts import powerlog
+from rig.config.tomlcheck import Table
 from rig.instruments.protocols import InstrumentError, PowerProtocol
 from rig.instruments.registry import POWER, BenchContext
 from rig.steps import as_step
-from rig.tomlcheck import Table
 
 #: `resource` values that mean the simulated board's supply (TCP, or its pty).
 SIM_RESOURCES = ("sim", "sim-serial")

@@ -7,7 +7,7 @@ that brings two classmethods:
   `[power]` / `[console]` / `[analyzer]` table (errors name file, key, expected, found);
 - `build(settings, bench: BenchContext) -> instance`: opens the instrument.
 
-So rig/config.py knows no driver's fields, and a new driver is one module plus its
+So rig/config/load.py knows no driver's fields, and a new driver is one module plus its
 tests, imported by rig/instruments/drivers.py.
 """
 
@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
+from rig.config.tomlcheck import Table
 from rig.instruments.protocols import InstrumentError
-from rig.tomlcheck import Table
 
 if TYPE_CHECKING:
-    from rig.config import RigConfig
+    from rig.config.load import RigConfig
     from rig.instruments.place import PlaceInfo
     from rig.instruments.qemu.machine import QemuMachine
     from rig.sim.client import SimProcess

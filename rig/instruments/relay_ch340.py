@@ -12,11 +12,11 @@ from pathlib import Path
 
 import serial
 
+from rig.config.tomlcheck import Table
 from rig.instruments.exclusive import open_serial
 from rig.instruments.protocols import InstrumentError, PowerProtocol
 from rig.instruments.registry import POWER, BenchContext
 from rig.steps import as_step
-from rig.tomlcheck import Table
 
 START = 0xA0
 MAX_CHANNEL = 0xFF - START - 1

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import serial
 
+from rig.config.tomlcheck import Table
 from rig.instruments.exclusive import open_serial
 from rig.instruments.protocols import InstrumentError, PowerProtocol
 from rig.instruments.registry import POWER, BenchContext
 from rig.steps import as_step
-from rig.tomlcheck import Table
 
 _DIGITS = "0123456789ABCDEFGHIJKLMNOPQRSTUV"  # relay numbers on up to 32-channel modules
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from rig.config import ConfigError, RigConfig
+from rig.config.load import ConfigError, RigConfig
 from rig.instruments.analyzer_sim import Control
 from rig.instruments.console_serial import SerialConsole
 from rig.instruments.place_claim import PlaceClaim

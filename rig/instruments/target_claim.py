@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 from rig.errors import InstrumentError
 
 if TYPE_CHECKING:
-    from rig.config import RigConfig
+    from rig.config.load import RigConfig
 
 #: This process's claims: lock file -> [fd, holders].
 _HELD: dict[Path, list[int]] = {}

@@ -1,5 +1,5 @@
 """Time and energy budgets per board and variant: `config/budgets.toml` as parsed
-(`BudgetFile`, by `rig.budgets`) and the budgets of one board and variant (`Budgets`),
+(`BudgetFile`, by `rig.config.budgets`) and the budgets of one board and variant (`Budgets`),
 which Robot's budget keywords, `rig soak` and the Grafana dashboards all read.
 
 The rule, Robot's since the file had variants: a board's table gives the budgets of all

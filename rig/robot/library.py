@@ -14,11 +14,11 @@ from robot.running import TestSuite as SuiteData
 
 from rig import __version__
 from rig.artifacts.rundir import REPORT, read_report
-from rig.budgets import read_budgets
-from rig.config import RigConfig
+from rig.config.budgets import read_budgets
+from rig.config.load import RigConfig
+from rig.measure.pipeline import analyze_folder
 from rig.model.budgets import Budgets
 from rig.outcomes import Outcome
-from rig.pipeline import analyze_folder
 from rig.robot import messages
 from rig.robot.boot import TOTAL, Boot, describe_outcome, expected_outcome, outcome_is, seconds
 from rig.robot.doc import LIBRARY_DOC

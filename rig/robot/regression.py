@@ -13,8 +13,7 @@ from typing import Any
 from robot.api import logger
 from robot.api.deco import keyword
 
-from rig.analysis.compare import INCONCLUSIVE, SLOWER, Settings, StageComparison, compare
-from rig.compare_inputs import (
+from rig.compare.inputs import (
     DEFAULT_WARMUP,
     TOTAL,
     Source,
@@ -22,7 +21,8 @@ from rig.compare_inputs import (
     report_boot,
     split,
 )
-from rig.config import RigConfig
+from rig.compare.stats import INCONCLUSIVE, SLOWER, Settings, StageComparison, compare
+from rig.config.load import RigConfig
 from rig.errors import InputError
 from rig.robot.boot import Boot, seconds
 

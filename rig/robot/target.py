@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rig.config import RigConfig, load_config
+from rig.config.load import RigConfig, load_config
 from rig.instruments.place import place_override
 from rig.instruments.place_claim import PlaceClaim
-from rig.soak.session import Session
+from rig.measure.session import Session
 
 
 class Target:

@@ -4,6 +4,6 @@
 simulator, so a board can be started even while other subcommands fail to import.
 """
 
-from rig.sim.cli import sim
+from rig.commands.sim import sim
 
 sim(prog_name="rig sim")

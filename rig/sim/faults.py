@@ -3,7 +3,7 @@
 `rig sim serve --faults JSON` (and `[sim.faults]` in a rig config) sets rates; at every
 power-on the board draws at most one fault for that boot from its own seeded stream,
 so boot k of a simulator started with `--seed N` always gets the same fault. The
-validation lives here, without numpy, because rig.config imports it on every load.
+validation lives here, without numpy, because rig.config.load imports it on every load.
 """
 
 from __future__ import annotations
@@ -114,7 +114,7 @@ def draw(rates: FaultRates, seed: int | None, boot: int, lines: int) -> str | No
 
     `lines` is the profile's console line count: garbage precedes one of those lines.
     """
-    import numpy as np  # the simulator only; rig.config must not pay for numpy
+    import numpy as np  # the simulator only; rig.config.load must not pay for numpy
 
     rng = np.random.default_rng([seed, boot, FAULT_STREAM] if seed is not None else None)
     u = float(rng.random())

@@ -23,8 +23,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from rig.config.tomlcheck import Table
 from rig.sim.steps import Initcalls, SimStep, Text, Wait
-from rig.tomlcheck import Table
 
 if TYPE_CHECKING:
     from rig.sim.profile import Stage

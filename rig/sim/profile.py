@@ -1,7 +1,7 @@
 """Board profiles (`config/boards/*.toml`): load, validate, override.
 
 The schema is documented in docs/simulator.md. Every error names the file, the key,
-what was expected and what was found (rig.tomlcheck does the typed access).
+what was expected and what was found (rig.config.tomlcheck does the typed access).
 """
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rig.config.tomlcheck import ConfigError, Table, load_toml
 from rig.sim.instrumentation import Instrumentation
 from rig.sim.instrumentation import parse as parse_instrumentation
 from rig.sim.steps import KernelStart, Marker, Rest, SimStep, Text, parse_step
-from rig.tomlcheck import ConfigError, Table, load_toml
 
 BOARD_SCHEMA = "bootrig.board/1"
 

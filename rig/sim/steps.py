@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from rig.config.tomlcheck import ConfigError, Table
 from rig.names import MARKERS
-from rig.tomlcheck import ConfigError, Table
 
 TAGS = ("auto", "plain", "printk", "none")
 STEP_KINDS = (

@@ -13,11 +13,11 @@ from typing import Any
 
 import numpy as np
 
+from rig.config.tomlcheck import ConfigError
 from rig.names import MARKERS
 from rig.sim.instrumentation import instrumented
 from rig.sim.profile import STAGES, Profile, Stage
 from rig.sim.steps import Countdown, Initcall, Initcalls, KernelStart, Marker, Rest, Text, Wait
-from rig.tomlcheck import ConfigError
 
 TAG = "bootrig: marker {}"
 #: What a 2.6.31 kernel says when it gives up in each stage.

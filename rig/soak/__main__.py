@@ -1,5 +1,5 @@
 """`python -m rig.soak ...`: the same command as `rig soak`."""
 
-from rig.commands.soak import soak
+from rig.soak.command import soak
 
 soak(prog_name="rig soak")

@@ -1,5 +1,5 @@
 """A soak's budget verdicts: the percentile budgets (`[boards.<b>.percentiles.<q>]`) of
-its board and variant, read through `rig.budgets` as Robot and the dashboards read them,
+its board and variant, read through `rig.config.budgets` as Robot and the dashboards read them,
 against the soak's own `ok` boots. A soak is many boots, so what it judges is their
 percentiles; each boot against the per-boot budgets is Robot's `Stage Should Be Within
 Budget`."""
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rig.budgets import beside, read_budgets, read_budgets_if_any
-from rig.config import RigConfig
+from rig.config.budgets import beside, read_budgets, read_budgets_if_any
+from rig.config.load import RigConfig
 from rig.model.budgets import TOTAL, Budgets
 from rig.model.summary import BudgetCheck, SoakBudgets
 from rig.soak.stats import finite, percentile

@@ -13,11 +13,11 @@ from pathlib import Path
 from rig.artifacts import rundir
 from rig.artifacts.leftovers import recover_folder
 from rig.artifacts.srzip import CaptureError
+from rig.measure.pipeline import analyze_folder
 from rig.model import Report
 from rig.model.run import RunState, RunTiming
 from rig.model.soak import CycleRecord
 from rig.outcomes import Outcome
-from rig.pipeline import analyze_folder
 from rig.sinks.files import save_report
 from rig.sinks.influx.deliver import deliver_or_note
 from rig.sinks.influx.settings import InfluxSettings

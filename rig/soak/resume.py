@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from rig.artifacts.rundir import RUN, read_json
-from rig.config import RigConfig, load_config
+from rig.config.load import RigConfig, load_config
 from rig.errors import InputError
 from rig.instruments.place import place_override
 from rig.model.soak import CycleRecord, HeaderRecord

@@ -18,17 +18,18 @@ from rich.console import Console
 
 from rig import steps
 from rig.artifacts import rundir
-from rig.config import RigConfig, SoakConfig
+from rig.config.load import RigConfig, SoakConfig
 from rig.errors import EXIT_BOARD_FAILED, EXIT_INPUT, EXIT_OK, EXIT_RIG_FAILED, InputError
 from rig.model.budgets import Budgets
 from rig.model.soak import EndRecord, ResumeRecord
 from rig.model.summary import SoakSummary
+from rig.sinks.html import soak as html
 from rig.sinks.influx.client import Client, InfluxError
 from rig.sinks.influx.replay import replay
+from rig.sinks.influx.soak import deliver_soak_point
 from rig.sinks.influx.spool import Spool, spool_dir
-from rig.soak import html, recover
+from rig.soak import recover
 from rig.soak.journal import JOURNAL, JournalError, JournalWriteError, read_records
-from rig.soak.points import deliver_soak_point
 from rig.soak.progress import SoakDisplay
 from rig.soak.runner import ABORTED, COMPLETED, INTERRUPTED, Limits, SoakRunner
 from rig.soak.signals import StopFlag

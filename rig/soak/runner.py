@@ -21,15 +21,15 @@ from rig import steps
 from rig.artifacts import rundir
 from rig.artifacts.leftovers import release_own
 from rig.artifacts.rundir import ArtifactError
-from rig.config import RigConfig, SoakConfig
+from rig.config.load import RigConfig, SoakConfig
 from rig.errors import RigError
 from rig.instruments.protocols import InstrumentError
+from rig.measure.session import Session
 from rig.model.soak import CycleRecord, InterruptedRecord
 from rig.outcomes import Outcome
 from rig.sim.client import SimError
 from rig.soak.journal import Journal, JournalError
 from rig.soak.record import finish, mark_rig_error
-from rig.soak.session import Session
 from rig.soak.signals import StopFlag
 
 #: What a failing rig raises out of a cycle (a journal that cannot be written is fatal):

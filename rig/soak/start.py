@@ -14,7 +14,7 @@ from pathlib import Path
 
 from rig import __version__
 from rig.artifacts import rundir
-from rig.config import RigConfig
+from rig.config.load import RigConfig
 from rig.errors import InputError
 from rig.model.soak import (
     CycleRecord,

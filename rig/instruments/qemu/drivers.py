@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from rig import names
+from rig.config.tomlcheck import Table
 from rig.instruments.console_serial import SerialConsole
 from rig.instruments.protocols import (
     AnalyzerProtocol,
@@ -26,7 +27,6 @@ from rig.instruments.qemu.trace import TraceError, parse_trace
 from rig.instruments.registry import ANALYZER, CONSOLE, POWER, BenchContext
 from rig.model import Chunk
 from rig.steps import as_step
-from rig.tomlcheck import Table
 
 TRACE_FILE = "qemu-trace.log"
 TRACE_CLOCK = "QEMU host wall clock (pl061_set_output trace and QMP RESUME stamps, 1 µs)"
@@ -133,7 +133,7 @@ class QemuTraceAnalyzer(AnalyzerProtocol):
         def sample(wall_us: int) -> int:
             return max(0, (wall_us - t0) * rate // 1_000_000)
 
-        # numpy here: rig.config imports every driver, and `rig run --help` needs none.
+        # numpy here: rig.config.load imports every driver, and `rig run --help` needs none.
         import numpy as np
 
         n = sample(end_us) + 1

@@ -3,7 +3,7 @@ Grafana's own Foundation SDK (grafana-foundation-sdk).
 
 common (datasource, selection filter, InfluxQL quoting), influx (the InfluxQL query and
 annotation models the SDK lacks), panels_boot and panels_soak (one function per panel;
-the budget lines come from rig.budgets, per board and variant), dashboards (variables,
+the budget lines come from rig.config.budgets, per board and variant), dashboards (variables,
 layout), schema (the check against the SDK's dashboard schema), generate (JSON files
 under config/grafana/dashboards), macros (Grafana's query-time expansion of $timeFilter,
 $__interval and variables) and run (execute every panel query against InfluxDB, as

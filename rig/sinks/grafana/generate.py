@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rig.budgets import DEFAULT_PATH, read_budgets, read_budgets_if_any
+from rig.config.budgets import DEFAULT_PATH, read_budgets, read_budgets_if_any
 from rig.errors import InputError
 from rig.model.budgets import BudgetFile
 from rig.sinks.grafana import schema

@@ -11,9 +11,9 @@ from pathlib import Path
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from rig.analysis.compare import Settings, StageComparison
 from rig.artifacts.atomic import write_text
-from rig.compare_inputs import Side
+from rig.compare.inputs import Side
+from rig.compare.stats import Settings, StageComparison
 from rig.sinks.html.page import document, figure_div, section
 from rig.sinks.html.style import base_layout
 

@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from rig.compare_inputs import TOTAL, Boot, Source, split
+from rig.compare.inputs import TOTAL, Boot, Source, split
 from rig.errors import InputError
 from rig.sinks.influx import influxql
 from rig.sinks.influx.client import Client

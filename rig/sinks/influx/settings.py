@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from rig.tomlcheck import ConfigError, Table, load_toml
+from rig.config.tomlcheck import ConfigError, Table, load_toml
 
 AUTH_SCHEMES = ("basic", "query", "token")
 # Coarser precisions could merge two boots into one timestamp, i.e. overwrite a boot.
@@ -134,9 +134,9 @@ class InfluxConfig:
 
 
 def load_influx_config(path: Path) -> InfluxConfig:
-    """Read only `[rig].results_dir` and `[influx]` of a rig config (the rest is rig.config's).
+    """Read only `[rig].results_dir` and `[influx]` of a rig config (the rest is rig.config.load's).
 
-    `results_dir` resolves exactly as rig.config does: relative to the config's folder.
+    `results_dir` resolves exactly as rig.config.load does: relative to the config's folder.
     """
     path = Path(path)
     root = Table(path, load_toml(path))

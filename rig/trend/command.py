@@ -17,17 +17,17 @@ from rich.markup import escape
 
 from rig.analysis.choices import DEFAULT_ALPHA, DEFAULT_MIN_SEGMENT, PENALTY_FACTOR
 from rig.commands.common import config_option, console, emit_json, err_console, fail, json_option
-from rig.commands.compare import seconds
+from rig.compare.command import seconds
 from rig.errors import EXIT_BOARD_FAILED, EXIT_INCONCLUSIVE, EXIT_OK, InputError
 from rig.sinks.influx.changepoints import Mark, replace_marks
 from rig.sinks.influx.client import Client
 from rig.sinks.influx.select import is_duration
 from rig.sinks.influx.settings import load_influx_config
-from rig.trend_state import Known, default_path, load, save
+from rig.trend.state import Known, default_path, load, save
 
 if TYPE_CHECKING:
-    from rig.analysis.trend import ChangePoint, Unconfirmed
     from rig.sinks.influx.history import Series
+    from rig.trend.stats import ChangePoint, Unconfirmed
 
 
 def utc(ns: int) -> str:
@@ -60,7 +60,7 @@ def _mark(s: Series, cp: ChangePoint) -> Mark:
 
 def _print(doc: dict[str, Any]) -> None:
     """One line per change point (a table of these columns does not fit 80 columns)."""
-    from rig.analysis.compare import SLOWER
+    from rig.compare.stats import SLOWER
 
     for s in doc["series"]:
         name = f"{s['board']}/{s['variant'] or '-'}/{s['stage']}"
@@ -171,9 +171,9 @@ def trend(
     """Find change points in the boot-time history per board, variant and stage."""
     # Here, not at the top: `rig trend --help` needs no numpy, scipy or ruptures
     # (rig/commands/group.py).
-    from rig.analysis.compare import SLOWER, min_boots
-    from rig.analysis.trend import TrendSettings, detect, is_known
+    from rig.compare.stats import SLOWER, min_boots
     from rig.sinks.influx.history import read_history
+    from rig.trend.stats import TrendSettings, detect, is_known
 
     if not is_duration(since):
         fail(f"--since {since!r}: expected a duration such as 12h, 30d or 8w", as_json)

@@ -30,14 +30,14 @@ from rig.commands.common import (
     recover_leftovers,
     spinner,
 )
-from rig.compare_inputs import stage_names
+from rig.compare.inputs import stage_names
 from rig.errors import EXIT_BOARD_FAILED, EXIT_OK
 from rig.soak.signals import StopFlag
 
 if TYPE_CHECKING:
-    from rig.analysis.compare import Settings
-    from rig.analysis.cost import StageCost
-    from rig.costrun import CostRun
+    from rig.compare.stats import Settings
+    from rig.cost.run import CostRun
+    from rig.cost.stats import StageCost
 
 _STYLE = {"costs": "bold red", "saves": "bold green", "no_cost": "dim"}
 
@@ -160,9 +160,9 @@ def cost(
 ) -> None:
     """Measure what instrumentation costs: interleaved boots with it on and off."""
     # Here, not at the top: `rig cost --help` needs no numpy or scipy (rig/commands/group.py).
-    from rig.analysis.compare import Settings
-    from rig.analysis.cost import schedule, stage_costs
-    from rig.costrun import RESULT, parse_variants, run_cost, variant_configs
+    from rig.compare.stats import Settings
+    from rig.cost.run import RESULT, parse_variants, run_cost, variant_configs
+    from rig.cost.stats import schedule, stage_costs
 
     try:
         settings = Settings(alpha=alpha)

@@ -30,7 +30,7 @@ from rig.analysis.evidence import PANIC_BYTES
 from rig.artifacts import rundir
 from rig.artifacts.leftovers import RunLock
 from rig.artifacts.srzip import convert_binary
-from rig.config import RigConfig
+from rig.config.load import RigConfig
 from rig.errors import RigError
 from rig.instruments.console_serial import SerialConsole
 from rig.instruments.protocols import InstrumentError, RawLayout

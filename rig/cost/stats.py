@@ -4,7 +4,7 @@ Murray's uncertainty principle: console output, `initcall_debug` and the hooks
 themselves cost boot time. `rig cost` boots the target with the instrumentation on and
 off, interleaved; this module orders those boots and turns their stage durations into a
 cost per stage with its interval, using `rig compare`'s statistics
-(rig.analysis.compare) with after = on and before = off:
+(rig.compare.stats) with after = on and before = off:
 
 - `cost_s`: the Hodges-Lehmann shift on - off (the estimate the interval and the rank
   test are built on, always inside its interval); `median_difference_s` is the plain
@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from rig.analysis.choices import OFF, ON, ORDERS
-from rig.analysis.compare import (
+from rig.compare.stats import (
     BONFERRONI,
     FASTER,
     SLOWER,

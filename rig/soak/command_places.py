@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from rig.commands.common import console, emit_json, fmt_ms
-from rig.config import load_config
+from rig.config.load import load_config
 from rig.errors import InputError
 from rig.instruments.place import place_override
 from rig.soak.budgets import soak_budgets

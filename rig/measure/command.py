@@ -20,7 +20,7 @@ from rig.commands.common import (
     recover_leftovers,
     spinner,
 )
-from rig.config import load_config
+from rig.config.load import load_config
 from rig.errors import EXIT_RIG_FAILED, ArtifactError, RigError, exit_code
 from rig.instruments.place import place_override
 from rig.instruments.setup import Instruments
@@ -62,8 +62,8 @@ def run(
 ) -> None:
     """Power-cycle the target once, measure the boot, write results/<run-id>/."""
     # Here, not at the top: `rig run --help` needs no numpy (rig/commands/group.py).
-    from rig.cycle import kept_files, run_cycle
-    from rig.pipeline import analyze_folder
+    from rig.measure.cycle import kept_files, run_cycle
+    from rig.measure.pipeline import analyze_folder
     from rig.sinks.files import save_report
 
     overrides = (*overrides, *place_override(place))  # as --set would

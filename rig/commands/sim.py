@@ -75,8 +75,8 @@ def _switches(quiet: str | None, initcall_debug: str | None) -> dict[str, bool |
 
 
 def _load(profile: Path, as_json: bool, **overrides: Any) -> Any:
+    from rig.config.tomlcheck import ConfigError
     from rig.sim.profile import load
-    from rig.tomlcheck import ConfigError
 
     try:
         return load(profile).with_overrides(**overrides)

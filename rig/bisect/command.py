@@ -30,7 +30,7 @@ from rig.commands.common import (
     recover_leftovers,
     spinner,
 )
-from rig.compare_inputs import TOTAL
+from rig.compare.inputs import TOTAL
 from rig.errors import EXIT_INCONCLUSIVE, EXIT_INPUT, EXIT_OK, InputError
 from rig.soak.signals import StopFlag
 
@@ -94,7 +94,7 @@ def _start(opts: dict[str, Any], config_path: Path, engine: str) -> Search:
     from rig.bisect import git
     from rig.bisect.journal import Header, Journal
     from rig.bisect.runner import Search, search_budget
-    from rig.config import load_config
+    from rig.config.load import load_config
 
     for name in ("repo", "good", "bad", "build"):
         if not opts[name]:

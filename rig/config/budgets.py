@@ -19,8 +19,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from rig.config.tomlcheck import ConfigError, Table, load_toml
 from rig.model.budgets import NO_BUDGETS, TOTAL, BoardBudgets, BudgetFile, BudgetTable
-from rig.tomlcheck import ConfigError, Table, load_toml
 
 SCHEMA = "bootrig.budgets/1"
 #: The file the tools read when given none: `rig grafana build` from the repository,

@@ -16,17 +16,17 @@ from typing import Any
 
 from rig.analysis.options import AnalysisOptions
 from rig.analysis.stagespec import Boundary, StageSpec
-from rig.analyzer_config import AnalyzerConfig, parse_analyzer
-from rig.budgets import beside
+from rig.config.analyzer import AnalyzerConfig, parse_analyzer
+from rig.config.budgets import beside
+from rig.config.snapshot import DEFAULT_BAUD
+from rig.config.stages import DEFAULT_STAGES, parse_stages, stages_from_snapshot
+from rig.config.tomlcheck import ConfigError, Table, apply_overrides, load_toml
 from rig.errors import InputError
 from rig.instruments import drivers as _drivers  # noqa: F401 - registers every driver
 from rig.instruments.place import TargetConfig, parse_target
 from rig.instruments.qemu.settings import QemuConfig, parse_qemu
 from rig.instruments.registry import CONSOLE, POWER, DriverSpec
 from rig.sinks.influx.settings import InfluxSettings, parse_settings
-from rig.snapshot import DEFAULT_BAUD
-from rig.stageconfig import DEFAULT_STAGES, parse_stages, stages_from_snapshot
-from rig.tomlcheck import ConfigError, Table, apply_overrides, load_toml
 
 __all__ = [
     "DEFAULT_STAGES",

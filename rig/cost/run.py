@@ -28,12 +28,12 @@ from typing import Any
 
 from rig.analysis.choices import OFF, ON, VARIANTS
 from rig.artifacts import rundir
-from rig.compare_inputs import Boot, Side, Source, report_boot, split
-from rig.config import RigConfig, load_config
-from rig.cycle import run_cycle
+from rig.compare.inputs import Boot, Side, Source, report_boot, split
+from rig.config.load import RigConfig, load_config
 from rig.errors import ConfigError, InputError
 from rig.instruments.setup import Bench, Instruments
-from rig.pipeline import analyze_folder
+from rig.measure.cycle import run_cycle
+from rig.measure.pipeline import analyze_folder
 from rig.sinks.files import save_report
 from rig.untrusted import parse_toml
 

@@ -15,11 +15,11 @@ from contextlib import ExitStack
 from types import TracebackType
 
 from rig.artifacts.rundir import probe_results_dir
-from rig.config import RigConfig
-from rig.cycle import CycleResult, run_cycle
+from rig.config.load import RigConfig
 from rig.instruments.console_serial import SerialConsole
 from rig.instruments.protocols import InstrumentError
 from rig.instruments.setup import Bench, Instruments
+from rig.measure.cycle import CycleResult, run_cycle
 
 _REOPEN_POLL_S = 0.1
 

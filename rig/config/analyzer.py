@@ -15,14 +15,14 @@ from pathlib import Path
 from typing import Any
 
 from rig import names
+from rig.config.tomlcheck import ConfigError, Table
 from rig.instruments.qemu.settings import CAPTURE_CHANNELS as QEMU_CAPTURE_CHANNELS
 from rig.instruments.registry import ANALYZER
-from rig.tomlcheck import ConfigError, Table
 
 _SIM_CHANNEL = re.compile(r"^D([0-7])$")
 
 
-#: The power rail must stay high this long to count as a power-up (rig.snapshot too).
+#: The power rail must stay high this long to count as a power-up (rig.config.snapshot too).
 DEFAULT_DEBOUNCE_US = 1000.0
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from rig import names
 from rig.analysis.stagespec import Boundary, StageSpec
-from rig.tomlcheck import ConfigError, Table
+from rig.config.tomlcheck import ConfigError, Table
 
 DEFAULT_STAGES = (
     StageSpec("bootloader", Boundary("power"), Boundary("marker", "bootm")),

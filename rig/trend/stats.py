@@ -15,7 +15,7 @@ power-on order. The method (docs/trend.md):
    two parameters, its place and the new mean); the default beta = 4 is stricter, see
    `PENALTY_FACTOR`. Segments have at least `min_segment` boots.
 4. verification: each candidate's two adjacent segments are compared with
-   `rig.analysis.compare.compare` (Hodges-Lehmann shift, Mann-Whitney p and interval);
+   `rig.compare.stats.compare` (Hodges-Lehmann shift, Mann-Whitney p and interval);
    a candidate stays only with a `slower` or `faster` verdict (p < alpha, interval off
    zero, shift >= threshold). While one fails, the weakest (largest p) is dropped and
    its neighbours merged, and the rest are tested again on the merged segments.
@@ -42,7 +42,7 @@ from ruptures.exceptions import NotEnoughPoints
 from scipy import stats
 
 from rig.analysis.choices import DEFAULT_ALPHA, DEFAULT_MIN_SEGMENT, PENALTY_FACTOR
-from rig.analysis.compare import (
+from rig.compare.stats import (
     FASTER,
     INCONCLUSIVE,
     MAD_SCALE,

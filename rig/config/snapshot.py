@@ -14,12 +14,12 @@ from typing import Any
 
 from rig.analysis.options import AnalysisOptions
 from rig.analysis.stagespec import StageSpec
-from rig.analyzer_config import DEFAULT_DEBOUNCE_US
+from rig.config.analyzer import DEFAULT_DEBOUNCE_US
+from rig.config.stages import stages_from_snapshot
+from rig.config.tomlcheck import Table
 from rig.errors import ArtifactError, ConfigError, InputError
-from rig.stageconfig import stages_from_snapshot
-from rig.tomlcheck import Table
 
-#: The console rate when a config names none (rig.config uses it too).
+#: The console rate when a config names none (rig.config.load uses it too).
 DEFAULT_BAUD = 115200
 
 

@@ -27,11 +27,11 @@ from rig.commands.common import (
     fmt_p,
     json_option,
 )
-from rig.compare_inputs import DEFAULT_WARMUP, Side, load_side, stage_names
+from rig.compare.inputs import DEFAULT_WARMUP, Side, load_side, stage_names
 from rig.errors import EXIT_BOARD_FAILED, EXIT_INCONCLUSIVE, EXIT_OK, InputError
 
 if TYPE_CHECKING:
-    from rig.analysis.compare import Settings, StageComparison
+    from rig.compare.stats import Settings, StageComparison
 
 _AFTER = "compare_after"
 _UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6}
@@ -143,7 +143,7 @@ def result_json(
     warmup: int,
     correction: str,
 ) -> dict[str, Any]:
-    from rig.analysis.compare import INCONCLUSIVE, SLOWER
+    from rig.compare.stats import INCONCLUSIVE, SLOWER
 
     return {
         "stages": [r.to_json() for r in results],
@@ -237,7 +237,7 @@ def compare(
     of runs, or influx:board=B,variant=V,since=7d; BEFORE and AFTER split by `--`."""
     # Here, not at the top: `rig compare --help` needs no numpy or scipy
     # (rig/commands/group.py).
-    from rig.analysis.compare import Settings, compare_all
+    from rig.compare.stats import Settings, compare_all
 
     ctx = click.get_current_context()
     if _AFTER not in ctx.meta:

@@ -14,10 +14,11 @@ from rig.artifacts import powerlog, rundir
 from rig.artifacts.decode import contract_channels, scan_markers
 from rig.artifacts.fastscan import scan_capture
 from rig.artifacts.srzip import read_info
-from rig.artifacts.uart import UartBytes, UartError, decode_uart
+from rig.artifacts.uart import UartError, decode_uart
 from rig.artifacts.uartbin import UART_BIN, write_uart_bin
+from rig.config.snapshot import analysis_inputs
 from rig.model import Chunk, MarkerScan, Report, Run
-from rig.snapshot import analysis_inputs
+from rig.model.uart import UartBytes
 
 
 def tapped_console(uart: UartBytes, power_on_ns: int, scan: MarkerScan) -> list[Chunk]:

@@ -18,7 +18,7 @@ from rig.commands.common import (
     json_option,
     recover_leftovers,
 )
-from rig.config import load_config
+from rig.config.load import load_config
 from rig.instruments.place import place_override
 from rig.model.summary import SoakBudgets
 from rig.soak.journal import JOURNAL, read_header
@@ -151,8 +151,8 @@ def soak(
 ) -> None:
     """Power-cycle the target again and again; journal, summarise, report every cycle."""
     # Here, not at the top: `rig soak --help` needs no numpy (rig/commands/group.py).
-    from rig.commands.soak_places import soak_places
     from rig.soak.budgets import soak_budgets
+    from rig.soak.command_places import soak_places
     from rig.soak.resume import DEFAULT_CONFIG, locate, original_config
     from rig.soak.run import run_soak
     from rig.soak.runner import Limits
