@@ -69,12 +69,12 @@ demo: setup
 	$(RIG) run --config $(CONFIG) $(if $(BOARD),--board $(BOARD))
 
 lint: setup
-	$(BIN)/ruff check rig tests bench decoders
-	$(BIN)/ruff format --check rig tests bench decoders
+	$(BIN)/ruff check rig simboard tests bench decoders
+	$(BIN)/ruff format --check rig simboard tests bench decoders
 
 fmt: setup
-	$(BIN)/ruff format rig tests bench decoders
-	$(BIN)/ruff check --fix rig tests bench decoders
+	$(BIN)/ruff format rig simboard tests bench decoders
+	$(BIN)/ruff check --fix rig simboard tests bench decoders
 
 # The QEMU target's images, cached outside the repository (rebuilt only when an input
 # changes; the kernel build takes minutes cold, a second when cached), and the hookless

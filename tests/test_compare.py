@@ -29,14 +29,14 @@ from rig.compare.stats import (
     u_pmf,
 )
 from rig.model.report import ColdBoot
-from rig.sim.profile import load
-from rig.sim.timeline import plan
 from rig.sinks.influx.client import Client
 from rig.sinks.influx.deliver import deliver
 from rig.sinks.influx.history import read_history
 from rig.sinks.influx.sample import sample_report
 from rig.sinks.influx.select import read_boots
 from rig.sinks.influx.server import PrivateServer
+from simboard.profile import load
+from simboard.timeline import plan
 from tests.e2e import REPO, make_config
 from tests.influx_env import influx_server, settings_for  # noqa: F401 - the fixture `server`
 
@@ -107,7 +107,7 @@ def test_threshold_power_and_small_samples() -> None:
 
 def _sim_side(profile: Path, seed: int, boots: int = 20) -> dict[str, list[float]]:
     """Stage durations of boots 1.. of a simulator started with `seed`: the simulator's
-    own timing model (rig.sim.timeline), without the instruments."""
+    own timing model (simboard.timeline), without the instruments."""
     prof = load(profile)
     out: dict[str, list[float]] = {}
     for k in range(1, boots + 1):

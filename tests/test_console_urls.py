@@ -16,7 +16,7 @@ import pytest
 
 from rig.instruments.console_serial import SerialConsole
 from rig.instruments.protocols import InstrumentError
-from rig.sim.client import SimProcess
+from simboard.client import SimProcess
 from tests.e2e import REPO
 from tests.ser2net import ser2net, wait_opened
 

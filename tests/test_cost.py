@@ -16,9 +16,9 @@ import pytest
 from rig.cost.run import parse_variant, parse_variants
 from rig.cost.stats import OFF, ON, schedule
 from rig.errors import InputError
-from rig.sim.instrumentation import Instrumentation
-from rig.sim.profile import load
-from rig.sim.timeline import plan
+from simboard.instrumentation import Instrumentation
+from simboard.profile import load
+from simboard.timeline import plan
 from tests.e2e import REPO, make_config
 
 BOARDS = REPO / "config" / "boards"

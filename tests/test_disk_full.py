@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from rig.measure.pipeline import analyze_folder
-from rig.sim.client import SimProcess
+from simboard.client import SimProcess
 from tests.e2e import REPO
 
 #: Bytes per file: run.json fits (3.5 to 5 kB: the reader's self-check grows on a busy

@@ -22,7 +22,7 @@ from rig.config.load import RigConfig, load_config
 from rig.instruments.setup import Instruments
 from rig.measure.cycle import run_cycle
 from rig.measure.pipeline import analyze_folder
-from rig.sim.current import WOBBLE_HZ
+from simboard.current import WOBBLE_HZ
 
 ROOT = Path(__file__).parent.parent
 CONFIG = ROOT / "config" / "examples" / "sim-psu.toml"
@@ -30,7 +30,7 @@ FAST = ROOT / "config" / "boards" / "fast.toml"
 
 pytestmark = pytest.mark.slow
 
-#: Readings at least twice per period of the board's fastest wobble (rig.sim.current)
+#: Readings at least twice per period of the board's fastest wobble (simboard.current)
 #: follow its draw, so such a stage's energy is close to the truth whatever it states.
 #: A loaded host can hold the sampler up for tens of ms (a whole stage, at worst): there
 #: the energy is only as good as the uncertainty the rig states, which grows with the gap.

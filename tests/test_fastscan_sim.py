@@ -1,4 +1,4 @@
-"""Simulated boots (rig.sim renders the analyzer's samples), both engines and the UART tap
+"""Simulated boots (simboard renders the analyzer's samples), both engines and the UART tap
 against sigrok-cli: single boots at several sample rates, power cycles that cut a boot
 and its console mid-byte, faults, and a board already running when sampling begins."""
 
@@ -10,10 +10,10 @@ import pytest
 
 from rig.artifacts.fastscan import scan_capture
 from rig.artifacts.srzip import write_sr
-from rig.sim.board import Board
-from rig.sim.capture import Arming, blocks, first_sample, sample_count
-from rig.sim.profile import load
-from rig.sim.timeline import Fault
+from simboard.board import Board
+from simboard.capture import Arming, blocks, first_sample, sample_count
+from simboard.profile import load
+from simboard.timeline import Fault
 from tests.test_fastscan import same
 from tests.test_uart import as_rows, assert_like_sigrok
 

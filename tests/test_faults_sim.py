@@ -12,10 +12,10 @@ import pytest
 import serial
 
 from rig.config.load import ConfigError, load_config
-from rig.sim.client import SimControl, SimProcess
-from rig.sim.faults import FaultRates, FaultSpecError, draw, parse_rates
-from rig.sim.profile import load
-from rig.sim.timeline import PANICS, Fault, plan
+from simboard.client import SimControl, SimProcess
+from simboard.faults import FaultRates, FaultSpecError, draw, parse_rates
+from simboard.profile import load
+from simboard.timeline import PANICS, Fault, plan
 from tests.e2e import make_config
 
 FAST = Path(__file__).resolve().parents[1] / "config" / "boards" / "fast.toml"

@@ -1,5 +1,5 @@
 """The host clock model on synthetic consoles whose truth is known: paced (a UART at
-115200 behind an FTDI-like adapter, rig.sim.usbserial) and unpaced (QEMU's PL011: bytes
+115200 behind an FTDI-like adapter, simboard.usbserial) and unpaced (QEMU's PL011: bytes
 at once), with the target's own queue (bytes waiting to drain, the kernel's log buffer
 before its console) and USB-serial latency told apart."""
 
@@ -14,7 +14,7 @@ import pytest
 from rig.analysis.events import build_timebase, line_event, marker_events
 from rig.analysis.lines import Line, split_lines
 from rig.model import Chunk, MarkerScan
-from rig.sim.usbserial import transfers
+from simboard.usbserial import transfers
 
 POWER_ON_NS = 5_000_000_000
 BAUD = 115200

@@ -18,7 +18,7 @@ from rig.config.load import ConfigError, load_config
 from rig.instruments.power_command import CommandPower
 from rig.instruments.protocols import InstrumentError
 from rig.instruments.relay_numato import NumatoRelay
-from rig.sim.client import SimProcess
+from simboard.client import SimProcess
 from tests.e2e import REPO, make_config
 
 RIG = [sys.executable, "-m", "rig"]

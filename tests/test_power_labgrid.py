@@ -1,6 +1,6 @@
 """The `labgrid` power driver against a real labgrid (coordinator, exporter, client from
 PyPI) on 127.0.0.1: the exported power resource is a network PDU's REST interface, the
-simulated board's (rig/sim/pdu_http.py), switched by labgrid's own NetworkPowerDriver."""
+simulated board's (simboard/pdu_http.py), switched by labgrid's own NetworkPowerDriver."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ import pytest
 from rig.config.load import ConfigError, load_config
 from rig.instruments.power_labgrid import LabgridPower
 from rig.instruments.protocols import InstrumentError
-from rig.sim.pdu_http import PduServer
+from simboard.pdu_http import PduServer
 from tests.e2e import make_config, truth_boot
 from tests.labgrid_lab import LABGRID_PYTHON, Lab, lab, require_labgrid
 from tests.ser2net import free_port

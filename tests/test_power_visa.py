@@ -19,7 +19,7 @@ from rig.config.tomlcheck import ConfigError, Table
 from rig.instruments.power_visa import VisaPower, VisaSettings
 from rig.instruments.protocols import InstrumentError
 from rig.instruments.registry import BenchContext
-from rig.sim.client import SimProcess
+from simboard.client import SimProcess
 from tests.waiting import wait_until
 
 FAST = Path(__file__).parent.parent / "config" / "boards" / "fast.toml"

@@ -17,7 +17,7 @@ from rig.analysis.events import RELAY_DELAY_BOUND_S
 from rig.instruments import drivers  # noqa: F401 - registers every driver
 from rig.instruments.registry import POWER
 from rig.measure.pipeline import analyze_folder
-from rig.sim.client import SimProcess
+from simboard.client import SimProcess
 from tests.e2e import REPO, truth_boot
 from tests.qemu_env import rig_run
 

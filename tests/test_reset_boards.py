@@ -14,10 +14,10 @@ import pytest
 from rig.instruments.qemu.trace import parse_trace
 from rig.model import Report
 from rig.outcomes import is_boards
-from rig.sim.capture import first_sample
 from rig.sinks.influx.points import report_lines
 from rig.sinks.influx.sample import sample_report
 from rig.soak.stats import failure_rates
+from simboard.capture import first_sample
 from tests.e2e import make_config
 from tests.qemu_env import qemu_config, rig_run, uboot_only_images
 

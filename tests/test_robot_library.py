@@ -49,7 +49,7 @@ def sim_children() -> list[int]:
     kids: list[int] = []
     for task in Path(f"/proc/{os.getpid()}/task").iterdir():
         kids += [int(c) for c in (task / "children").read_text().split()]
-    return [k for k in kids if "rig.sim" in Path(f"/proc/{k}/cmdline").read_text(errors="replace")]
+    return [k for k in kids if "simboard" in Path(f"/proc/{k}/cmdline").read_text(errors="replace")]
 
 
 def test_budgets_pass_and_fail_with_a_message_that_says_it_all(tmp_path: Path) -> None:

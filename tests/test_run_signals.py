@@ -63,10 +63,10 @@ def _start(tmp_path: Path, *args: str) -> tuple[subprocess.Popen[str], list[int]
         kids = [
             p
             for p in _children(rig.pid)
-            if "sigrok" in _cmdline(p) or "rig.sim serve" in _cmdline(p)
+            if "sigrok" in _cmdline(p) or "simboard serve" in _cmdline(p)
         ]
         assert any("sigrok" in _cmdline(p) for p in kids), "sigrok-cli is not the rig's child"
-        assert any("rig.sim serve" in _cmdline(p) for p in kids), "the simulator is not its child"
+        assert any("simboard serve" in _cmdline(p) for p in kids), "the simulator is not its child"
     except BaseException:
         rig.kill()  # our own child, by PID
         rig.communicate()

@@ -15,11 +15,11 @@ import numpy as np
 import pytest
 
 from rig.artifacts.srzip import write_sr
-from rig.sim import truth
-from rig.sim.board import Board
-from rig.sim.capture import Arming, blocks, first_sample, render, sample_count
-from rig.sim.profile import load
-from rig.sim.usbserial import Transfer
+from simboard import truth
+from simboard.board import Board
+from simboard.capture import Arming, blocks, first_sample, render, sample_count
+from simboard.profile import load
+from simboard.usbserial import Transfer
 
 BOARDS = Path(__file__).resolve().parents[1] / "config" / "boards"
 WIRING = {"power": 0, "bootm": 1, "do_mount_root": 2, "kernel_init": 3, "ui_ready": 4, "uart_tx": 5}

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 import serial
 
-from rig.sim.client import SimControl, SimProcess
-from rig.sim.profile import load
-from rig.sim.timeline import Timeline, plan
+from simboard.client import SimControl, SimProcess
+from simboard.profile import load
+from simboard.timeline import Timeline, plan
 
 BOARDS = Path(__file__).resolve().parents[1] / "config" / "boards"
 FAST = (BOARDS / "fast.toml").read_text()

@@ -10,12 +10,12 @@ import threading
 import time
 from pathlib import Path
 
-from rig.sim import truth
-from rig.sim.board import Board
-from rig.sim.capture import Arming
-from rig.sim.console import ConsolePort
-from rig.sim.profile import load
-from rig.sim.usbserial import transfers
+from simboard import truth
+from simboard.board import Board
+from simboard.capture import Arming
+from simboard.console import ConsolePort
+from simboard.profile import load
+from simboard.usbserial import transfers
 
 BOARDS = Path(__file__).resolve().parents[1] / "config" / "boards"
 

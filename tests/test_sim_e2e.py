@@ -22,9 +22,9 @@ import serial
 
 from rig.artifacts.srzip import convert_binary
 from rig.names import CHANNELS, TRUTH_SCHEMA
-from rig.sim.client import SimControl, SimError, SimProcess
-from rig.sim.profile import load
-from rig.sim.timeline import plan
+from simboard.client import SimControl, SimError, SimProcess
+from simboard.profile import load
+from simboard.timeline import plan
 
 BOARDS = Path(__file__).resolve().parents[1] / "config" / "boards"
 FAST = BOARDS / "fast.toml"

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 import serial
 
-from rig.sim.client import SimControl, SimProcess
-from rig.sim.profile import load
-from rig.sim.timeline import Fault, plan
+from simboard.client import SimControl, SimProcess
+from simboard.profile import load
+from simboard.timeline import Fault, plan
 
 BOARDS = Path(__file__).resolve().parents[1] / "config" / "boards"
 FAST = BOARDS / "fast.toml"

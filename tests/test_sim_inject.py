@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import serial
 
-from rig.sim.client import SimControl, SimProcess
+from simboard.client import SimControl, SimProcess
 
 FAST = Path(__file__).resolve().parents[1] / "config" / "boards" / "fast.toml"
 ON = bytes((0xA0, 1, 1, 0xA2))

@@ -8,8 +8,8 @@ import pytest
 
 from rig.config.tomlcheck import ConfigError
 from rig.names import MARKERS
-from rig.sim.profile import STAGES, load
-from rig.sim.timeline import plan
+from simboard.profile import STAGES, load
+from simboard.timeline import plan
 
 BOARDS = Path(__file__).resolve().parents[1] / "config" / "boards"
 

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 import serial
 
-from rig.sim.client import SimProcess
-from rig.sim.relay import RelayParser
+from simboard.client import SimProcess
+from simboard.relay import RelayParser
 
 BOARDS = Path(__file__).resolve().parents[1] / "config" / "boards"
 

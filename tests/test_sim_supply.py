@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 import pyvisa
 
-from rig.sim import scpi
-from rig.sim.client import SimProcess
-from rig.sim.current import rail
-from rig.sim.profile import load
+from simboard import scpi
+from simboard.client import SimProcess
+from simboard.current import rail
+from simboard.profile import load
 
 FAST = Path(__file__).parent.parent / "config" / "boards" / "fast.toml"
 

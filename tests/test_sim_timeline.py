@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from rig.sim.profile import load
-from rig.sim.timeline import Timeline, plan
+from simboard.profile import load
+from simboard.timeline import Timeline, plan
 
 BOARDS = Path(__file__).resolve().parents[1] / "config" / "boards"
 PRINTK = re.compile(r"^\[\s*(\d+)\.(\d{6})\] ")

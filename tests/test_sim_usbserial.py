@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rig.sim.usbserial import transfers
+from simboard.usbserial import transfers
 
 MS = 1_000_000.0
 BYTE_NS = 10 / 115200 * 1e9

@@ -29,7 +29,7 @@ from rig.instruments.target_claim import (
     targets,
     visa_keys,
 )
-from rig.sim.client import SimProcess
+from simboard.client import SimProcess
 from tests.e2e import REPO
 from tests.qemu_env import rig_run
 from tests.ser2net import free_port, ser2net

@@ -16,7 +16,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from rig.sim.client import SimControl
+from simboard.client import SimControl
 
 #: The environment variable that marks every process the bench's rig starts.
 TOKEN_VAR = "BOOTRIG_CHAOS_BENCH"

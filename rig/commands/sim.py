@@ -30,7 +30,7 @@ def sim() -> None:
 
 
 def _fault(text: str | None, as_json: bool) -> Any:
-    from rig.sim.timeline import Fault
+    from simboard.timeline import Fault
 
     try:
         return Fault.parse(text) if text else None
@@ -49,7 +49,7 @@ _FAULTS_HELP = (
 
 
 def _rates(text: str | None, as_json: bool) -> Any:
-    from rig.sim.faults import FaultRates
+    from simboard.faults import FaultRates
 
     try:
         return FaultRates.from_json(text) if text else None
@@ -59,14 +59,14 @@ def _rates(text: str | None, as_json: bool) -> Any:
 
 def _instrumentation(f: Any) -> Any:
     """`--quiet on|off` and `--initcall-debug on|off`: the board's kernel command line
-    (rig.sim.instrumentation); each stage's budget stays the profile's as written."""
+    (simboard.instrumentation); each stage's budget stays the profile's as written."""
     on_off = click.Choice(["on", "off"])
     f = click.option("--initcall-debug", type=on_off, help="initcall_debug lines on or off.")(f)
     return click.option("--quiet", type=on_off, help="`quiet`: printk lines off the console.")(f)
 
 
 def _switches(quiet: str | None, initcall_debug: str | None) -> dict[str, bool | None]:
-    from rig.sim.instrumentation import switch
+    from simboard.instrumentation import switch
 
     return {
         "quiet": switch(quiet, "--quiet"),
@@ -76,7 +76,7 @@ def _switches(quiet: str | None, initcall_debug: str | None) -> dict[str, bool |
 
 def _load(profile: Path, as_json: bool, **overrides: Any) -> Any:
     from rig.config.tomlcheck import ConfigError
-    from rig.sim.profile import load
+    from simboard.profile import load
 
     try:
         return load(profile).with_overrides(**overrides)
@@ -160,7 +160,7 @@ def serve(
     as_json: bool,
 ) -> None:
     """Run a board: prints one JSON ready line, serves until SIGTERM/SIGINT or shutdown."""
-    from rig.sim.simulator import Simulator
+    from simboard.simulator import Simulator
 
     done = threading.Event()  # handlers first: a SIGTERM during start-up still cleans up
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -180,7 +180,7 @@ def serve(
     parent = os.getppid()
     seed = seed if seed is not None else secrets.randbelow(2**31)
     if fault is not None:
-        from rig.sim.timeline import plan
+        from simboard.timeline import plan
 
         try:
             plan(prof, seed, 0, nominal, fault)  # a fault the profile cannot honour fails now
@@ -236,8 +236,8 @@ def timeline(
     as_json: bool,
 ) -> None:
     """Show the planned boot: stages, markers, console lines and bytes."""
-    from rig.sim.timeline import plan
-    from rig.sim.timeline_view import as_dict, print_timeline
+    from simboard.timeline import plan
+    from simboard.timeline_view import as_dict, print_timeline
 
     prof = _load(profile, as_json, drift_ppm=drift_ppm, **_switches(quiet, initcall_debug))
     fault = _fault(fault_text, as_json)

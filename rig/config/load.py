@@ -317,7 +317,7 @@ def _analysis(t: Table) -> AnalysisOptions:
 def _fault_rates(t: Table) -> str:
     """`[sim.faults]`: per-boot fault rates for the simulated board, as the JSON text
     `rig sim serve --faults` takes (validated here so errors name this file)."""
-    from rig.sim.faults import FaultSpecError, parse_rates
+    from simboard.faults import FaultSpecError, parse_rates
 
     for key in t.data:
         t.raw(key)  # every key is checked by parse_rates

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from rig.config.load import RigConfig
     from rig.instruments.place import PlaceInfo
     from rig.instruments.qemu.machine import QemuMachine
-    from rig.sim.client import SimProcess
+    from simboard.client import SimProcess
 
 
 class Driver(Protocol):

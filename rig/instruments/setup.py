@@ -60,7 +60,7 @@ class Instruments:
             claims.claim()
             self._stack.callback(claims.release)
             if cfg.sim is not None:
-                from rig.sim.client import SimProcess  # the simulator only when asked for
+                from simboard.client import SimProcess  # the simulator only when asked for
 
                 ctx.sim = self._stack.enter_context(
                     SimProcess(cfg.sim.profile, seed=cfg.sim.seed, options=cfg.sim.options)

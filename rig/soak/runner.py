@@ -27,10 +27,10 @@ from rig.instruments.protocols import InstrumentError
 from rig.measure.session import Session
 from rig.model.soak import CycleRecord, InterruptedRecord
 from rig.outcomes import Outcome
-from rig.sim.client import SimError
 from rig.soak.journal import Journal, JournalError
 from rig.soak.record import finish, mark_rig_error
 from rig.soak.signals import StopFlag
+from simboard.client import SimError
 
 #: What a failing rig raises out of a cycle (a journal that cannot be written is fatal):
 #: an instrument, the simulator, the disk (a cycle that could not save its run.json

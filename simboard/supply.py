@@ -17,13 +17,13 @@ from collections import deque
 import numpy as np
 
 from rig import __version__
-from rig.sim import scpi
-from rig.sim.board import Board, Boot
-from rig.sim.current import Rail, rail
-from rig.sim.profile import Profile
-from rig.sim.scpi import Command, ScpiError
+from simboard import scpi
+from simboard.board import Board, Boot
+from simboard.current import Rail, rail
+from simboard.profile import Profile
+from simboard.scpi import Command, ScpiError
 
-#: Seed stream of the readback noise (rig.sim.current uses 6 for the wobble).
+#: Seed stream of the readback noise (simboard.current uses 6 for the wobble).
 _NOISE = 7
 VOLTS_MAX, AMPS_MAX = 30.0, 10.0
 

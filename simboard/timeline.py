@@ -15,9 +15,9 @@ import numpy as np
 
 from rig.config.tomlcheck import ConfigError
 from rig.names import MARKERS
-from rig.sim.instrumentation import instrumented
-from rig.sim.profile import STAGES, Profile, Stage
-from rig.sim.steps import Countdown, Initcall, Initcalls, KernelStart, Marker, Rest, Text, Wait
+from simboard.instrumentation import instrumented
+from simboard.profile import STAGES, Profile, Stage
+from simboard.steps import Countdown, Initcall, Initcalls, KernelStart, Marker, Rest, Text, Wait
 
 TAG = "bootrig: marker {}"
 #: What a 2.6.31 kernel says when it gives up in each stage.
@@ -40,7 +40,7 @@ class Fault:
     Also: `console-closed[:AT]` (the adapter vanishes at fraction AT of the boot's console
     time: its pty is closed, a new one appears behind the same link), `brownout:STAGE`
     (the rail drops where STAGE's rest step begins and comes back: the board boots
-    again, rig.sim.board), `missing-marker:M`
+    again, simboard.board), `missing-marker:M`
     (marker M's hook does not fire: no GPIO toggle, no tag), `garbage[:LINE]` (line
     noise before console line LINE) and `analyzer` (the capture cannot be read out).
     `stage` holds the stage or marker name, `at` the fraction or line index.

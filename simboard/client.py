@@ -23,8 +23,8 @@ from typing import IO, Any
 from rig.errors import InstrumentError
 from rig.instruments.children import stop_child
 
-#: `-m rig.sim` runs the same click group as `rig sim`, importing only the simulator.
-SERVE = ("-m", "rig.sim", "serve")
+#: `-m simboard` runs the same click group as `rig sim`, importing only the simulator.
+SERVE = ("-m", "simboard", "serve")
 
 
 class SimError(InstrumentError):

@@ -1,6 +1,6 @@
 """The board's serial console on a pseudo-terminal, delivered like a USB-serial adapter.
 
-The board model decides when each USB transfer reaches the host (rig.sim.usbserial);
+The board model decides when each USB transfer reaches the host (simboard.usbserial);
 a writer thread puts each one on the pty master at that host CLOCK_MONOTONIC time. If
 nobody reads, the pty fills and bytes are dropped and counted, like a real UART: the
 simulator never blocks on its console.
@@ -21,8 +21,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from rig.sim.rawpty import RawPty
-from rig.sim.usbserial import Transfer
+from simboard.rawpty import RawPty
+from simboard.usbserial import Transfer
 
 #: Sleep until this close to a transfer's time, then spin (2 cores: keep the spin short).
 #: At real-time priority the sleep itself wakes on time, and a spin there would starve

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rig.config.tomlcheck import ConfigError, Table, load_toml
-from rig.sim.instrumentation import Instrumentation
-from rig.sim.instrumentation import parse as parse_instrumentation
-from rig.sim.steps import KernelStart, Marker, Rest, SimStep, Text, parse_step
+from simboard.instrumentation import Instrumentation
+from simboard.instrumentation import parse as parse_instrumentation
+from simboard.steps import KernelStart, Marker, Rest, SimStep, Text, parse_step
 
 BOARD_SCHEMA = "bootrig.board/1"
 
@@ -65,7 +65,7 @@ class PowerSpec:
 
 @dataclass(frozen=True)
 class SupplySpec:
-    """The SCPI bench supply beside the board (rig/sim/supply.py, docs/simulator.md)."""
+    """The SCPI bench supply beside the board (simboard/supply.py, docs/simulator.md)."""
 
     volts: float  # output set-point at start
     current_limit_a: float  # at start
@@ -96,7 +96,7 @@ class Profile:
     kernel_clock: KernelClock
     stages: tuple[Stage, ...]
     supply: SupplySpec = field(default_factory=lambda: _supply(Table(Path(), {})))
-    # quiet / initcall_debug on the kernel command line (rig.sim.instrumentation)
+    # quiet / initcall_debug on the kernel command line (simboard.instrumentation)
     instrumentation: Instrumentation = field(default_factory=Instrumentation)
 
     def with_overrides(
@@ -342,7 +342,7 @@ def load(path: Path) -> Profile:
     path = Path(path)
     profile = parse(path, load_toml(path))
     # Lazy import: the budget check runs the timeline, which itself imports this module.
-    from rig.sim.timeline import rests
+    from simboard.timeline import rests
 
     rests(profile)
     return profile

@@ -15,9 +15,9 @@ from typing import Any
 
 from rig.errors import ConfigError
 from rig.names import MARKERS
-from rig.sim.profile import STAGES
+from simboard.profile import STAGES
 
-#: Stages where a 2.6.31 kernel can panic (rig.sim.timeline.PANICS has the texts).
+#: Stages where a 2.6.31 kernel can panic (simboard.timeline.PANICS has the texts).
 PANIC_STAGES = STAGES[1:]
 #: A missing marker that still has a later boundary after it (the boot visibly goes on).
 MISSING_MARKERS = MARKERS[:-1]
@@ -30,7 +30,7 @@ LIST_KEYS: dict[str, tuple[str, ...]] = {
     "panic_stages": PANIC_STAGES,
     "missing_markers": MISSING_MARKERS,
 }
-#: Seed stream id of the fault draw (rig.sim.board uses 2 and 3, the timeline 1).
+#: Seed stream id of the fault draw (simboard.board uses 2 and 3, the timeline 1).
 FAULT_STREAM = 4
 #: Where a pty is closed, as a fraction of the boot's console time: never at the very
 #: start (nothing to lose) nor after the last byte (nothing lost).
@@ -110,7 +110,7 @@ def parse_rates(data: Mapping[str, Any]) -> FaultRates:
 
 
 def draw(rates: FaultRates, seed: int | None, boot: int, lines: int) -> str | None:
-    """The fault of boot `boot` as `--fault` text (rig.sim.timeline.Fault.parse), or None.
+    """The fault of boot `boot` as `--fault` text (simboard.timeline.Fault.parse), or None.
 
     `lines` is the profile's console line count: garbage precedes one of those lines.
     """

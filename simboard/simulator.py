@@ -7,19 +7,19 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rig.sim import truth
-from rig.sim.board import Board, Boot
-from rig.sim.capture import Arming, check_arming, render, sample_count
-from rig.sim.console import ConsolePort
-from rig.sim.faults import FaultRates
-from rig.sim.pdu_http import PduServer
-from rig.sim.profile import Profile
-from rig.sim.relay import RelayPort
-from rig.sim.relay_numato import NumatoPort
-from rig.sim.server import ControlServer
-from rig.sim.supply import Supply
-from rig.sim.supply_ports import PtyPort, TcpPort
-from rig.sim.timeline import Fault, plan
+from simboard import truth
+from simboard.board import Board, Boot
+from simboard.capture import Arming, check_arming, render, sample_count
+from simboard.console import ConsolePort
+from simboard.faults import FaultRates
+from simboard.pdu_http import PduServer
+from simboard.profile import Profile
+from simboard.relay import RelayPort
+from simboard.relay_numato import NumatoPort
+from simboard.server import ControlServer
+from simboard.supply import Supply
+from simboard.supply_ports import PtyPort, TcpPort
+from simboard.timeline import Fault, plan
 
 COMMANDS = ("status", "arm", "stop", "power_switch", "inject", "shutdown")
 #: Faults a bench injects at a moment it chooses (`inject`), not drawn per boot.

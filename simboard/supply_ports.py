@@ -17,8 +17,8 @@ import time
 import traceback
 from collections.abc import Callable
 
-from rig.sim.rawpty import PtyDevice
-from rig.sim.supply import Supply
+from simboard.rawpty import PtyDevice
+from simboard.supply import Supply
 
 #: A line longer than this is not SCPI: it is dropped (and the session goes on).
 MAX_LINE = 4096

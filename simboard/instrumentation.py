@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from rig.config.tomlcheck import Table
-from rig.sim.steps import Initcalls, SimStep, Text, Wait
+from simboard.steps import Initcalls, SimStep, Text, Wait
 
 if TYPE_CHECKING:
-    from rig.sim.profile import Stage
+    from simboard.profile import Stage
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """The steps of a boot stage in a board profile: what they mean and how they parse.
 
 A step is an inline table with exactly one kind key (`line`, `printk`, `wait_s`, ...);
-rig.sim.timeline runs them, docs/simulator.md documents them.
+simboard.timeline runs them, docs/simulator.md documents them.
 """
 
 from __future__ import annotations

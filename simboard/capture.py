@@ -16,8 +16,8 @@ import numpy as np
 
 from rig.errors import InstrumentError
 from rig.names import CHANNELS
-from rig.sim.board import Boot
-from rig.sim.signals import boot_toggles
+from simboard.board import Boot
+from simboard.signals import boot_toggles
 
 BLOCK_SAMPLES = 1 << 22
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from rig.names import MARKERS, POWER, UART_TX
-from rig.sim.board import Boot
+from simboard.board import Boot
 
 
 def _cut(toggles: np.ndarray, cut: float) -> np.ndarray:

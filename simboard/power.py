@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rig.sim.profile import PowerSpec
+from simboard.profile import PowerSpec
 
 
 def bounce_s(rng: np.random.Generator, spec: PowerSpec) -> np.ndarray:

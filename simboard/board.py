@@ -21,11 +21,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rig.sim.faults import FaultRates, draw
-from rig.sim.power import bounce_s
-from rig.sim.profile import Profile
-from rig.sim.timeline import Fault, Timeline, plan
-from rig.sim.usbserial import Transfer, transfers
+from simboard.faults import FaultRates, draw
+from simboard.power import bounce_s
+from simboard.profile import Profile
+from simboard.timeline import Fault, Timeline, plan
+from simboard.usbserial import Transfer, transfers
 
 #: Seed stream ids, so each random quantity has its own reproducible stream.
 _BOUNCE, _USB = 2, 3

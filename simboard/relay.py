@@ -11,7 +11,7 @@ import threading
 import traceback
 from collections.abc import Callable
 
-from rig.sim.rawpty import PtyDevice
+from simboard.rawpty import PtyDevice
 
 START = 0xA0
 

@@ -12,8 +12,8 @@ import os
 import sys
 import traceback
 
-from rig.sim.rawpty import PtyDevice
-from rig.sim.relay import FrameHandler
+from simboard.rawpty import PtyDevice
+from simboard.relay import FrameHandler
 
 VERSION = "00000008"
 DEVICE_ID = "00000001"

@@ -18,7 +18,7 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from rig.sim.relay import FrameHandler
+from simboard.relay import FrameHandler
 
 _PATH = re.compile(r"^/relay/(\d{1,3})(?:/(0|1|value))?/?$")
 #: A request body longer than this is not a relay state.

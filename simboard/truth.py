@@ -19,12 +19,12 @@ from typing import Any
 
 from rig.artifacts import atomic
 from rig.names import TRUTH_SCHEMA
-from rig.sim.board import Boot
-from rig.sim.capture import Arming, first_sample, sample_count
-from rig.sim.console import Delivery
-from rig.sim.profile import Profile
-from rig.sim.supply import boot_rail
-from rig.sim.timeline import plan
+from simboard.board import Boot
+from simboard.capture import Arming, first_sample, sample_count
+from simboard.console import Delivery
+from simboard.profile import Profile
+from simboard.supply import boot_rail
+from simboard.timeline import plan
 
 
 def delivery_of(deliveries: Sequence[Delivery], offset: int) -> Delivery | None:

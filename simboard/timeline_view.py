@@ -8,8 +8,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from rig.commands.common import console
-from rig.sim.profile import Profile
-from rig.sim.timeline import Timeline
+from simboard.profile import Profile
+from simboard.timeline import Timeline
 
 
 def as_dict(profile: Profile, tl: Timeline, with_lines: bool) -> dict[str, Any]:

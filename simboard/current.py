@@ -5,7 +5,7 @@ profile's `current_a`), an inrush at the edge (the board's bulk capacitors charg
 decaying exponentially) and a slow activity wobble (three seeded sines, at most
 `ripple` of the level), clamped at the supply's current limit. The terminal voltage is
 the set-point less the supply's output resistance times the current. Readback noise is
-the supply's business (rig.sim.supply), not the board's: truth has none.
+the supply's business (simboard.supply), not the board's: truth has none.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rig.sim.profile import Profile
+from simboard.profile import Profile
 
 #: Seed stream of the wobble (the timeline uses 1, the board 2 and 3, faults 4 and 5).
 _WOBBLE = 6

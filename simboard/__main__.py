@@ -1,4 +1,4 @@
-"""`python -m rig.sim serve ...`: the simulator without the rest of the `rig` command.
+"""`python -m simboard serve ...`: the simulator without the rest of the `rig` command.
 
 `python -m rig sim ...` is the same command; this entry point only imports the
 simulator, so a board can be started even while other subcommands fail to import.
