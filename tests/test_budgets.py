@@ -17,7 +17,7 @@ from rig.errors import ConfigError
 from rig.model.budgets import NO_BUDGETS
 from rig.robot.library import BootRig
 from rig.sinks.grafana.generate import render
-from rig.sinks.grafana.run import panels
+from rig.sinks.grafana.query import panels
 from rig.soak.budgets import soak_budgets, verdicts
 from tests.e2e import make_config
 

@@ -30,7 +30,6 @@ REPO = Path(__file__).resolve().parents[1]
 CLASSES = [
     ("rig.soak.journal", "JournalError", ArtifactError, RuntimeError),
     ("rig.soak.journal", "JournalWriteError", RigError, RuntimeError),
-    ("rig.sinks.grafana.macros", "ExpandError", InputError, ValueError),
     ("rig.sinks.influx.client", "InfluxError", SinkError, RuntimeError),
     ("rig.sinks.influx.settings", "CredentialError", ConfigError, ValueError),
     ("rig.sinks.influx.server", "ServerError", SinkError, RuntimeError),

@@ -1,6 +1,6 @@
 """Dashboards as code: the committed JSON is what the code generates, ids are unique,
-every datasource a dashboard uses is provisioned, and the macro expander follows
-Grafana's InfluxDB rules."""
+every datasource a dashboard uses is provisioned, and `rig grafana query` expands the
+macros the dashboards use by Grafana's InfluxDB rules."""
 
 from __future__ import annotations
 
@@ -13,16 +13,9 @@ import yaml
 from click.testing import CliRunner
 
 from rig.commands.grafana import grafana
+from rig.errors import InputError
 from rig.sinks.grafana.generate import build, load_dashboards
-from rig.sinks.grafana.macros import (
-    ExpandError,
-    TimeRange,
-    Variable,
-    expand,
-    hms,
-    interval_ms,
-)
-from rig.sinks.grafana.run import panels
+from rig.sinks.grafana.query import TimeRange, expand, hms, interval_ms, panels, variable_values
 
 REPO = Path(__file__).resolve().parents[1]
 GRAFANA = REPO / "config" / "grafana"
@@ -166,39 +159,39 @@ RANGE = TimeRange(1_714_543_200_000, 1_714_554_000_000)  # 3 h
 
 def test_time_and_interval_macros() -> None:
     assert interval_ms(RANGE.span_ms, 100) == 120_000
+    assert interval_ms(7 * 86_400_000, 100) == 7_200_000  # 100.8 min: Grafana's 2 h step
     assert [hms(ms) for ms in (10, 1_000, 120_000, 86_400_000, 604_800_000)] == [
         "10ms", "1s", "2m", "1d", "7d",
     ]  # fmt: skip
-    q = "SELECT mean(x) FROM m WHERE $timeFilter GROUP BY time($__interval) LIMIT $__interval_ms"
+    q = "SELECT mean(x) FROM m WHERE $timeFilter GROUP BY time($__interval)"
     assert expand(q, {}, RANGE, 120_000) == (
         "SELECT mean(x) FROM m WHERE time >= 1714543200000ms and time <= 1714554000000ms "
-        "GROUP BY time(2m) LIMIT 120000"
+        "GROUP BY time(2m)"
     )
-    rel = TimeRange("now-7d", "now", now_ms=10**12)
-    assert expand("$timeFilter [[interval]] ${__range}", {}, rel, 5_000) == (
-        "time >= now() - 7d and time <= now() 5s 7d"
-    )
-    assert interval_ms(rel.span_ms, 100, min_interval_ms=86_400_000) == 86_400_000
+    with pytest.raises(InputError, match=r"\$__interval_ms"):
+        expand("LIMIT $__interval_ms", {}, RANGE, 1)
 
 
-def test_variable_formats() -> None:
+def _variables(**var: Any) -> dict[str, Any]:
+    return {"uid": "d", "templating": {"list": [
+        {"name": "board", "multi": True, "includeAll": True, "allValue": ".*", **var}
+    ]}}  # fmt: skip
+
+
+def test_variables_by_the_influxdb_rule() -> None:
     q = '"board" =~ /^$board$/'
-    many = Variable(values=("eco/vec", "a.b|c"))
-    assert expand(q, {"board": many}, RANGE, 1) == '"board" =~ /^(eco\\/vec|a\\.b\\|c)$/'
-    one = Variable(values=("a.b",))
-    assert expand(q, {"board": one}, RANGE, 1) == '"board" =~ /^a\\.b$/'
-    every = Variable(is_all=True, all_value=".*")
-    assert expand(q, {"board": every}, RANGE, 1) == '"board" =~ /^.*$/'
-    listed = Variable(is_all=True, options=("x", "y"))
-    assert expand("${board}", {"board": listed}, RANGE, 1) == "(x|y)"
-    plain = Variable(values=("a.b",), multi=False, include_all=False)
-    assert expand("\"board\" = '$board'", {"board": plain}, RANGE, 1) == "\"board\" = 'a.b'"
-    assert expand(q, {"board": plain}, RANGE, 1) == '"board" =~ /^a\\.b$/'
-    assert expand("$n", {"n": Variable(values=("1.5",))}, RANGE, 1) == "1.5"
-    assert expand("${b:csv} [[b:pipe]] ${b:singlequote}", {"b": many}, RANGE, 1) == (
-        "eco/vec,a.b|c eco/vec|a.b|c 'eco/vec','a.b|c'"
-    )
-    with pytest.raises(ExpandError, match="unknown variable"):
-        expand("$nope", {}, RANGE, 1)
-    with pytest.raises(ExpandError, match="format"):
-        expand("${b:lucene}", {"b": many}, RANGE, 1)
+    dash = _variables()
+
+    def board(*values: str) -> str:
+        return expand(q, variable_values(dash, {"board": list(values)}), RANGE, 1)
+
+    assert board("eco/vec", "a.b|c") == '"board" =~ /^(eco\\/vec|a\\.b\\|c)$/'
+    assert board("a.b") == '"board" =~ /^a\\.b$/'
+    assert board("1.5") == '"board" =~ /^1.5$/'  # a number as it is
+    assert board() == '"board" =~ /^.*$/'  # All: the custom all value, unformatted
+    with pytest.raises(InputError, match=r"\$unknown, which is not expanded"):
+        expand("$unknown", {}, RANGE, 1)
+    # Only the variables the generated dashboards have: multi-value, All a custom value.
+    for odd in (_variables(multi=False, includeAll=False), _variables(allValue=None)):
+        with pytest.raises(InputError, match="variable board: only multi-value"):
+            variable_values(odd, {})

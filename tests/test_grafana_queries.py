@@ -18,14 +18,7 @@ from rig.commands.grafana import grafana
 from rig.config.budgets import read_budgets
 from rig.model import Report as ReportModel
 from rig.sinks.grafana.generate import load_dashboards
-from rig.sinks.grafana.macros import TimeRange, interval_ms
-from rig.sinks.grafana.run import (
-    QueryResult,
-    panels,
-    run_annotations,
-    run_panels,
-    run_variables,
-)
+from rig.sinks.grafana.query import QueryResult, TimeRange, interval_ms, panels, run_queries
 from rig.sinks.influx.changepoints import Mark
 from rig.sinks.influx.client import Client
 from rig.sinks.influx.lineproto import encode_all
@@ -314,7 +307,7 @@ def test_every_panel_has_a_check() -> None:
 def test_panels_return_the_expected_series(client: Client, chosen: dict[str, list[str]]) -> None:
     rs = chosen_reports(chosen)
     for dash in DASHBOARDS:
-        results = run_panels(client, DB, dash, chosen, RANGE)
+        results = run_queries(client, DB, dash, chosen, RANGE, ["panels"])
         assert [r.error for r in results if r.error] == []
         by_panel: dict[str, list[QueryResult]] = defaultdict(list)
         for r in results:
@@ -328,7 +321,7 @@ def test_an_ecovec_baseline_boot_is_drawn_against_its_variant_budget(client: Cli
     # The first-measured Ecovec (~19.4 s) against its variant's 20.5 s, not the board's 1.0 s
     (dash,) = [d for d in DASHBOARDS if d["uid"] == "bootrig-boot-time"]
     for chosen in ({"board": ["ecovec"], "variant": ["baseline"]}, {"variant": ["baseline"]}):
-        results = run_panels(client, DB, dash, chosen, RANGE)
+        results = run_queries(client, DB, dash, chosen, RANGE, ["panels"])
         boots, *lines = [r for r in results if r.panel == "Power-to-UI per boot, with budgets"]
         (s,) = boots.series
         assert min(column(s, "power_to_ui_s")) > 18 and max(column(s, "power_to_ui_s")) < 20.5
@@ -344,7 +337,7 @@ def test_change_point_annotations(client: Client, chosen: dict[str, list[str]]) 
         return all(tags[k] in v for k, v in chosen.items() if k != "place")
 
     for dash in DASHBOARDS:
-        results = run_annotations(client, DB, dash, chosen, RANGE)
+        results = run_queries(client, DB, dash, chosen, RANGE, ["annotations"])
         assert [r.error for r in results if r.error] == []
         if dash["uid"] != "bootrig-boot-time":
             assert results == []
@@ -369,15 +362,17 @@ def test_variable_queries(client: Client) -> None:
         return {v[1] for s in res.series for v in s["values"]}
 
     for dash in DASHBOARDS:
-        rig, board, variant, place = run_variables(client, DB, dash, {}, RANGE)
+        rig, board, variant, place = run_queries(client, DB, dash, {}, RANGE, ["variables"])
         assert values(place) == {"b1", "b2"}
         assert values(rig) == {r["rig"] for r in REPORTS}
         assert values(board) == {r["board"] for r in REPORTS}
         assert values(variant) == {r["variant"] for r in REPORTS if r["variant"]}
-        _, board, variant, _ = run_variables(client, DB, dash, {"rig": ["lab-2"]}, RANGE)
+        _, board, variant, _ = run_queries(
+            client, DB, dash, {"rig": ["lab-2"]}, RANGE, ["variables"]
+        )
         assert values(board) == {"fastboard", "rev/b+1.0"}
         chosen = {"rig": ["sim-rig"], "board": ["ecovec"]}
-        _, _, variant, place = run_variables(client, DB, dash, chosen, RANGE)
+        _, _, variant, place = run_queries(client, DB, dash, chosen, RANGE, ["variables"])
         assert values(variant) == {"optimised", "baseline"} and values(place) == set()
 
 

@@ -16,8 +16,7 @@ from click.testing import CliRunner
 
 from rig.model import Report
 from rig.sinks.grafana.generate import load_dashboards
-from rig.sinks.grafana.macros import TimeRange
-from rig.sinks.grafana.run import run_annotations
+from rig.sinks.grafana.query import TimeRange, run_queries
 from rig.sinks.influx.client import Client
 from rig.sinks.influx.deliver import deliver
 from rig.sinks.influx.points import point_time_ns
@@ -189,7 +188,7 @@ def test_mark_feeds_the_dashboard_annotation(history: dict[str, Any]) -> None:
     t = t_ns // 1_000_000
     rng = TimeRange(t - 86_400_000, t + 86_400_000)
     with Client(history["settings"]) as client:
-        results = run_annotations(client, history["settings"].database, dash, {}, rng)
+        results = run_queries(client, history["settings"].database, dash, {}, rng, ["annotations"])
         assert [r.error for r in results] == [None, None]
         slower, faster = results
         (s,) = slower.series
@@ -198,7 +197,9 @@ def test_mark_feeds_the_dashboard_annotation(history: dict[str, Any]) -> None:
         assert {r["run_id"] for r in rows} == {history["reports"][STEP_AT].run_id}
         assert all(r["time"] == t_ns and "slower by +" in r["text"] for r in rows)
         assert faster.series == []
-        other = run_annotations(client, history["settings"].database, dash, {"board": ["x"]}, rng)
+        other = run_queries(
+            client, history["settings"].database, dash, {"board": ["x"]}, rng, ["annotations"]
+        )
         assert [r.series for r in other] == [[], []]
 
 

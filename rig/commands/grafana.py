@@ -13,8 +13,7 @@ from rich.table import Table
 from rig.commands.common import config_option, console, emit_json, fail, json_option
 from rig.errors import EXIT_BOARD_FAILED, EXIT_OK, EXIT_RIG_FAILED
 from rig.sinks.grafana.generate import DASHBOARDS_DIR, build, load_dashboards
-from rig.sinks.grafana.macros import TimeRange
-from rig.sinks.grafana.run import QueryResult, run_annotations, run_panels, run_variables
+from rig.sinks.grafana.query import QueryResult, TimeRange, run_queries
 from rig.sinks.influx.client import Client
 from rig.sinks.influx.server import default_settings
 from rig.sinks.influx.settings import load_influx_config
@@ -110,13 +109,11 @@ def query_cmd(
     now = int(time.time() * 1000)
     rng = TimeRange(now - _since_ms(since), now)
     results: list[QueryResult] = []
-    # InfluxDB failing (InfluxError) ends the command with 3, a query the expander does
-    # not understand (ExpandError) with 2 (json_option).
+    # InfluxDB failing (InfluxError) ends the command with 3, a query it does not know
+    # how to expand (InputError) with 2 (json_option).
     with Client(settings) as client:
         for dash in load_dashboards(out_dir):
-            results += run_variables(client, settings.database, dash, chosen, rng)
-            results += run_panels(client, settings.database, dash, chosen, rng)
-            results += run_annotations(client, settings.database, dash, chosen, rng)
+            results += run_queries(client, settings.database, dash, chosen, rng)
     if not results:
         fail(f"{out_dir}: no dashboards", as_json)
     if as_json:

@@ -4,8 +4,9 @@ SDK can build, encode and decode.
 The SDK carries no InfluxDB datasource: its dashboard schema leaves a panel target open
 (a `Dataquery` variant chosen by the datasource type) and has no fields for the
 datasource-specific options of an annotation. So the rig adds the two, the way the SDK's
-own datasources do it: a `Dataquery` variant registered under the plugin id `influxdb`,
-and an `AnnotationQuery` subclass with the fields Grafana's InfluxDB datasource reads.
+own datasources do it: a `Dataquery` variant for the plugin id `influxdb`, and an
+`AnnotationQuery` subclass with the fields Grafana's InfluxDB datasource reads. The rig
+only encodes them; tests/test_grafana_schema.py decodes the JSON back.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from __future__ import annotations
 import typing
 
 from grafana_foundation_sdk.cog import builder as cogbuilder
-from grafana_foundation_sdk.cog import runtime as cogruntime
 from grafana_foundation_sdk.cog import variants as cogvariants
 from grafana_foundation_sdk.models import dashboard as sdk
 
@@ -66,19 +66,6 @@ class InfluxQuery(cogvariants.Dataquery):
         if self.hide is not None:
             payload["hide"] = self.hide
         return payload
-
-    @classmethod
-    def from_json(cls, data: dict[str, typing.Any]) -> typing.Self:
-        ds = data.get("datasource")
-        return cls(
-            ref_id=data.get("refId", ""),
-            query=data.get("query", ""),
-            raw_query=data.get("rawQuery", True),
-            result_format=data.get("resultFormat", "time_series"),
-            alias=data.get("alias"),
-            datasource=sdk.DataSourceRef.from_json(ds) if isinstance(ds, dict) else ds,
-            hide=data.get("hide"),
-        )
 
 
 class InfluxQueryBuilder(cogbuilder.Builder[InfluxQuery]):
@@ -149,19 +136,6 @@ class InfluxAnnotation(sdk.AnnotationQuery):
             "name": self.name,
         }
 
-    @classmethod
-    def from_json(cls, data: dict[str, typing.Any]) -> typing.Self:
-        # The target is derived from the legacy fields (to_json): read back from them, so
-        # a target that does not match them fails the round trip of the schema check.
-        data = {k: v for k, v in data.items() if k != "target"}
-        base = sdk.AnnotationQuery.from_json(data)
-        return cls(
-            query=data.get("query", ""),
-            text_column=data.get("textColumn"),
-            tags_column=data.get("tagsColumn"),
-            **vars(base),
-        )
-
 
 class InfluxAnnotationBuilder(cogbuilder.Builder[sdk.AnnotationQuery]):
     def __init__(self, name: str, query: str, datasource: sdk.DataSourceRef) -> None:
@@ -179,11 +153,3 @@ class InfluxAnnotationBuilder(cogbuilder.Builder[sdk.AnnotationQuery]):
         self._internal.text_column = text
         self._internal.tags_column = tags
         return self
-
-
-def register() -> None:
-    """Let the SDK's decoders turn an `influxdb` target into an InfluxQuery (otherwise it
-    keeps it as an untyped `UnknownDataquery`)."""
-    cogruntime.register_dataquery_variant(
-        cogruntime.DataqueryConfig(identifier=PLUGIN_ID, from_json_hook=InfluxQuery.from_json)
-    )
