@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from rig import names
-from rig.config.tomlcheck import ConfigError, Table
+from rig.config.tomlcheck import Table
+from rig.errors import ConfigError
 from rig.instruments.qemu.settings import CAPTURE_CHANNELS as QEMU_CAPTURE_CHANNELS
 from rig.instruments.registry import ANALYZER
 

@@ -19,7 +19,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from rig.config.tomlcheck import ConfigError, Table, load_toml
+from rig.config.tomlcheck import Table, load_toml
+from rig.errors import ConfigError
 from rig.model.budgets import NO_BUDGETS, TOTAL, BoardBudgets, BudgetFile, BudgetTable
 
 SCHEMA = "bootrig.budgets/1"

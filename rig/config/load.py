@@ -20,8 +20,8 @@ from rig.config.analyzer import AnalyzerConfig, parse_analyzer
 from rig.config.budgets import beside
 from rig.config.snapshot import DEFAULT_BAUD
 from rig.config.stages import DEFAULT_STAGES, parse_stages, stages_from_snapshot
-from rig.config.tomlcheck import ConfigError, Table, apply_overrides, load_toml
-from rig.errors import InputError
+from rig.config.tomlcheck import Table, apply_overrides, load_toml
+from rig.errors import ConfigError, InputError
 from rig.instruments import drivers as _drivers  # noqa: F401 - registers every driver
 from rig.instruments.place import TargetConfig, parse_target
 from rig.instruments.qemu.settings import QemuConfig, parse_qemu

@@ -12,7 +12,8 @@ from typing import Any
 
 from rig import names
 from rig.analysis.stagespec import Boundary, StageSpec
-from rig.config.tomlcheck import ConfigError, Table
+from rig.config.tomlcheck import Table
+from rig.errors import ConfigError
 
 DEFAULT_STAGES = (
     StageSpec("bootloader", Boundary("power"), Boundary("marker", "bootm")),
