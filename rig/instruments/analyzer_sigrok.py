@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rig.config.tomlcheck import Table
-from rig.errors import ConfigError
+from rig.errors import ConfigError, InstrumentError
 from rig.instruments.children import die_with_parent
-from rig.instruments.protocols import AnalyzerProtocol, CaptureResult, InstrumentError, RawLayout
+from rig.instruments.protocols import AnalyzerProtocol, CaptureResult, RawLayout
 from rig.instruments.registry import ANALYZER, BenchContext
 from rig.instruments.sigrok_probe import SigrokDevice, probe
 from rig.steps import as_step

@@ -11,12 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from rig.config.tomlcheck import Table
-from rig.instruments.protocols import (
-    AnalyzerProtocol,
-    CaptureResult,
-    InstrumentError,
-    byte_layout,
-)
+from rig.errors import InstrumentError
+from rig.instruments.protocols import AnalyzerProtocol, CaptureResult, byte_layout
 from rig.instruments.registry import ANALYZER, BenchContext
 from rig.steps import as_step
 

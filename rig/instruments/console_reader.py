@@ -22,7 +22,7 @@ from typing import IO, Any
 
 import serial
 
-from rig.instruments.protocols import InstrumentError
+from rig.errors import InstrumentError
 from rig.instruments.reader_check import ReaderCheck
 from rig.instruments.reader_proc import realtime
 from rig.model import Chunk

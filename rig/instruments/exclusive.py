@@ -14,7 +14,7 @@ from typing import Any
 
 import serial
 
-from rig.instruments.protocols import InstrumentError
+from rig.errors import InstrumentError
 
 
 def holders(device: str) -> list[int]:

@@ -11,8 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from rig.config.tomlcheck import Table
+from rig.errors import InstrumentError
 from rig.instruments.analyzer_sigrok import SigrokAnalyzer, SigrokSettings
-from rig.instruments.protocols import InstrumentError
 from rig.instruments.registry import ANALYZER, BenchContext
 
 

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import IO
 
 from rig.config.tomlcheck import Table
-from rig.instruments.protocols import InstrumentError, PowerProtocol
+from rig.errors import InstrumentError
+from rig.instruments.protocols import PowerProtocol
 from rig.instruments.registry import POWER, BenchContext
 from rig.steps import as_step
 

@@ -27,8 +27,9 @@ from pathlib import Path
 from typing import IO, Any
 
 from rig.config.tomlcheck import Table
+from rig.errors import InstrumentError
 from rig.instruments.children import stop_child
-from rig.instruments.protocols import InstrumentError, PowerProtocol
+from rig.instruments.protocols import PowerProtocol
 from rig.instruments.registry import POWER, BenchContext
 from rig.steps import as_step
 

@@ -24,7 +24,8 @@ from typing import Any
 
 from rig.artifacts import powerlog
 from rig.config.tomlcheck import Table
-from rig.instruments.protocols import InstrumentError, PowerProtocol
+from rig.errors import InstrumentError
+from rig.instruments.protocols import PowerProtocol
 from rig.instruments.registry import POWER, BenchContext
 from rig.steps import as_step
 

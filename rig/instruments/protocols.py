@@ -13,8 +13,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rig.errors import InstrumentError as InstrumentError  # re-exported: its old home
-
 
 class PowerProtocol(ABC):
     """Switches the target's supply."""

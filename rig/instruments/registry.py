@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
 from rig.config.tomlcheck import Table
-from rig.instruments.protocols import InstrumentError
+from rig.errors import InstrumentError
 
 if TYPE_CHECKING:
     from rig.config.load import RigConfig

@@ -13,8 +13,9 @@ from pathlib import Path
 import serial
 
 from rig.config.tomlcheck import Table
+from rig.errors import InstrumentError
 from rig.instruments.exclusive import open_serial
-from rig.instruments.protocols import InstrumentError, PowerProtocol
+from rig.instruments.protocols import PowerProtocol
 from rig.instruments.registry import POWER, BenchContext
 from rig.steps import as_step
 

@@ -13,11 +13,12 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from rig.config.load import ConfigError, RigConfig
+from rig.config.load import RigConfig
+from rig.errors import ConfigError, InstrumentError
 from rig.instruments.analyzer_sim import Control
 from rig.instruments.console_serial import SerialConsole
 from rig.instruments.place_claim import PlaceClaim
-from rig.instruments.protocols import AnalyzerProtocol, InstrumentError, PowerProtocol
+from rig.instruments.protocols import AnalyzerProtocol, PowerProtocol
 from rig.instruments.registry import ANALYZER, CONSOLE, POWER, BenchContext, DriverSpec
 from rig.instruments.target_claim import TargetClaims, targets
 from rig.model.run import RunPlace

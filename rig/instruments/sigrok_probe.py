@@ -12,7 +12,7 @@ import subprocess
 from dataclasses import dataclass
 
 from rig.artifacts.srmeta import parse_samplerate
-from rig.instruments.protocols import InstrumentError
+from rig.errors import InstrumentError
 
 _HEAD = re.compile(r"^(\S+) - (.*) with \d+ channels?: (.*)$")
 _LOGIC = re.compile(r"^\s+Logic: channels (.*)$")

@@ -13,14 +13,9 @@ from typing import Any
 
 from rig import names
 from rig.config.tomlcheck import Table
+from rig.errors import InstrumentError
 from rig.instruments.console_serial import SerialConsole
-from rig.instruments.protocols import (
-    AnalyzerProtocol,
-    CaptureResult,
-    InstrumentError,
-    PowerProtocol,
-    byte_layout,
-)
+from rig.instruments.protocols import AnalyzerProtocol, CaptureResult, PowerProtocol, byte_layout
 from rig.instruments.qemu.machine import QemuMachine
 from rig.instruments.qemu.settings import CAPTURE_CHANNELS
 from rig.instruments.qemu.trace import TraceError, parse_trace

@@ -14,8 +14,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from rig.errors import InstrumentError
 from rig.instruments.children import die_with_parent, stop_child
-from rig.instruments.protocols import InstrumentError
 from rig.instruments.qemu.qmp import QmpClient, QmpEvent
 from rig.instruments.qemu.settings import QemuConfig
 from rig.instruments.qemu.ubootenv import EnvError, parse_env_text, write_flash

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rig.instruments.protocols import InstrumentError
+from rig.errors import InstrumentError
 
 
 @dataclass(frozen=True)

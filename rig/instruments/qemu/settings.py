@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rig import names
-from rig.config.tomlcheck import ConfigError, Table
+from rig.config.tomlcheck import Table
+from rig.errors import ConfigError
 
 #: Which PL061 line each hook raises on the QEMU target (firmware-hooks/qemu-arm64).
 #: Line 3 is the virt board's power button, so it is skipped.
