@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rig.artifacts import rundir
+from rig.errors import ArtifactError
 
 LOCK = ".lock"
 #: This process's locks by folder (weak: a lock still goes with its last reference).
@@ -94,7 +95,7 @@ def recover_folder(folder: Path, deferred: bool = False) -> Leftover | None:
         return Leftover(folder, "removed", f"{size} bytes, capture.sr already written")
     try:
         run = rundir.read_run(folder)
-    except rundir.ArtifactError as e:
+    except ArtifactError as e:
         raw.unlink()
         return Leftover(folder, "removed", f"{size} bytes, run.json unreadable: {e}")
     cap = run.capture

@@ -75,7 +75,7 @@ def _switches(quiet: str | None, initcall_debug: str | None) -> dict[str, bool |
 
 
 def _load(profile: Path, as_json: bool, **overrides: Any) -> Any:
-    from rig.config.tomlcheck import ConfigError
+    from rig.errors import ConfigError
     from simboard.profile import load
 
     try:

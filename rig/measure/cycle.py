@@ -31,9 +31,9 @@ from rig.artifacts import rundir
 from rig.artifacts.leftovers import RunLock
 from rig.artifacts.srzip import convert_binary
 from rig.config.load import RigConfig
-from rig.errors import RigError
+from rig.errors import InstrumentError, RigError
 from rig.instruments.console_serial import SerialConsole
-from rig.instruments.protocols import InstrumentError, RawLayout
+from rig.instruments.protocols import RawLayout
 from rig.instruments.setup import Bench
 from rig.instruments.target_claim import note_run
 from rig.model import Chunk, Run

@@ -17,6 +17,7 @@ from rig.artifacts.srzip import read_info
 from rig.artifacts.uart import UartError, decode_uart
 from rig.artifacts.uartbin import UART_BIN, write_uart_bin
 from rig.config.snapshot import analysis_inputs
+from rig.errors import ArtifactError
 from rig.model import Chunk, MarkerScan, Report, Run
 from rig.model.uart import UartBytes
 
@@ -79,7 +80,7 @@ def analyze_folder(
     TX=uart_tx`)."""
     folder = Path(folder)
     if not folder.is_dir():
-        raise rundir.ArtifactError(f"{folder}: not an artifact folder")
+        raise ArtifactError(f"{folder}: not an artifact folder")
     run = _run_or_bare(folder)
     inputs = analysis_inputs(run.config, folder / rundir.RUN)
     chunks = rundir.read_console(folder)

@@ -16,8 +16,8 @@ from types import TracebackType
 
 from rig.artifacts.rundir import probe_results_dir
 from rig.config.load import RigConfig
+from rig.errors import InstrumentError
 from rig.instruments.console_serial import SerialConsole
-from rig.instruments.protocols import InstrumentError
 from rig.instruments.setup import Bench, Instruments
 from rig.measure.cycle import CycleResult, run_cycle
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from rig.artifacts import rundir
 from rig.artifacts.leftovers import recover_folder
 from rig.artifacts.srzip import CaptureError
+from rig.errors import ArtifactError
 from rig.measure.pipeline import analyze_folder
 from rig.model import Report
 from rig.model.run import RunState, RunTiming
@@ -39,7 +40,7 @@ def mark_rig_error(folder: Path, detail: str) -> bool:
     """Note in run.json that the rig failed during this cycle; False without run.json."""
     try:
         run = rundir.read_run(folder)
-    except rundir.ArtifactError:
+    except ArtifactError:
         return False
     run.rig_error = Outcome.RIG_ERROR.value
     run.rig_error_detail = detail
@@ -83,7 +84,7 @@ def finish(
     influx_note = deliver_or_note(report, influx, spool_root).note if report else "none"
     try:
         timing: RunTiming | None = rundir.read_run(folder).timing
-    except rundir.ArtifactError:
+    except ArtifactError:
         timing = None
     cold = report.cold_boot if report else None
     rec = CycleRecord(

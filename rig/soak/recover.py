@@ -18,6 +18,7 @@ import re
 from pathlib import Path
 
 from rig.artifacts import rundir
+from rig.errors import ArtifactError
 from rig.model.soak import CycleRecord, InterruptedRecord, OtherRecord, Record
 from rig.soak.record import mark_rig_error
 
@@ -45,7 +46,7 @@ def prepare(orphan: Path) -> str | None:
     """Make an orphan ready for `record.finish`; returns the detail to journal."""
     try:
         run = rundir.read_run(orphan)
-    except rundir.ArtifactError:
+    except ArtifactError:
         return "no run.json: the rig stopped before the board was powered"
     if not run.unfinished:
         return "recovered on resume: captured, not yet journaled when the rig stopped"

@@ -20,10 +20,8 @@ from pathlib import Path
 from rig import steps
 from rig.artifacts import rundir
 from rig.artifacts.leftovers import release_own
-from rig.artifacts.rundir import ArtifactError
 from rig.config.load import RigConfig, SoakConfig
-from rig.errors import RigError
-from rig.instruments.protocols import InstrumentError
+from rig.errors import ArtifactError, InstrumentError, RigError
 from rig.measure.session import Session
 from rig.model.soak import CycleRecord, InterruptedRecord
 from rig.outcomes import Outcome

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from rig.config.tomlcheck import ConfigError, Table, load_toml
+from rig.config.tomlcheck import Table, load_toml
+from rig.errors import ConfigError
 
 AUTH_SCHEMES = ("basic", "query", "token")
 # Coarser precisions could merge two boots into one timestamp, i.e. overwrite a boot.

@@ -10,7 +10,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rig.artifacts.rundir import REPORT, ArtifactError, read_report
+from rig.artifacts.rundir import REPORT, read_report
+from rig.errors import ArtifactError
 from rig.sinks.influx.batch import batches, write_split
 from rig.sinks.influx.client import Client, InfluxError
 from rig.sinks.influx.deliver import Delivery, deliver
