@@ -10,7 +10,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rig.config.tomlcheck import ConfigError, Table, load_toml
+from rig.config.tomlcheck import Table, load_toml
+from rig.errors import ConfigError
 from simboard.instrumentation import Instrumentation
 from simboard.instrumentation import parse as parse_instrumentation
 from simboard.steps import KernelStart, Marker, Rest, SimStep, Text, parse_step

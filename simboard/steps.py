@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from rig.config.tomlcheck import ConfigError, Table
+from rig.config.tomlcheck import Table
+from rig.errors import ConfigError
 from rig.names import MARKERS
 
 TAGS = ("auto", "plain", "printk", "none")

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from rig.config.tomlcheck import ConfigError
+from rig.errors import ConfigError
 from rig.names import MARKERS
 from simboard.instrumentation import instrumented
 from simboard.profile import STAGES, Profile, Stage
