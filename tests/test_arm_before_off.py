@@ -18,7 +18,7 @@ import pytest
 
 from rig.artifacts.fastscan import scan_capture
 from rig.config.load import load_config
-from rig.config.tomlcheck import ConfigError
+from rig.errors import ConfigError
 from rig.instruments.setup import Instruments
 from rig.measure.cycle import run_cycle
 from rig.measure.pipeline import analyze_folder

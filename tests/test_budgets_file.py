@@ -12,7 +12,8 @@ import pytest
 from robot.api import ExecutionResult
 from robot.run import run as robot_run
 
-from rig.config.load import ConfigError, load_config
+from rig.config.load import load_config
+from rig.errors import ConfigError
 from rig.soak.budgets import soak_budgets
 from tests.e2e import REPO, make_config
 

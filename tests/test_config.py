@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from rig.config.load import DEFAULT_STAGES, ConfigError, load_config
+from rig.config.load import DEFAULT_STAGES, load_config
+from rig.errors import ConfigError
 
 MINIMAL = """
 [power]

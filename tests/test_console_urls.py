@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from rig.errors import InstrumentError
 from rig.instruments.console_serial import SerialConsole
-from rig.instruments.protocols import InstrumentError
 from simboard.client import SimProcess
 from tests.e2e import REPO
 from tests.ser2net import ser2net, wait_opened

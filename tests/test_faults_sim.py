@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 import serial
 
-from rig.config.load import ConfigError, load_config
+from rig.config.load import load_config
+from rig.errors import ConfigError
 from simboard.client import SimControl, SimProcess
 from simboard.faults import FaultRates, FaultSpecError, draw, parse_rates
 from simboard.profile import load

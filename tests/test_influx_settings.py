@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from rig.config.tomlcheck import ConfigError
+from rig.errors import ConfigError
 from rig.sinks.influx.settings import CredentialError, load_influx_config
 
 

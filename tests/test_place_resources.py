@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from rig.config.load import ConfigError, load_config
+from rig.config.load import load_config
+from rig.errors import ConfigError, InstrumentError
 from rig.instruments.place import PlaceInfo
-from rig.instruments.protocols import InstrumentError
 from rig.model.run import Run
 from tests.e2e import make_config
 

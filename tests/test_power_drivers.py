@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from rig.config.load import ConfigError, load_config
+from rig.config.load import load_config
+from rig.errors import ConfigError, InstrumentError
 from rig.instruments.power_command import CommandPower
-from rig.instruments.protocols import InstrumentError
 from rig.instruments.relay_numato import NumatoRelay
 from simboard.client import SimProcess
 from tests.e2e import REPO, make_config

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from rig.config.load import ConfigError, load_config
+from rig.config.load import load_config
+from rig.errors import ConfigError, InstrumentError
 from rig.instruments.power_labgrid import LabgridPower
-from rig.instruments.protocols import InstrumentError
 from simboard.pdu_http import PduServer
 from tests.e2e import make_config, truth_boot
 from tests.labgrid_lab import LABGRID_PYTHON, Lab, lab, require_labgrid

@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from rig.config.tomlcheck import ConfigError, Table
+from rig.config.tomlcheck import Table
+from rig.errors import ConfigError, InstrumentError
 from rig.instruments.power_visa import VisaPower, VisaSettings
-from rig.instruments.protocols import InstrumentError
 from rig.instruments.registry import BenchContext
 from simboard.client import SimProcess
 from tests.waiting import wait_until

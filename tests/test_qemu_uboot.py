@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from rig.config.load import ConfigError, load_config
+from rig.config.load import load_config
+from rig.errors import ConfigError
 from rig.instruments.qemu.reference import reference_edges
 from rig.instruments.qemu.trace import TraceError, parse_trace
 from rig.instruments.qemu.ubootenv import env_image, parse_env_text

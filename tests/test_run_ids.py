@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from rig.artifacts import rundir
-from rig.artifacts.rundir import ArtifactError
+from rig.errors import ArtifactError
 
 SHAPE = re.compile(r"^\d{8}T\d{6}Z-[0-9a-f]{6}$")
 

@@ -13,11 +13,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rig.artifacts.srzip import convert_binary, read_sr
-from rig.errors import ConfigError
+from rig.artifacts.srzip import convert_binary
+from rig.errors import ConfigError, InstrumentError
 from rig.instruments.analyzer_sigrok import SigrokAnalyzer
-from rig.instruments.protocols import InstrumentError
 from rig.instruments.sigrok_probe import parse_show, probe
+from tests.captures import read_sr
 from tests.e2e import REPO
 
 FX2_SHOW = """\

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from rig.config.tomlcheck import ConfigError
+from rig.errors import ConfigError
 from rig.names import MARKERS
 from simboard.profile import STAGES, load
 from simboard.timeline import plan

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from rig.config.load import ConfigError, load_config
+from rig.config.load import load_config
+from rig.errors import ConfigError
 from rig.measure.cycle import _TagWatch, _ui_lines
 from rig.model import Chunk
 from tests.e2e import REPO
