@@ -46,6 +46,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench.harness.result import percentile, result, spread  # noqa: E402
 from rig.analysis.events import build_timebase, line_event  # noqa: E402
 from rig.analysis.lines import split_lines  # noqa: E402
 from rig.artifacts import rundir  # noqa: E402
@@ -54,7 +55,6 @@ from rig.config.load import load_config  # noqa: E402
 from rig.instruments.setup import Instruments  # noqa: E402
 from rig.measure.cycle import run_cycle  # noqa: E402
 from rig.model.codec import dump  # noqa: E402
-from rig.soak.stats import percentile  # noqa: E402
 from tests.e2e import make_config  # noqa: E402
 
 LATENCIES_MS = (1.0, 16.0)
@@ -205,12 +205,8 @@ def measure(boots_per_setting: int, busy: int) -> None:
     figures: dict[str, Any] = {}
     print(f"{'source':22s} {'n':>6s} {'p50':>10s} {'p99':>10s} {'max':>10s}  (µs)  coverage")
     for src, pairs in sorted(errors.items()):
-        errs = [e for e, _ in pairs]
         f = {
-            "n": len(errs),
-            "p50_us": percentile(errs, 50) * 1e6,
-            "p99_us": percentile(errs, 99) * 1e6,
-            "max_us": max(errs) * 1e6,
+            **spread([e for e, _ in pairs], "us"),
             "coverage": sum(e <= u for e, u in pairs) / len(pairs),
         }
         figures[src] = f
@@ -222,29 +218,28 @@ def measure(boots_per_setting: int, busy: int) -> None:
     print(f"host: {json.dumps(host)}")
     ratio = {s: figures[s]["p99_us"] / (t * 1e6) for s, t in targets.items() if s in figures}
     covered = all(f["coverage"] >= COVERAGE for f in figures.values())
-    result = {
-        "bench": "accuracy",
-        "boots": boots,
-        "settings": {
+    result(
+        "accuracy",
+        boots=boots,
+        settings={
             "usb_latency_ms": LATENCIES_MS,
             "drift_ppm": DRIFTS_PPM,
             "baud": BAUD,
             "busy_cores": busy,
         },
-        "errors": figures,
-        "host": host,
-        "reference": {
+        errors=figures,
+        host=host,
+        reference={
             "truth": "simulator truth.json",
             "targets_p99_us": {s: t * 1e6 for s, t in targets.items()},
             "coverage_min": COVERAGE,
         },
-        "ratio": ratio,
-        "target_met": boots >= 200
+        ratio=ratio,
+        target_met=boots >= 200
         and len(ratio) == len(targets)
         and all(r <= 1.0 for r in ratio.values())
         and covered,
-    }
-    print(json.dumps(result))
+    )
 
 
 if __name__ == "__main__":

@@ -9,8 +9,7 @@ four marker GPIOs and the 115200-baud console on `uart_tx`. Then times
 - fast: `scan_capture` (one streaming pass: markers and the UART tap),
 
 checks both give identical results, and prints MS/s (million samples per second) of
-each. Target: fast >= 500 MS/s and >= 15x the sigrok stacks. The last line printed is
-one JSON object with the figures, the reference, the ratio and "target_met".
+each. Target: fast >= 500 MS/s and >= 15x the sigrok stacks.
 
     python bench/analysis_throughput.py [--seconds 20] [--rate 24000000] [--runs 5]
 """
@@ -19,19 +18,15 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench.harness.result import Stopwatch, result, timed  # noqa: E402
 from rig.artifacts.decode import scan_markers  # noqa: E402
 from rig.artifacts.fastscan import scan_capture  # noqa: E402
 from rig.artifacts.srzip import write_sr  # noqa: E402
@@ -45,7 +40,6 @@ BAUD = 115200
 WIRING = {"power": 0, "bootm": 1, "do_mount_root": 2, "kernel_init": 3, "ui_ready": 4, "uart_tx": 5}
 NAMES = [*WIRING, "D6", "D7"]  # 8 channels; two probes unconnected
 T0 = 10**12
-T = TypeVar("T")
 
 
 def render(path: Path, seconds: float, rate: int) -> tuple[int, int]:
@@ -76,16 +70,6 @@ def sigrok_uart(capture: Path) -> list[tuple[int, int, int]]:
     return rows
 
 
-def timed(fn: Callable[[], T], runs: int) -> tuple[float, T]:
-    """Median wall time of `runs` calls, and the last result."""
-    times = []
-    for _ in range(max(1, runs)):
-        t = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times), result
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seconds", type=float, default=20.0)
@@ -96,13 +80,14 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory(prefix="bootrig-bench-") as d:
         cap = Path(d) / "capture.sr"
-        t = time.perf_counter()
-        n, sent = render(cap, args.seconds, args.rate)
-        print(f"rendered {n:,} samples ({sent:,} console bytes) in {time.perf_counter() - t:.1f} s")
-        t_mark, ref = timed(lambda: scan_markers(cap), args.sigrok_runs)
-        t_uart, ref_uart = timed(lambda: sigrok_uart(cap), args.sigrok_runs)
-        t_fast, got = timed(lambda: scan_capture(cap, baud=BAUD), args.runs)
-        t_detect, auto = timed(lambda: scan_capture(cap), 1)
+        with Stopwatch() as sw:
+            n, sent = render(cap, args.seconds, args.rate)
+        print(f"rendered {n:,} samples ({sent:,} console bytes) in {sw.s:.1f} s")
+        mark, ref = timed(lambda: scan_markers(cap), args.sigrok_runs)
+        uart_, ref_uart = timed(lambda: sigrok_uart(cap), args.sigrok_runs)
+        fast, got = timed(lambda: scan_capture(cap, baud=BAUD), args.runs)
+        detect, auto = timed(lambda: scan_capture(cap), 1)
+    t_mark, t_uart, t_fast, t_detect = (t.median_s for t in (mark, uart_, fast, detect))
 
     uart = got.uart
     rows = list(zip(uart.ss.tolist(), uart.es.tolist(), uart.data, strict=True)) if uart else []
@@ -132,18 +117,18 @@ def main() -> None:
     for name, secs, rate in rows_out:
         print(f"{name:<34}{secs:>10.3f}{rate:>10.1f}")
     print(f"ratio fast / sigrok: {ratio:.1f}x; identical results: {identical}")
-    summary = {
-        "samples": n,
-        "samplerate_hz": args.rate,
-        "console_bytes": len(uart.data) if uart else 0,
-        "msps": {k: round(v, 1) for k, v in msps.items()},
-        "reference": "sigrok-cli 0.7.2 (libsigrokdecode 0.5.3): bootmarkers + uart decoders",
-        "ratio": round(ratio, 1),
-        "targets": {"min_msps": MIN_MSPS, "min_ratio": MIN_RATIO},
-        "identical": identical,
-        "target_met": identical and msps["fast"] >= MIN_MSPS and ratio >= MIN_RATIO,
-    }
-    print(json.dumps(summary))
+    result(
+        "analysis_throughput",
+        samples=n,
+        samplerate_hz=args.rate,
+        console_bytes=len(uart.data) if uart else 0,
+        msps={k: round(v, 1) for k, v in msps.items()},
+        targets={"min_msps": MIN_MSPS, "min_ratio": MIN_RATIO},
+        identical=identical,
+        reference="sigrok-cli 0.7.2 (libsigrokdecode 0.5.3): bootmarkers + uart decoders",
+        ratio=round(ratio, 1),
+        target_met=identical and msps["fast"] >= MIN_MSPS and ratio >= MIN_RATIO,
+    )
 
 
 if __name__ == "__main__":

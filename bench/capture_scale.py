@@ -10,9 +10,6 @@ boundaries exact. The rig's overhead per cycle in a soak with a 24 MHz analyzer 
 bench/soak_overhead.py's.
 
     python bench/capture_scale.py [--seconds 20] [--rate 24000000]
-
-The last line printed is one JSON object with the figures, the reference, the ratio and
-"target_met".
 """
 
 from __future__ import annotations
@@ -27,6 +24,10 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from bench.harness.result import result  # noqa: E402
+
 LIMIT_MB = 300.0
 CHANNELS = ["power", "bootm", "do_mount_root", "kernel_init", "ui_ready", "uart_tx"]
 BLOCK = 1 << 24
@@ -118,18 +119,15 @@ def main() -> None:
     ok = peak <= LIMIT_MB and all(
         c["boundaries_exact"] and c["dense_flagged"] for c in cases.values()
     )
-    print(
-        json.dumps(
-            {
-                "samples": samples,
-                "rate_hz": args.rate,
-                "cases": cases,
-                "peak_mb": peak,
-                "reference": f"{LIMIT_MB:g} MB peak per step (issue 10, item 7)",
-                "ratio": round(peak / LIMIT_MB, 3),
-                "target_met": ok,
-            }
-        )
+    result(
+        "capture_scale",
+        samples=samples,
+        rate_hz=args.rate,
+        cases=cases,
+        peak_mb=peak,
+        reference=f"{LIMIT_MB:g} MB peak per step (issue 10, item 7)",
+        ratio=round(peak / LIMIT_MB, 3),
+        target_met=ok,
     )
 
 

@@ -18,7 +18,7 @@ what the evidence the bench recorded calls for, cycles lost (no journal line, a 
 one, no report, no InfluxDB point after the spool is flushed), processes of the rig
 still running after it ended (orphans), raw bytes left in the results (capture.bin,
 temporary files, the spool). Targets: every run classified correctly, 0 lost, 0
-orphans, 0 bytes left. The last line printed is one JSON object.
+orphans, 0 bytes left.
 
     python bench/chaos.py [--cycles 300] [--seed N] [--keep DIR]
 """
@@ -46,6 +46,7 @@ sys.path.insert(0, str(REPO))
 
 from bench.harness import chaos_env as env  # noqa: E402
 from bench.harness.chaos_judge import Evidence, account  # noqa: E402
+from bench.harness.result import result  # noqa: E402
 from bench.harness.soak import soak_cmd  # noqa: E402
 from rig.sinks.influx.server import PrivateServer, free_port  # noqa: E402
 from tests.e2e import make_config  # noqa: E402
@@ -392,8 +393,7 @@ def main() -> None:
     reference = {"classified_correctly": "runs", "lost": 0, "orphans": 0, "bytes_left": 0,
                  "every_fault_kind": list(kinds)}  # fmt: skip
     figures = {k: v for k, v in f.items() if k not in ("evidence", "sessions")}
-    print(json.dumps({"bench": "chaos", "figures": figures, "reference": reference,
-                      **verdict(f)}))  # fmt: skip
+    result("chaos", figures=figures, reference=reference, **verdict(f))
 
 
 if __name__ == "__main__":

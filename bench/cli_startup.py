@@ -6,9 +6,8 @@ Also timed, for the record: `rig --version`, a few `rig <command> --help`, and t
 interpreter (`python -c pass`, the floor no command goes below). The host's load average
 is printed beside them: on a shared host the figures move with it.
 
-The last line printed is one JSON object: the medians and spreads, the reference (the
-0.5 s target and the interpreter's start), the ratio median(`rig --help`) / 0.5 s and
-"target_met" (that median under 0.5 s).
+The result line: the medians and spreads, the reference (the 0.5 s target), the ratio
+median(`rig --help`) / 0.5 s and "target_met" (that median under 0.5 s).
 
     python bench/cli_startup.py [--runs N] [--rig PATH]
 """
@@ -16,13 +15,14 @@ The last line printed is one JSON object: the medians and spreads, the reference
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.harness.result import result, timed
 
 TARGET_S = 0.5
 COMMANDS = {
@@ -34,19 +34,14 @@ COMMANDS = {
 }
 
 
-def wall(cmd: list[str]) -> float:
-    t0 = time.perf_counter()
-    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
-    return time.perf_counter() - t0
-
-
-def timed(cmd: list[str], runs: int) -> dict[str, float]:
-    wall(cmd)  # once untimed: the page cache and .pyc files, as on a second call
-    times = sorted(wall(cmd) for _ in range(runs))
+def timed_cmd(cmd: list[str], runs: int) -> dict[str, float]:
+    # once untimed first: the page cache and .pyc files, as on a second call
+    null = subprocess.DEVNULL
+    t, _ = timed(lambda: subprocess.run(cmd, stdout=null, stderr=null, check=True), runs, 1)
     return {
-        "median_s": round(statistics.median(times), 4),
-        "min_s": round(times[0], 4),
-        "max_s": round(times[-1], 4),
+        "median_s": round(t.median_s, 4),
+        "min_s": round(t.min_s, 4),
+        "max_s": round(t.max_s, 4),
     }
 
 
@@ -56,8 +51,10 @@ def main() -> None:
     ap.add_argument("--rig", type=Path, default=Path(sys.executable).with_name("rig"))
     args = ap.parse_args()
     load_before = os.getloadavg()[0]
-    python = timed([sys.executable, "-c", "pass"], args.runs)
-    figures = {name: timed([str(args.rig), *argv], args.runs) for name, argv in COMMANDS.items()}
+    python = timed_cmd([sys.executable, "-c", "pass"], args.runs)
+    figures = {
+        name: timed_cmd([str(args.rig), *argv], args.runs) for name, argv in COMMANDS.items()
+    }
     load_after = os.getloadavg()[0]
     print(f"{'python -c pass':22} median {python['median_s']:.3f} s")
     for name, f in figures.items():
@@ -67,22 +64,18 @@ def main() -> None:
         )
     print(f"load average (1 min): {load_before:.2f} before, {load_after:.2f} after")
     median = figures["rig --help"]["median_s"]
-    print(
-        json.dumps(
-            {
-                "bench": "cli_startup",
-                "runs": args.runs,
-                "figures": figures,
-                "python_start": python,
-                "load_avg_1m": [round(load_before, 2), round(load_after, 2)],
-                "reference": {
-                    "target_s": TARGET_S,
-                    "what": "median wall time of `rig --help` under 0.5 s (issue 22, item 5)",
-                },
-                "ratio": round(median / TARGET_S, 3),
-                "target_met": median < TARGET_S,
-            }
-        )
+    result(
+        "cli_startup",
+        runs=args.runs,
+        figures=figures,
+        python_start=python,
+        load_avg_1m=[round(load_before, 2), round(load_after, 2)],
+        reference={
+            "target_s": TARGET_S,
+            "what": "median wall time of `rig --help` under 0.5 s (issue 22, item 5)",
+        },
+        ratio=round(median / TARGET_S, 3),
+        target_met=median < TARGET_S,
     )
 
 

@@ -14,9 +14,8 @@ plotly.js (one file per results or soak folder) is printed apart and amortized o
 soak's boots. The old figure is measured on the same boots: the page with plotly.js
 embedded (`--js gzip`, what every boot wrote before) and report.json fully indented.
 
-Target: every boot <= 200 kB beyond its measurement (the worst boot is the figure).
-The last line printed is one JSON object with the figures, the reference, the ratio
-(target / measured: >= 1 met) and "target_met".
+Target: every boot <= 200 kB beyond its measurement (the worst boot is the figure); the
+ratio is target / measured (>= 1 met).
 
     python bench/disk_footprint.py [--cycles 20] [--no-ecovec] [--no-real]
 """
@@ -27,7 +26,6 @@ import argparse
 import json
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -36,6 +34,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench.harness.result import result, rig_json  # noqa: E402
 from rig.artifacts.rundir import read_json  # noqa: E402
 from rig.sinks.html.plotlyjs import ASSETS, asset_name  # noqa: E402
 from rig.sinks.html.write import write_html  # noqa: E402
@@ -47,7 +46,6 @@ MEASUREMENT = {
     "truth.json", "qemu-trace.log", "qemu.json",
     "reference.json",  # tests/data/real only: the test data's own expectations
 }  # fmt: skip
-RIG = [sys.executable, "-m", "rig"]
 
 
 def footprint(folder: Path) -> dict[str, int]:
@@ -65,14 +63,6 @@ def old_footprint(folder: Path, tmp: Path) -> int:
     page = write_html(folder, "gzip", out=tmp / f"old-{folder.name}.html")
     report = json.dumps(read_json(folder / "report.json"), indent=2) + "\n"
     return page.stat().st_size + len(report.encode()) + (folder / "run.json").stat().st_size
-
-
-def run(cmd: list[str], timeout: float) -> dict[str, Any]:
-    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=timeout)
-    if proc.returncode not in (0, 1):  # 1: a board failure is still a boot on disk
-        sys.exit(f"{' '.join(cmd)}: exit {proc.returncode}: {proc.stderr[-2000:]}")
-    doc: dict[str, Any] = json.loads(proc.stdout)
-    return doc
 
 
 def describe(name: str, folder: Path, tmp: Path) -> dict[str, Any]:
@@ -96,8 +86,9 @@ def main() -> None:
         tmp = Path(t)
         cfg = make_config(tmp, "fast.toml", name="fast.toml")
         soak_id = "disk-bench"
-        run([*RIG, "soak", "--config", str(cfg), "--cycles", str(args.cycles), "--id", soak_id,
-             "--json"], timeout=60 + 20 * args.cycles)  # fmt: skip
+        # exit 1, a board failure, is still a boot on disk
+        rig_json("soak", "--config", str(cfg), "--cycles", str(args.cycles), "--id", soak_id,
+                 "--json", timeout=60 + 20 * args.cycles, codes=(0, 1))  # fmt: skip
         soak = tmp / "results" / soak_id
         cycles = sorted(p for p in soak.iterdir() if (p / "run.json").is_file())
         fast = [describe(f"fast #{i + 1}", f, tmp) for i, f in enumerate(cycles)]
@@ -106,13 +97,13 @@ def main() -> None:
         boots += fast
         if not args.no_ecovec:
             eco_cfg = make_config(tmp, "ecovec-baseline.toml", name="eco.toml")
-            out = run([*RIG, "run", "--config", str(eco_cfg), "--json"], timeout=180)
+            out = rig_json("run", "--config", str(eco_cfg), "--json", timeout=180, codes=(0, 1))
             boots.append(describe("ecovec-baseline", Path(out["folder"]), tmp))
         if not args.no_real:
             real = tmp / "real"
             shutil.copytree(REPO / "tests" / "data" / "real", real)
             for folder in sorted(p for p in real.iterdir() if p.is_dir()):
-                run([*RIG, "analyze", str(folder), "--json"], timeout=120)
+                rig_json("analyze", str(folder), "--json", timeout=120, codes=(0, 1))
                 boots.append(describe(f"qemu {folder.name}", folder, tmp))
         for b in boots:
             parts = ", ".join(f"{k} {v / 1e3:.1f}" for k, v in b["files"].items())
@@ -129,30 +120,26 @@ def main() -> None:
         f"per folder = {amortized / 1e3:.1f} kB a boot over {len(fast)} boots; worst boot: "
         f"{worst['boot']} {worst['bytes'] / 1e3:.1f} kB"
     )
-    print(
-        json.dumps(
-            {
-                "bench": "disk_footprint",
-                "figures": {
-                    "per_boot_bytes": worst["bytes"],
-                    "per_boot_boot": worst["boot"],
-                    "fast_per_boot_bytes_mean": statistics.mean(fast_bytes),
-                    "fast_per_boot_bytes_max": max(fast_bytes),
-                    "shared_asset_bytes": asset_bytes,
-                    "fast_amortized_per_boot_bytes": amortized,
-                    "boots": {b["boot"]: b["bytes"] for b in boots},
-                    "old_per_boot_bytes": {b["boot"]: b["old_bytes"] for b in boots},
-                },
-                "per_boot_bytes": worst["bytes"],
-                "reference": {
-                    "target_per_boot_bytes": TARGET_BYTES,
-                    "old_per_boot_bytes_fast_mean": statistics.mean(b["old_bytes"] for b in fast),
-                    "old_per_boot_bytes_issue": 2_000_000,
-                },
-                "ratio": TARGET_BYTES / worst["bytes"],
-                "target_met": worst["bytes"] <= TARGET_BYTES,
-            }
-        )
+    result(
+        "disk_footprint",
+        figures={
+            "per_boot_bytes": worst["bytes"],
+            "per_boot_boot": worst["boot"],
+            "fast_per_boot_bytes_mean": statistics.mean(fast_bytes),
+            "fast_per_boot_bytes_max": max(fast_bytes),
+            "shared_asset_bytes": asset_bytes,
+            "fast_amortized_per_boot_bytes": amortized,
+            "boots": {b["boot"]: b["bytes"] for b in boots},
+            "old_per_boot_bytes": {b["boot"]: b["old_bytes"] for b in boots},
+        },
+        per_boot_bytes=worst["bytes"],
+        reference={
+            "target_per_boot_bytes": TARGET_BYTES,
+            "old_per_boot_bytes_fast_mean": statistics.mean(b["old_bytes"] for b in fast),
+            "old_per_boot_bytes_issue": 2_000_000,
+        },
+        ratio=TARGET_BYTES / worst["bytes"],
+        target_met=worst["bytes"] <= TARGET_BYTES,
     )
 
 

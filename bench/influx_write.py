@@ -5,8 +5,7 @@
 2. Time to replay N spooled reports (default 10,000, ~5 M points) from the durable spool
    into the server; target >= 100,000 points/s. Every replayed boot is checked present.
 
-The last line printed is one JSON object with the figures, the reference (the issue's
-targets), the ratios (>= 1 means the target is met) and "target_met".
+The reference is the issue's targets; the ratios >= 1 mean a target is met.
 
     python bench/influx_write.py [--reports N] [--writes N] [--batch-points N]
 """
@@ -14,24 +13,24 @@ targets), the ratios (>= 1 means the target is met) and "target_met".
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import sys
 import tempfile
-import time
 from dataclasses import replace
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench.harness.result import Stopwatch, result  # noqa: E402
 from rig.sinks.influx.client import Client  # noqa: E402
+from rig.sinks.influx.deliver import deliver  # noqa: E402
 from rig.sinks.influx.points import report_lines, utc_to_ns  # noqa: E402
+from rig.sinks.influx.replay import replay  # noqa: E402
 from rig.sinks.influx.sample import sample_report  # noqa: E402
 from rig.sinks.influx.server import private_server  # noqa: E402
 from rig.sinks.influx.settings import InfluxSettings  # noqa: E402
-from rig.sinks.influx.sink import deliver, replay  # noqa: E402
 from rig.sinks.influx.spool import Spool, spool_dir  # noqa: E402
 
 WRITE_MS_MAX = 50.0
@@ -48,9 +47,9 @@ def bench_write(s: InfluxSettings, results: Path, n: int) -> dict[str, float]:
     times = []
     for i in range(n):
         report = sample_report(1_000_000 + i)
-        t0 = time.perf_counter()
-        d = deliver(report, s, results)
-        times.append((time.perf_counter() - t0) * 1e3)
+        with Stopwatch() as sw:
+            d = deliver(report, s, results)
+        times.append(sw.s * 1e3)
         assert d.status == "written", d.reason
     times.sort()
     return {
@@ -69,9 +68,9 @@ def fill_spool(spool: Spool, n: int) -> dict[str, float]:
     for i in range(n):
         report = sample_report(i, spacing_s=60.0)
         lines = report_lines(report)
-        t0 = time.perf_counter()
-        spool.put(utc_to_ns(report.started_utc), report.run_id, lines, {"precision": "ns"})
-        put_ms.append((time.perf_counter() - t0) * 1e3)
+        with Stopwatch() as sw:
+            spool.put(utc_to_ns(report.started_utc), report.run_id, lines, {"precision": "ns"})
+        put_ms.append(sw.s * 1e3)
         points += len(lines)
     return {"points": points, "put_median_ms": statistics.median(put_ms)}
 
@@ -97,18 +96,16 @@ def main() -> None:
             )
 
             spool = Spool(spool_dir(results))
-            t0 = time.perf_counter()
-            filled = fill_spool(spool, args.reports)
-            fill_s = time.perf_counter() - t0
+            with Stopwatch() as fill:
+                filled = fill_spool(spool, args.reports)
             print(
-                f"spooled {args.reports} reports ({filled['points']} points) in {fill_s:.1f} s "
+                f"spooled {args.reports} reports ({filled['points']} points) in {fill.s:.1f} s "
                 f"(fsynced put: median {filled['put_median_ms']:.2f} ms)"
             )
 
-            t0 = time.perf_counter()
-            with Client(replace(s, timeout_s=60.0)) as c:
+            with Stopwatch() as sw, Client(replace(s, timeout_s=60.0)) as c:
                 res = replay(c, spool, s.batch_points)
-            replay_s = time.perf_counter() - t0
+            replay_s = sw.s
             assert res.error is None and res.left == 0, res.as_dict()
             with Client(s) as c:
                 stored = boots_stored(c, "bench")
@@ -121,34 +118,30 @@ def main() -> None:
 
     ratio_write = WRITE_MS_MAX / write["median_ms"]
     ratio_replay = pps / REPLAY_PPS_MIN
-    print(
-        json.dumps(
-            {
-                "bench": "influx_write",
-                "server": f"InfluxDB {version} (private influxd, 127.0.0.1)",
-                "cpus": os.cpu_count(),
-                "write_report": {k: round(v, 3) for k, v in write.items()},
-                "replay": {
-                    "reports": res.reports,
-                    "points": res.points,
-                    "seconds": round(replay_s, 3),
-                    "points_per_s": round(pps),
-                    "batch_points": s.batch_points,
-                    "spool_put_median_ms": round(filled["put_median_ms"], 3),
-                },
-                "reference": {
-                    "what": "issue targets",
-                    "write_report_ms_max": WRITE_MS_MAX,
-                    "replay_points_per_s_min": REPLAY_PPS_MIN,
-                },
-                "ratio": {
-                    "meaning": "measured against reference, >= 1 means the target is met",
-                    "write_report": round(ratio_write, 2),
-                    "replay": round(ratio_replay, 2),
-                },
-                "target_met": ratio_write >= 1 and ratio_replay >= 1,
-            }
-        )
+    result(
+        "influx_write",
+        server=f"InfluxDB {version} (private influxd, 127.0.0.1)",
+        cpus=os.cpu_count(),
+        write_report={k: round(v, 3) for k, v in write.items()},
+        replay={
+            "reports": res.reports,
+            "points": res.points,
+            "seconds": round(replay_s, 3),
+            "points_per_s": round(pps),
+            "batch_points": s.batch_points,
+            "spool_put_median_ms": round(filled["put_median_ms"], 3),
+        },
+        reference={
+            "what": "issue targets",
+            "write_report_ms_max": WRITE_MS_MAX,
+            "replay_points_per_s_min": REPLAY_PPS_MIN,
+        },
+        ratio={
+            "meaning": "measured against reference, >= 1 means the target is met",
+            "write_report": round(ratio_write, 2),
+            "replay": round(ratio_replay, 2),
+        },
+        target_met=ratio_write >= 1 and ratio_replay >= 1,
     )
 
 

@@ -20,8 +20,7 @@ Targets (issue 14): throughput grows from N = 1 to N = 2, and from N = 2 to N = 
 the cores are the limit at N = 4 (the host's CPU busy fraction over that soak >= 90 %);
 the overhead p50 at N = 4 at most twice that at N = 1 (`ratio` = overhead(4) /
 overhead(1), <= 2 met); every cycle of every soak run. N = 8 is reported, not judged:
-8 boards, each simulated on this host, on 2 cores. The last line printed is one JSON
-object with the figures, the reference, the ratio and "target_met".
+8 boards, each simulated on this host, on 2 cores.
 
     python bench/lab_scale.py [--cycles 60] [--ns 1,2,4,8]
 """
@@ -29,11 +28,9 @@ object with the figures, the reference, the ratio and "target_met".
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import resource
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -44,6 +41,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench.harness.result import result, rig_json, skipped  # noqa: E402
 from rig.sinks.influx.client import Client  # noqa: E402
 from rig.sinks.influx.server import PrivateServer, private_server  # noqa: E402
 from rig.sinks.influx.settings import InfluxSettings  # noqa: E402
@@ -56,6 +54,12 @@ HOLD_S = 0.1
 SATURATED = 0.90
 OVERHEAD_RATIO_MAX = 2.0
 _TICK = os.sysconf("SC_CLK_TCK")
+REFERENCE = {
+    "throughput": "grows N=1->2, and N=2->4 unless cpu_busy(N=4) >= "
+    f"{SATURATED:.0%} (the cores are the limit)",
+    "overhead_ratio_max": OVERHEAD_RATIO_MAX,
+    "saturated_cpu_busy": SATURATED,
+}
 
 
 def proc_cpu_s(pid: int | None) -> float:
@@ -148,18 +152,13 @@ def measure(bl: BoardLab, srv: PrivateServer, n: int, cycles: int, tmp: Path) ->
         for b in places
     ]
     own = [f"--place-config={b.place}={c}" for b, c in zip(places, configs, strict=True)][1:]
-    argv = [sys.executable, "-m", "rig", "soak", "--config", str(configs[0]),
-            "--places", ",".join(b.place for b in places), "--cycles", str(cycles),
-            "--id", f"scale{n}", "--json", *own]  # fmt: skip
+    argv = ["soak", "--config", str(configs[0]), "--places", ",".join(b.place for b in places),
+            "--cycles", str(cycles), "--id", f"scale{n}", "--json", *own]  # fmt: skip
     before = Probe.take(bl, srv)
-    proc = subprocess.run(
-        argv, cwd=REPO, capture_output=True, text=True, timeout=120 + 10 * cycles * n
-    )
+    # exit 1, a board failure, is still a figure
+    doc = rig_json(*argv, timeout=120 + 10 * cycles * n, codes=(0, 1))
     after = Probe.take(bl, srv)
     load1 = os.getloadavg()[0]
-    if proc.returncode not in (0, 1):  # 1: a board failure is still a figure
-        raise SystemExit(f"rig soak N={n}: exit {proc.returncode}: {proc.stderr[-2000:]}")
-    doc = json.loads(proc.stdout)
     failed = [f"{p['place']}: {p['error']}" for p in doc["places"] if not p["soak"]]
     if failed:  # a place that never soaked has no figures to give
         raise SystemExit(f"rig soak N={n}: " + "; ".join(failed))
@@ -241,11 +240,6 @@ def table(figures: dict[int, dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def skipped(why: str) -> None:
-    print(why, file=sys.stderr)
-    print(json.dumps({"bench": "lab_scale", "skipped": why, "target_met": False}))
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cycles", type=int, default=60, help="cycles per place")
@@ -253,7 +247,9 @@ def main() -> None:
     args = ap.parse_args()
     ns = sorted({int(v) for v in args.ns.split(",")})
     if not (LABGRID_BIN / "labgrid-coordinator").is_file():
-        return skipped(f"labgrid's environment {LABGRID_BIN.parent} is missing: make labgrid")
+        why = f"labgrid's environment {LABGRID_BIN.parent} is missing: make labgrid"
+        skipped("lab_scale", why, REFERENCE)
+        return
     figures: dict[int, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory(prefix="bootrig-lab-scale-") as t:
         tmp = Path(t)
@@ -267,25 +263,18 @@ def main() -> None:
     if verdict:
         for name, ok in verdict["checks"].items():
             print(f"{name}: {'met' if ok else 'NOT met'}")
-    print(
-        json.dumps(
-            {
-                "bench": "lab_scale",
-                "figures": {str(n): f for n, f in figures.items()},
-                "reference": {
-                    "throughput": "grows N=1->2, and N=2->4 unless cpu_busy(N=4) >= "
-                    f"{SATURATED:.0%} (the cores are the limit)",
-                    "overhead_ratio_max": OVERHEAD_RATIO_MAX,
-                    "saturated_cpu_busy": SATURATED,
-                    "host_cores": os.cpu_count(),
-                    "hold_s": HOLD_S,
-                    "checks": verdict["checks"] if verdict else None,
-                },
-                "ratio": verdict["ratio"] if verdict else None,
-                "ratio_is": "overhead_p50(N=4) / overhead_p50(N=1); <= 2 met",
-                "target_met": bool(verdict and all(verdict["checks"].values())),
-            }
-        )
+    result(
+        "lab_scale",
+        figures={str(n): f for n, f in figures.items()},
+        reference={
+            **REFERENCE,
+            "host_cores": os.cpu_count(),
+            "hold_s": HOLD_S,
+            "checks": verdict["checks"] if verdict else None,
+        },
+        ratio=verdict["ratio"] if verdict else None,
+        ratio_is="overhead_p50(N=4) / overhead_p50(N=1); <= 2 met",
+        target_met=bool(verdict and all(verdict["checks"].values())),
     )
 
 

@@ -18,9 +18,9 @@ clock fit) minus the traced edge, printed beside the offset.
 Centre = the middle of the observed range; uncertainty = half that range plus one
 standard deviation (with 15-20 boots about 3 sigma for a normal spread).
 
-The last line printed is one JSON object: per landmark its offset, uncertainty and the
-largest error against QEMU's traced edge; "target_met" when every traced check lies
-inside the stated uncertainty.
+The result line: per landmark its offset, uncertainty and the largest error against
+QEMU's traced edge; "target_met" when every traced check lies inside the stated
+uncertainty.
 
     python bench/landmark_offsets.py                       # tests/data/real hooked boots
     python bench/landmark_offsets.py --record 15 --out DIR # record more first (QEMU)
@@ -44,6 +44,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench.harness.result import result  # noqa: E402
 from rig.analysis.events import first_tags  # noqa: E402
 from rig.analysis.landmarks import (  # noqa: E402
     CALIBRATION_SCHEMA,
@@ -292,13 +293,13 @@ def main() -> None:
             data = merged(json.loads(path.read_text(encoding="utf-8")), data)
         path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
         print(f"wrote {path}")
-    print(json.dumps(verdict(cal, check)))
+    result("landmark_offsets", **verdict(cal, check))
 
 
 def verdict(
     cal: dict[str, Any], check: dict[str, dict[str, tuple[float, float]]]
 ) -> dict[str, Any]:
-    """The last line: on the boots QEMU traced, the landmark's time in the report minus
+    """The result: on the boots QEMU traced, the landmark's time in the report minus
     its calibrated offset must land on the traced edge within what the report states for
     it: the calibrated uncertainty plus the line's own (its host or printk placement),
     as rig.analysis.landmarks adds them."""

@@ -18,8 +18,7 @@ Part 2, the QEMU target (real U-Boot + Linux 6.1 with the hooks), only when its 
 are built: on = `initcall_debug loglevel=8`, off = `quiet` on the kernel command line,
 `--qemu-pairs` pairs. No truth there: the measured cost is reported, not gated.
 
-The last line printed is one JSON object with the figures, the reference compared with,
-the ratio (intervals covering their truth / intervals) and "target_met".
+The ratio: intervals covering their truth / intervals.
 
     python bench/observer_cost.py [--pairs 10] [--qemu-pairs 6] [--no-qemu]
 """
@@ -37,6 +36,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench.harness.result import result, rig_json  # noqa: E402
 from tests.e2e import make_config  # noqa: E402
 
 QEMU_CONFIG = REPO / "config" / "qemu-arm64.toml"
@@ -48,12 +48,8 @@ QEMU_VARIANTS = ('on:qemu.kernel_args="initcall_debug loglevel=8"', 'off:qemu.ke
 
 
 def rig_cost(config: Path, variants: tuple[str, str], pairs: int, *extra: str) -> dict[str, Any]:
-    cmd = [sys.executable, "-m", "rig", "cost", "--config", str(config), "--json"]
-    cmd += ["--variant", variants[0], "--variant", variants[1], "--pairs", str(pairs), *extra]
-    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, check=False)
-    if proc.returncode != 0:
-        raise SystemExit(f"rig cost failed ({proc.returncode}): {proc.stdout}{proc.stderr}")
-    return json.loads(proc.stdout)  # type: ignore[no-any-return]
+    args = ["--variant", variants[0], "--variant", variants[1], "--pairs", str(pairs), *extra]
+    return rig_json("cost", "--config", str(config), "--json", *args, timeout=3600)
 
 
 def true_costs(folder: Path) -> dict[str, float]:
@@ -166,20 +162,16 @@ def main() -> None:
     if "skipped" in q:
         print(f"QEMU: skipped: {q['skipped']}")
 
-    print(
-        json.dumps(
-            {
-                "bench": "observer_cost",
-                "figures": {"simulator": sim, "qemu": q},
-                "reference": {
-                    "truth": "truth.json instrumentation.planned_s, on - off",
-                    "target": "every true cost inside its stated interval",
-                    "intervals": len(rows),
-                },
-                "ratio": covered / len(rows),
-                "target_met": covered == len(rows),
-            }
-        )
+    result(
+        "observer_cost",
+        figures={"simulator": sim, "qemu": q},
+        reference={
+            "truth": "truth.json instrumentation.planned_s, on - off",
+            "target": "every true cost inside its stated interval",
+            "intervals": len(rows),
+        },
+        ratio=covered / len(rows),
+        target_met=covered == len(rows),
     )
 
 

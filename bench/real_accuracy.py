@@ -13,8 +13,7 @@ as the report is, not from the RESUME (that lag is the power event's to state).
 Printed per boundary source (gpio, uart, printk, host, landmark): p50/p99/max error and
 how often it exceeded the stated uncertainty. Targets: host-timed boundaries within
 20 ms and inside their stated uncertainty in at least 99 % of boots; every other source
-(landmarks included) inside its stated uncertainty in every boot. The last line printed
-is one JSON object with the figures, the reference, the ratio and "target_met".
+(landmarks included) inside its stated uncertainty in every boot.
 
 QEMU's PL011 is not paced (bytes arrive at once), so this bench checks the console
 model on an unpaced console with a kernel backlog; bench/accuracy.py checks it on the
@@ -28,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import shutil
 import subprocess
 import sys
@@ -40,13 +38,13 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench.harness.result import percentile, result, spread  # noqa: E402
 from rig.config.load import RigConfig, load_config  # noqa: E402
 from rig.instruments.qemu.reference import command_lag_s, report_edges  # noqa: E402
 from rig.instruments.setup import Instruments  # noqa: E402
 from rig.measure.cycle import run_cycle  # noqa: E402
 from rig.measure.pipeline import analyze_folder  # noqa: E402
 from rig.sinks.files import save_report  # noqa: E402
-from rig.soak.stats import percentile  # noqa: E402
 
 HOOKED = REPO / "config" / "qemu-arm64.toml"
 STOCK = REPO / "config" / "qemu-arm64-stock.toml"
@@ -128,10 +126,7 @@ def figures(rows: list[Row]) -> dict[str, Any]:
         if src == "host":
             bad |= {r["boot"] for r in mine if abs(r["error_s"]) > HOST_LIMIT_S}
         out[src] = {
-            "n": len(mine),
-            "p50_ms": percentile(errs, 50) * 1e3,
-            "p99_ms": percentile(errs, 99) * 1e3,
-            "max_ms": max(errs) * 1e3,
+            **spread(errs, "ms"),
             "exceeded": len(over),
             "exceeded_fraction": len(over) / len(mine),
             "boots": len(boots),
@@ -186,16 +181,16 @@ def main() -> None:
         "host_boots_ok_over_target": host["boots_ok_fraction"] / HOST_BOOTS if host else None,
         "beyond_uncertainty": {s: f["exceeded_fraction"] for s, f in figs.items()},
     }
-    result = {
-        "bench": "real_accuracy",
-        "boots": len({r["boot"] for r in rows}),
-        "seconds": time.monotonic() - started,
-        "errors": figs,
-        "signed_ms": signed_by_marker(rows),
-        "resume_lag_ms": {"min": min(lags), "median": percentile(lags, 50), "max": max(lags)}
+    result(
+        "real_accuracy",
+        boots=len({r["boot"] for r in rows}),
+        seconds=time.monotonic() - started,
+        errors=figs,
+        signed_ms=signed_by_marker(rows),
+        resume_lag_ms={"min": min(lags), "median": percentile(lags, 50), "max": max(lags)}
         if lags
         else None,
-        "reference": {
+        reference={
             "truth": "QEMU pl061_set_output trace (qemu-trace.log), t = 0 at QMP RESUME "
             "(capture) or at the power-on command (console-only)",
             "targets": {
@@ -204,12 +199,11 @@ def main() -> None:
                 "others": "|error| <= uncertainty in every boot",
             },
         },
-        "ratio": ratio,
-        "target_met": host is not None
+        ratio=ratio,
+        target_met=host is not None
         and host["boots_ok_fraction"] >= HOST_BOOTS
         and all(f["exceeded"] == 0 for f in strict),
-    }
-    print(json.dumps(result))
+    )
 
 
 if __name__ == "__main__":

@@ -15,8 +15,7 @@ cycles, and one SIGKILL of the rig in the middle of that outage followed by
 - RSS growth of the rig process within a session (after a 10-cycle warm-up).
 
 Targets: every cycle classified, 0 lost, 0 duplicated, overhead median <= 100 ms,
-RSS growth < 10 MB. The last line printed is one JSON object with the figures, the
-reference compared with, the ratios (>= 1: met) and "target_met".
+RSS growth < 10 MB; the ratios >= 1 mean a target is met.
 
     python bench/soak_faults.py [--cycles 300] [--keep DIR]
 """
@@ -40,6 +39,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench.harness.result import result  # noqa: E402
 from bench.harness.soak import (  # noqa: E402
     alive,
     children,
@@ -291,23 +291,18 @@ def main() -> None:
         f"{o['per_cycle_median_s'] * 1e3:.1f} ms (cycle to cycle, analysis included)"
     )
     print(f"RSS growth {f['rss_growth_mb']:.2f} MB; wall {f['wall_s']:.0f} s")
-    v = verdict(figures)
-    print(
-        json.dumps(
-            {
-                "bench": "soak_faults",
-                "figures": figures,
-                "reference": {
-                    "lost": 0,
-                    "duplicated": 0,
-                    "overhead_median_s_max": OVERHEAD_MAX_S,
-                    "overhead_median_s_before": OVERHEAD_BEFORE_S,
-                    "rss_growth_mb_max": RSS_GROWTH_MAX_MB,
-                    "fault_rates": RATES,
-                },
-                **v,
-            }
-        )
+    result(
+        "soak_faults",
+        figures=figures,
+        reference={
+            "lost": 0,
+            "duplicated": 0,
+            "overhead_median_s_max": OVERHEAD_MAX_S,
+            "overhead_median_s_before": OVERHEAD_BEFORE_S,
+            "rss_growth_mb_max": RSS_GROWTH_MAX_MB,
+            "fault_rates": RATES,
+        },
+        **verdict(figures),
     )
 
 

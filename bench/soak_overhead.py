@@ -13,9 +13,7 @@ is the hardware double's time, so the target is on the rig's own overhead (overh
 minus it); both are printed.
 
 Targets: the rig's own median overhead at 24 MHz <= 100 ms; the hold's work within the
-hold (median).
-The last line printed is one JSON object with the figures, the reference compared with,
-the ratio (target / measured: >= 1 met) and "target_met".
+hold (median). The ratio is target / measured (>= 1 met).
 
     python bench/soak_overhead.py [--cycles 12] [--hold 1.0]
 """
@@ -25,7 +23,6 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -34,6 +31,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench.harness.result import result, rig_json  # noqa: E402
 from tests.e2e import make_config  # noqa: E402
 
 TARGET_S = 0.100
@@ -42,17 +40,10 @@ RATES = (24_000_000, 1_000_000)
 
 def soak(tmp: Path, rate: int, cycles: int, hold_s: float) -> dict[str, Any]:
     cfg = make_config(tmp, set_keys={"samplerate": rate}, off_hold_s=hold_s)
-    args = ["soak", "--config", str(cfg), "--cycles", str(cycles), "--json"]
-    p = subprocess.run(
-        [sys.executable, "-m", "rig", *args],
-        capture_output=True,
-        text=True,
-        timeout=60 * cycles,
-        cwd=REPO,
-    )
-    if p.returncode not in (0, 1):
-        raise SystemExit(f"rig soak failed ({p.returncode}): {p.stderr[-2000:]}")
-    summary = json.loads(p.stdout)
+    summary = rig_json(
+        "soak", "--config", str(cfg), "--cycles", str(cycles), "--json",
+        timeout=60 * cycles, codes=(0, 1),
+    )  # fmt: skip
     runs = sorted((tmp / "results").glob("soak-*/2*/run.json"))
     timing = [json.loads(r.read_text()).get("timing") or {} for r in runs]
     sizes = [
@@ -115,19 +106,15 @@ def main() -> None:
         and fast["hold_work_p50_s"] <= args.hold
         and fast["classified"] == fast["cycles"] == args.cycles
     )
-    print(
-        json.dumps(
-            {
-                "bench": "soak_overhead",
-                "figures": {str(k): v for k, v in figures.items()},
-                "reference": {
-                    "target_overhead_p50_s": TARGET_S,
-                    "same_soak_at_1_MHz_rig_overhead_p50_s": ref["rig_overhead_p50_s"],
-                },
-                "ratio": TARGET_S / max(fast["rig_overhead_p50_s"], 1e-9),
-                "target_met": met,
-            }
-        )
+    result(
+        "soak_overhead",
+        figures={str(k): v for k, v in figures.items()},
+        reference={
+            "target_overhead_p50_s": TARGET_S,
+            "same_soak_at_1_MHz_rig_overhead_p50_s": ref["rig_overhead_p50_s"],
+        },
+        ratio=TARGET_S / max(fast["rig_overhead_p50_s"], 1e-9),
+        target_met=met,
     )
 
 

@@ -12,9 +12,9 @@ hook's print path, which a run without the GPIO cannot see and the analysis boun
 (`HOOK_BOUND_S` in rig/analysis/events.py). Each boot also gives the lag of QMP RESUME
 behind the power-on command (a console-only run's t = 0) and the host's load.
 
-The last line printed is one JSON object: per marker the delays (min, median, max, the
-boots), the bound the analysis states, the ratio max/bound and "target_met" (every delay
-within its marker's bound).
+The result line: per marker the delays (min, median, max, the boots), the bound the
+analysis states, the ratio max/bound and "target_met" (every delay within its marker's
+bound).
 
     python bench/tag_delay.py [--config config/qemu-arm64-stock.toml] [--boots N] [--keep DIR]
     python bench/tag_delay.py DIR...    # re-read boots kept with --keep
@@ -36,6 +36,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench.harness.result import result  # noqa: E402
 from rig.analysis.events import DEFAULT_HOOK_BOUND_S, HOOK_BOUND_S, first_tags  # noqa: E402
 from rig.analysis.lines import split_lines  # noqa: E402
 from rig.config.load import load_config  # noqa: E402
@@ -144,17 +145,16 @@ def main() -> None:
         rows = boot(args.config, args.boots, args.keep)
     markers = summary(rows)
     lags = [r["resume_lag_s"] * 1e3 for r in rows if r["resume_lag_s"] is not None]
-    result = {
-        "bench": "tag_delay",
-        "boots": len(rows),
-        "markers": markers,
-        "resume_lag_ms": {"min": min(lags), "max": max(lags)} if lags else None,
-        "load1": [r.get("load1") for r in rows],
-        "reference": "QEMU traces: pl061_set_output (GPIO) and pl011_write (console bytes)",
-        "ratio": {n: m["max_over_bound"] for n, m in markers.items()},
-        "target_met": bool(markers) and all(m["over_bound"] == 0 for m in markers.values()),
-    }
-    print(json.dumps(result))
+    result(
+        "tag_delay",
+        boots=len(rows),
+        markers=markers,
+        resume_lag_ms={"min": min(lags), "max": max(lags)} if lags else None,
+        load1=[r.get("load1") for r in rows],
+        reference="QEMU traces: pl061_set_output (GPIO) and pl011_write (console bytes)",
+        ratio={n: m["max_over_bound"] for n, m in markers.items()},
+        target_met=bool(markers) and all(m["over_bound"] == 0 for m in markers.values()),
+    )
 
 
 if __name__ == "__main__":
