@@ -114,10 +114,6 @@ class Calibration:
         off = self.offsets.get(key)
         return off.target if off is not None and off.target else self.target
 
-    def describe(self, key: str | None = None) -> str:
-        """Where the calibration (of landmark `key`, when given) was measured."""
-        return f"calibrated on {self.target if key is None else self.target_of(key)}"
-
 
 def parse_calibration(data: dict[str, Any], where: str) -> Calibration:
     if data.get("schema") != CALIBRATION_SCHEMA:

@@ -42,10 +42,6 @@ class Stage:
     end_res: Resolution | None = None
 
     @property
-    def complete(self) -> bool:
-        return self.start is not None and self.end is not None
-
-    @property
     def note(self) -> str | None:
         shorts = [r.short for r in (self.start_res, self.end_res) if r and r.short]
         return "; ".join(dict.fromkeys(shorts)) or None
@@ -150,7 +146,7 @@ class _Resolver:
         return (
             f"{marker}: no GPIO edge and no tag, so {lm.message} stands in ({lm.when}; "
             f"{_ms(ev.detail['offset_s'])} from the hook, ± {_ms(ev.uncertainty_s)} with the "
-            f"offset's spread {self.cal.describe(key)}, {off.n} boots)"
+            f"offset's spread calibrated on {self.cal.target_of(key)}, {off.n} boots)"
         )
 
 
