@@ -14,8 +14,8 @@ CHILD = r"""
 import resource, signal, sys
 from pathlib import Path
 from rig.model.soak import HeaderRecord, InterruptedRecord
-from rig.errors import exit_code
-from rig.soak.journal import SCHEMA, Journal, JournalWriteError, read_records
+from rig.errors import RigError, exit_code
+from rig.soak.journal import SCHEMA, Journal, read_records
 
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a failed write, not a killed process
 folder = Path(sys.argv[1])
@@ -26,7 +26,7 @@ resource.setrlimit(resource.RLIMIT_FSIZE, (size + 20, resource.RLIM_INFINITY))
 try:
     journal.append(InterruptedRecord(cycle=1, run_id="20250101T000000Z-aaaaaa"))
     print("appended")
-except JournalWriteError as e:  # the rig failed, not its input: exit 3
+except RigError as e:  # the rig failed, not its input: exit 3
     print("refused:", exit_code(e), e)
 resource.setrlimit(resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
 for n in (2, 3):  # space again: the soak goes on

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from rig.errors import ArtifactError
 from rig.model.codec import dump
 from rig.model.soak import (
     CycleRecord,
@@ -21,7 +22,7 @@ from rig.model.soak import (
     ResumeRecord,
     record_from_json,
 )
-from rig.soak.journal import JOURNAL, SCHEMA, Journal, JournalError, read_records
+from rig.soak.journal import JOURNAL, SCHEMA, Journal, read_records
 from tests.conftest import REPO
 from tests.e2e import interrupt_when, make_config
 
@@ -139,7 +140,7 @@ def test_a_line_that_does_not_fit_names_file_line_and_key(tmp_path: Path) -> Non
     good = line_of({"type": "cycle", "cycle": 1, "run_id": "a", "outcome": "ok", "stages": {}})
     bad = line_of({"type": "cycle", "cycle": "2", "run_id": "b", "outcome": "ok", "stages": {}})
     path = _journal(tmp_path, good, bad, line_of({"type": "end", "reason": "completed"}))
-    with pytest.raises(JournalError) as e:
+    with pytest.raises(ArtifactError) as e:
         read_records(path)
     assert str(e.value) == (
         f"{path}:3: bad journal line (key 'cycle': expected an integer >= 1, found \"2\")"
@@ -148,9 +149,9 @@ def test_a_line_that_does_not_fit_names_file_line_and_key(tmp_path: Path) -> Non
 
 def test_a_missing_key_and_a_last_line_that_is_json_are_errors(tmp_path: Path) -> None:
     path = _journal(tmp_path, line_of({"type": "interrupted", "cycle": 1}))
-    with pytest.raises(JournalError, match=r"journal\.jsonl:2: .*missing key 'run_id'"):
+    with pytest.raises(ArtifactError, match=r"journal\.jsonl:2: .*missing key 'run_id'"):
         read_records(path)  # complete JSON is no torn write: it must not be cut
-    with pytest.raises(JournalError, match=r"journal\.jsonl:2: bad journal line"):
+    with pytest.raises(ArtifactError, match=r"journal\.jsonl:2: bad journal line"):
         Journal.reopen(path.parent)
     assert path.read_bytes().endswith(b'"cycle":1}\n')
 

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from rig.errors import ArtifactError
 from rig.model.soak import CycleRecord, EndRecord, HeaderRecord, ResumeRecord
-from rig.soak.journal import JOURNAL, SCHEMA, Journal, JournalError, read_journal
+from rig.soak.journal import JOURNAL, SCHEMA, Journal, read_journal
 
 HEAD = HeaderRecord(schema=SCHEMA, soak_id="s")
 
@@ -46,7 +47,7 @@ def test_a_bad_line_in_the_middle_is_an_error(tmp_path: Path) -> None:
     Journal.create(folder, HEAD).close()
     with (folder / JOURNAL).open("ab") as f:
         f.write(b"garbage\n" + json.dumps({"type": "end"}).encode() + b"\n")
-    with pytest.raises(JournalError, match=r"journal.jsonl:2: bad journal line"):
+    with pytest.raises(ArtifactError, match=r"journal.jsonl:2: bad journal line"):
         read_journal(folder / JOURNAL)
 
 
@@ -54,7 +55,7 @@ def test_one_writer_at_a_time(tmp_path: Path) -> None:
     folder = tmp_path / "soak"
     with (
         Journal.create(folder, HEAD),
-        pytest.raises(JournalError, match="another `rig soak`"),
+        pytest.raises(ArtifactError, match="another `rig soak`"),
     ):
         Journal.reopen(folder)
     Journal.reopen(folder)[0].close()  # the lock went with the writer
@@ -62,7 +63,7 @@ def test_one_writer_at_a_time(tmp_path: Path) -> None:
 
 def test_not_a_journal(tmp_path: Path) -> None:
     (tmp_path / JOURNAL).write_text('{"type": "cycle"}\n')
-    with pytest.raises(JournalError, match="expected a header line"):
+    with pytest.raises(ArtifactError, match="expected a header line"):
         read_journal(tmp_path / JOURNAL)
-    with pytest.raises(JournalError, match="no soak journal"):
+    with pytest.raises(ArtifactError, match="no soak journal"):
         read_journal(tmp_path / "nowhere.jsonl")

@@ -29,15 +29,6 @@ JOURNAL = "journal.jsonl"
 T = TypeVar("T")
 
 
-class JournalError(ArtifactError, RuntimeError):
-    """The journal cannot be read or opened; the message names the file and why."""
-
-
-class JournalWriteError(RigError, RuntimeError):
-    """A line could not be appended (a full disk, an I/O error): the rig failed, not
-    what it was given (exit 3); the message names the file and why."""
-
-
 def read_journal(path: Path) -> tuple[list[JSONObject], int]:
     """The lines as JSON objects (what outside tools see), and the byte length of the
     intact part (a torn tail excluded)."""
@@ -53,7 +44,7 @@ def read_records(path: Path) -> tuple[list[Record], int]:
         try:
             return record_from_json(obj)
         except ModelError as e:
-            raise JournalError(f"{path}:{i}: bad journal line ({e})") from None
+            raise ArtifactError(f"{path}:{i}: bad journal line ({e})") from None
 
     return _read(path, typed)
 
@@ -69,7 +60,7 @@ def _read(path: Path, read: Callable[[int, JSONObject], T]) -> tuple[list[T], in
     try:
         data = path.read_bytes()
     except FileNotFoundError:
-        raise JournalError(f"{path}: no soak journal here") from None
+        raise ArtifactError(f"{path}: no soak journal here") from None
     lines = data.split(b"\n")
     lines.pop()  # b"" after the last newline, or a line torn by a crash: not a record
     objs: list[tuple[int, JSONObject]] = []
@@ -80,18 +71,18 @@ def _read(path: Path, read: Callable[[int, JSONObject], T]) -> tuple[list[T], in
             if not isinstance(obj, dict) or "type" not in obj:
                 raise ValueError("not a journal record")
         except Refused as e:  # whole, but JSON the rig never writes: not torn, never cut
-            raise JournalError(f"{path}:{i}: bad journal line ({e})") from None
+            raise ArtifactError(f"{path}:{i}: bad journal line ({e})") from None
         except ValueError as e:
             if i == len(lines):
                 break  # a last line garbled by a crash (e.g. NULs after power loss)
-            raise JournalError(f"{path}:{i}: bad journal line ({e})") from None
+            raise ArtifactError(f"{path}:{i}: bad journal line ({e})") from None
         objs.append((i, obj))
         good += len(line) + 1
     if not objs or objs[0][1].get("type") != HEADER:
-        raise JournalError(f"{path}:1: expected a header line with schema {SCHEMA!r}")
+        raise ArtifactError(f"{path}:1: expected a header line with schema {SCHEMA!r}")
     if objs[0][1].get("schema") != SCHEMA:
         found = objs[0][1].get("schema")
-        raise JournalError(f"{path}:1: key 'schema': expected {SCHEMA!r}, found {found!r}")
+        raise ArtifactError(f"{path}:1: key 'schema': expected {SCHEMA!r}, found {found!r}")
     return [read(i, obj) for i, obj in objs], good
 
 
@@ -107,12 +98,12 @@ class Journal:
         try:
             fd = os.open(path, flags | os.O_WRONLY | os.O_APPEND, 0o644)
         except OSError as e:
-            raise JournalError(f"{path}: cannot open: {e.strerror or e}") from None
+            raise ArtifactError(f"{path}: cannot open: {e.strerror or e}") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(fd)
-            raise JournalError(f"{path}: another `rig soak` is writing this journal") from None
+            raise ArtifactError(f"{path}: another `rig soak` is writing this journal") from None
         return cls(path, fd)
 
     @classmethod
@@ -151,7 +142,7 @@ class Journal:
                 raise OSError(errno.ENOSPC, f"only {n} of {len(data)} bytes written")
             os.fsync(self._fd)
         except OSError as e:
-            raise JournalWriteError(f"{self.path}: cannot append: {e.strerror or e}") from None
+            raise RigError(f"{self.path}: cannot append: {e.strerror or e}") from None
 
     def close(self) -> None:
         if self._fd >= 0:

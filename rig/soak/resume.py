@@ -23,11 +23,11 @@ from typing import Any
 
 from rig.artifacts.rundir import RUN, read_json
 from rig.config.load import RigConfig, load_config
-from rig.errors import InputError
+from rig.errors import ArtifactError, InputError
 from rig.instruments.place import place_override
 from rig.model.soak import CycleRecord, HeaderRecord
 from rig.sinks.influx.settings import load_influx_config
-from rig.soak.journal import JOURNAL, JournalError, read_records
+from rig.soak.journal import JOURNAL, read_records
 from rig.soak.start import find_folder, fingerprints
 
 DEFAULT_CONFIG = Path("config/rig.toml")
@@ -40,7 +40,7 @@ def locate(ref: str, config_path: Path | None) -> Path:
     if (p / JOURNAL).is_file() or (p.name == JOURNAL and p.is_file()):
         return find_folder(p.parent, p.name)
     if config_path is None and not DEFAULT_CONFIG.is_file():
-        raise JournalError(
+        raise ArtifactError(
             f"no soak {ref!r}: no {JOURNAL} in {p}, and {DEFAULT_CONFIG} (the default "
             f"config, whose results_dir holds soak ids) does not exist here; {_HINT}"
         )
@@ -48,8 +48,8 @@ def locate(ref: str, config_path: Path | None) -> Path:
     results_dir = load_influx_config(config).results_dir  # only [rig].results_dir
     try:
         return find_folder(results_dir, ref)
-    except JournalError as e:
-        raise JournalError(f"{e} (the results_dir of {config}); {_HINT}") from None
+    except ArtifactError as e:
+        raise ArtifactError(f"{e} (the results_dir of {config}); {_HINT}") from None
 
 
 _HINT = "for a soak kept elsewhere give its folder (--resume PATH) or the --config it ran with"

@@ -19,7 +19,14 @@ from rich.console import Console
 from rig import steps
 from rig.artifacts import rundir
 from rig.config.load import RigConfig, SoakConfig
-from rig.errors import EXIT_BOARD_FAILED, EXIT_INPUT, EXIT_OK, EXIT_RIG_FAILED, InputError
+from rig.errors import (
+    EXIT_BOARD_FAILED,
+    EXIT_INPUT,
+    EXIT_OK,
+    EXIT_RIG_FAILED,
+    InputError,
+    RigError,
+)
 from rig.model.budgets import Budgets
 from rig.model.soak import EndRecord, ResumeRecord
 from rig.model.summary import SoakSummary
@@ -29,7 +36,7 @@ from rig.sinks.influx.replay import replay
 from rig.sinks.influx.soak import deliver_soak_point
 from rig.sinks.influx.spool import Spool, spool_dir
 from rig.soak import recover
-from rig.soak.journal import JOURNAL, JournalError, JournalWriteError, read_records
+from rig.soak.journal import JOURNAL, read_records
 from rig.soak.progress import SoakDisplay
 from rig.soak.runner import ABORTED, COMPLETED, INTERRUPTED, Limits, SoakRunner
 from rig.soak.signals import StopFlag
@@ -169,7 +176,7 @@ def run_soak(
                 end = EndRecord(
                     reason=INTERRUPTED if stop.is_set() else ABORTED, utc=rundir.utc_now()
                 )
-                with contextlib.suppress(JournalError, JournalWriteError):
+                with contextlib.suppress(RigError):
                     opened.journal.append(end)
                 raise
         summary = _finish(opened, cfg, reason, opened.state.elapsed_s(), budgets)

@@ -25,7 +25,7 @@ from rig.errors import ArtifactError, InstrumentError, RigError
 from rig.measure.session import Session
 from rig.model.soak import CycleRecord, InterruptedRecord
 from rig.outcomes import Outcome
-from rig.soak.journal import Journal, JournalError
+from rig.soak.journal import Journal
 from rig.soak.record import finish, mark_rig_error
 from rig.soak.signals import StopFlag
 from simboard.client import SimError
@@ -230,7 +230,7 @@ class SoakRunner:
             reason = self._loop(session)
             self._flush()
         finally:
-            with contextlib.suppress(JournalError, *RIG_FAILURES):
+            with contextlib.suppress(*RIG_FAILURES):
                 self._flush()  # only left over when the loop raised
             session.power_off()  # whatever happened, the target ends unpowered
             if session is not self._session:

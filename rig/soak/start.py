@@ -15,7 +15,7 @@ from pathlib import Path
 from rig import __version__
 from rig.artifacts import rundir
 from rig.config.load import RigConfig
-from rig.errors import InputError
+from rig.errors import ArtifactError, InputError
 from rig.model.soak import (
     CycleRecord,
     EndRecord,
@@ -24,7 +24,7 @@ from rig.model.soak import (
     Record,
     ResumeRecord,
 )
-from rig.soak.journal import JOURNAL, SCHEMA, Journal, JournalError
+from rig.soak.journal import JOURNAL, SCHEMA, Journal
 from rig.soak.runner import Limits, SoakState
 
 PREFIX = "soak-"
@@ -67,7 +67,7 @@ def find_folder(results_dir: Path, ref: str) -> Path:
     for c in candidates:
         if (c / JOURNAL).is_file():
             return c.resolve()
-    raise JournalError(f"no soak {ref!r}: no {JOURNAL} in {' or '.join(map(str, candidates))}")
+    raise ArtifactError(f"no soak {ref!r}: no {JOURNAL} in {' or '.join(map(str, candidates))}")
 
 
 def file_sha256(path: Path) -> str:
@@ -128,7 +128,7 @@ class Opened:
 
 def begin(folder: Path, head: HeaderRecord) -> Opened:
     if folder.exists():
-        raise JournalError(f"{folder}: a soak with this id exists (use --resume)")
+        raise ArtifactError(f"{folder}: a soak with this id exists (use --resume)")
     journal = Journal.create(folder, head)
     return Opened(folder, journal, [head], SoakState())
 
