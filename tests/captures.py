@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from rig.artifacts import srzip
-from rig.artifacts.srzip import write_sr
+from rig.artifacts.srzip import CaptureError, open_blocks, write_sr
 
 RATE = 1_000_000  # 1 MHz: one sample per microsecond, so test numbers read as us
 
@@ -46,3 +47,25 @@ def bounce_then_up(first: int, pulses: int = 3, width: int = 200, gap: int = 100
         s = first + k * (width + gap)
         out += [s, s + width]
     return [*out, first + pulses * (width + gap)]
+
+
+@dataclass(frozen=True)
+class Capture:
+    """A whole capture in memory: one byte (up to 8 channels) a sample."""
+
+    samplerate: int
+    channels: tuple[str, ...]  # index -> name, bit i of each sample is channel i
+    data: np.ndarray  # uint8, one element per sample
+
+    @property
+    def samples(self) -> int:
+        return len(self.data)
+
+
+def read_sr(path: Path) -> Capture:
+    """A `.sr` of one byte a sample, read whole through the rig's streaming reader."""
+    with open_blocks(path) as (info, blocks):
+        if info.unitsize != 1:
+            raise CaptureError(f"{path}: unitsize {info.unitsize}: read it with scan_edges")
+        data = np.concatenate([np.zeros(0, np.uint8), *blocks])
+    return Capture(info.samplerate, info.channels, data)

@@ -125,7 +125,6 @@ def test_transitions_do_not_depend_on_read_blocks(tmp_path: Path, block: int) ->
     assert e.initial == {"power": 1, "bootm": 0}
     assert e.at["power"].tolist() == [5, 6, 64, 65, 999]
     assert e.at["bootm"].tolist() == [1, 2, 3, 128]
-    assert e.level_after("power").tolist() == [0, 1, 0, 1, 0]
 
 
 def test_engines_fail_alike_without_power(tmp_path: Path) -> None:

@@ -28,8 +28,9 @@ from hypothesis import strategies as st
 from rig.artifacts.decode import DecodeError
 from rig.artifacts.edges import scan_edges
 from rig.artifacts.fastscan import scan_capture, scan_markers_fast
-from rig.artifacts.srzip import CaptureError, read_info, read_sr, write_sr
+from rig.artifacts.srzip import CaptureError, read_info, write_sr
 from rig.artifacts.uart import UartError, decode_uart
+from tests.captures import read_sr
 
 SETTINGS = settings(
     max_examples=int(os.environ.get("FUZZ_EXAMPLES", "300")),  # more for a long session

@@ -18,10 +18,10 @@ import pytest
 
 from rig.artifacts import rundir
 from rig.artifacts.leftovers import RunLock, is_locked, recover_folder
-from rig.artifacts.srzip import read_sr
 from rig.config.load import load_config
 from rig.instruments.setup import Instruments
 from rig.measure.cycle import run_cycle
+from tests.captures import read_sr
 from tests.e2e import make_config
 
 RIG = [sys.executable, "-m", "rig"]

@@ -15,9 +15,10 @@ import numpy as np
 import pytest
 from rich.console import Console
 
-from rig.artifacts.srzip import read_sr, write_sr
+from rig.artifacts.srzip import write_sr
 from rig.measure.pipeline import analyze_folder
 from rig.sinks.terminal import print_report
+from tests.captures import read_sr
 from tests.e2e import make_config
 
 REAL = Path(__file__).resolve().parent / "data" / "real"
@@ -62,7 +63,7 @@ def no_power_edge_folder(tmp: Path) -> Path:
     for name in ("run.json", "console.jsonl"):
         shutil.copyfile(src / name, folder / name)
     cap = read_sr(src / "capture.sr")
-    bit = cap.index("power")
+    bit = cap.channels.index("power")
     assert bit is not None
     data = cap.data & np.uint8(0xFF ^ (1 << bit))
     write_sr(folder / "capture.sr", cap.channels, cap.samplerate, [data])

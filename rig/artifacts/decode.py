@@ -134,7 +134,7 @@ def scan_markers(
     if not debounce_us >= 0:
         raise ValueError(f"debounce_us must be >= 0, got {debounce_us}")
     # Here, not at the top: the sample reader needs numpy, `rig decoders --help` does not.
-    from rig.artifacts.srstream import check_members
+    from rig.artifacts.srzip import check_members
 
     capture = Path(capture)
     info = check_members(capture)  # a directory claiming more samples than the data holds

@@ -1,20 +1,15 @@
-"""Every level change of chosen channels of a capture, in one streaming pass.
-
-Boot signals change rarely (a console at 115200 baud changes at most every ~200 samples
-at 24 MHz), so the transition lists are tiny next to the samples. Finding them is a
-vectorised compare per block; the block boundaries carry the previous sample over.
-"""
+"""Every level change of chosen channels of a capture, in one streaming pass: boot
+signals change rarely, so the transition lists are tiny next to the samples."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from rig.artifacts.srstream import open_blocks
-from rig.artifacts.srzip import CHUNK_BYTES, CaptureError
+from rig.artifacts.srzip import CHUNK_BYTES, CaptureError, narrow, open_blocks
 
 
 @dataclass(frozen=True)
@@ -32,34 +27,12 @@ class Edges:
     #: not kept (`at` is empty), which bounds memory whatever the capture holds.
     dense: dict[str, int] = field(default_factory=dict)
 
-    def level_after(self, name: str) -> np.ndarray:
-        """Level (0/1) each transition of `name` goes to: they alternate."""
-        n = len(self.at[name])
-        return (np.arange(1, n + 1, dtype=np.int64) + self.initial[name]) & 1
-
 
 #: More transitions than one per this many samples, over a block of at least
 #: DENSE_MIN_BLOCK samples, is no boot signal: a UART needs several samples per bit and
 #: a marker toggles a few times per boot.
 DENSE_SAMPLES_PER_EDGE = 8
 DENSE_MIN_BLOCK = 1 << 16
-
-
-def narrow(blocks: Iterable[np.ndarray], unitsize: int, src: Sequence[int]) -> Iterator[np.ndarray]:
-    """Blocks of `unitsize`-byte samples (little-endian, as sigrok writes them) -> one
-    byte a sample whose bit i is channel src[i]. A sample split across two blocks is
-    carried over."""
-    carry = np.zeros(0, np.uint8)
-    for raw in blocks:
-        buf = np.concatenate((carry, raw)) if len(carry) else raw
-        n = len(buf) - len(buf) % unitsize
-        carry = buf[n:].copy()
-        s = buf[:n].reshape(-1, unitsize)
-        out = np.zeros(len(s), np.uint8)
-        for i, b in enumerate(src):
-            out |= ((s[:, b // 8] >> (b % 8)) & 1) << i
-        if len(out):
-            yield out
 
 
 def scan_edges(path: Path, names: Sequence[str], block: int = CHUNK_BYTES) -> Edges:
@@ -83,14 +56,17 @@ def scan_edges(path: Path, names: Sequence[str], block: int = CHUNK_BYTES) -> Ed
         # Reused buffers: fresh 4 MB arrays per block cost as much as the compare itself.
         masked = np.empty(block, np.uint8)
         diff = np.empty(block, np.bool_)
+
+        def changes(a: np.ndarray, before: int) -> np.ndarray:
+            nz = np.flatnonzero(np.not_equal(a[1:], a[:-1], out=diff[: len(a) - 1])) + 1
+            return np.concatenate(([0], nz)) if a[0] != before else nz  # at the boundary
+
         for raw in blocks:
             # Other channels (a busy bus on a spare probe) must not count as changes.
             a = np.bitwise_and(raw, mask, out=masked[: len(raw)])
             if first is None:
                 first = prev = int(a[0])
-            nz = np.flatnonzero(np.not_equal(a[1:], a[:-1], out=diff[: len(a) - 1])) + 1
-            if a[0] != prev:  # a change right at the block boundary
-                nz = np.concatenate(([0], nz))
+            nz = changes(a, prev)
             if len(nz):
                 vals = a[nz]
                 if len(a) >= DENSE_MIN_BLOCK and len(nz) * DENSE_SAMPLES_PER_EDGE > len(a):
@@ -101,9 +77,7 @@ def scan_edges(path: Path, names: Sequence[str], block: int = CHUNK_BYTES) -> Ed
                             mask = np.uint8(int(mask) & ~(1 << b) & 0xFF)
                     if dense:  # keep this block's edges of the others only
                         a = np.bitwise_and(a, mask, out=a)
-                        nz = np.flatnonzero(np.not_equal(a[1:], a[:-1], out=diff[: len(a) - 1])) + 1
-                        if a[0] != (prev & mask):
-                            nz = np.concatenate(([0], nz))
+                        nz = changes(a, prev & mask)
                         vals = a[nz]
                 if len(nz):
                     idx_parts.append(nz + offset)

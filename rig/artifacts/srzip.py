@@ -1,15 +1,15 @@
 """Read and write sigrok session files (`.sr`, the "srzip" format, version 2).
 
-We write `.sr` ourselves instead of asking sigrok-cli to: sigrok-cli rewrites the whole
-zip for every packet, which is unusably slow at MHz rates. The files we write are read
-by sigrok-cli and PulseView like any other capture (the tests check that with the real
-sigrok-cli).
+We write `.sr` ourselves: sigrok-cli rewrites the whole zip for every packet, unusably
+slow at MHz rates. Readers stream the samples block by block (a 20 s capture at 24 MHz
+is 480 MB), never all in memory at once.
 """
 
 from __future__ import annotations
 
 import zipfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,26 +31,6 @@ from rig.untrusted import check_regular
 #: libsigrok's srzip output splits logic data into files of this size; we do the same so
 #: that readers never need one huge member in memory twice.
 CHUNK_BYTES = 4 << 20
-
-
-@dataclass(frozen=True)
-class Capture:
-    """A logic capture: one byte (up to 8 channels) per sample."""
-
-    path: Path | None
-    samplerate: int
-    channels: tuple[str, ...]  # index -> name, bit i of each sample is channel i
-    data: np.ndarray  # uint8, one element per sample
-
-    @property
-    def samples(self) -> int:
-        return int(self.data.shape[0])
-
-    def index(self, name: str) -> int | None:
-        try:
-            return self.channels.index(name)
-        except ValueError:
-            return None
 
 
 def format_samplerate(hz: int) -> str:
@@ -116,6 +96,23 @@ def write_sr(
     return total
 
 
+def narrow(blocks: Iterable[np.ndarray], unitsize: int, src: Sequence[int]) -> Iterator[np.ndarray]:
+    """Blocks of `unitsize`-byte samples (little-endian, as sigrok writes them) -> one
+    byte a sample whose bit i is channel src[i]. A sample split across two blocks is
+    carried over; a partial last sample (a killed capture) is dropped."""
+    carry = np.zeros(0, np.uint8)
+    for raw in blocks:
+        buf = np.concatenate((carry, raw)) if len(carry) else raw
+        n = len(buf) - len(buf) % unitsize
+        carry = buf[n:].copy()
+        s = buf[:n].reshape(-1, unitsize)
+        out = np.zeros(len(s), np.uint8)
+        for i, b in enumerate(src):
+            out |= ((s[:, b // 8] >> (b % 8)) & 1) << i
+        if len(out):
+            yield out
+
+
 def convert_binary(
     raw: Path,
     sr: Path,
@@ -124,33 +121,25 @@ def convert_binary(
     unitsize: int = 1,
     bits: Sequence[int] | None = None,
 ) -> int:
-    """Turn a raw capture (sigrok-cli `-O binary`) into a `.sr`.
+    """Turn a raw capture (sigrok-cli `-O binary`) into a `.sr`; returns the samples.
 
     With `unitsize` 1 and no `bits` the bytes are kept as they are, `channels` naming
     bits 0..7. Otherwise (a 16-channel device writes 2 bytes per sample) channel k of
-    the `.sr` is bit `bits[k]` of each raw sample: the few wired channels are repacked
-    into one byte per sample, block by block. Returns the number of samples."""
+    the `.sr` is bit `bits[k]` of each raw sample."""
     if bits is None and unitsize != 1:
         raise ValueError("a raw capture of more than one byte per sample needs `bits`")
     if bits is not None and len(bits) != len(channels):
         raise ValueError("one raw bit per channel")
-    step = CHUNK_BYTES - CHUNK_BYTES % unitsize  # whole samples per block
 
-    def blocks() -> Iterable[bytes]:
+    def blocks() -> Iterator[bytes]:
         with raw.open("rb") as f:
-            while block := f.read(step):
-                if bits is None:
-                    yield block
-                    continue
-                # A killed capture may end inside a sample: that partial sample is dropped.
-                a = np.frombuffer(block[: len(block) - len(block) % unitsize], np.uint8)
-                a = a.reshape(-1, unitsize)
-                out = np.zeros(len(a), np.uint8)
-                for k, b in enumerate(bits):
-                    out |= ((a[:, b // 8] >> (b % 8)) & 1).astype(np.uint8) << k
-                yield out.tobytes()
+            while block := f.read(CHUNK_BYTES):
+                yield block
 
-    return write_sr(sr, channels, samplerate, blocks())
+    if bits is None:
+        return write_sr(sr, channels, samplerate, blocks())
+    arrays = (np.frombuffer(b, np.uint8) for b in blocks())
+    return write_sr(sr, channels, samplerate, narrow(arrays, unitsize, bits))
 
 
 @dataclass(frozen=True)
@@ -242,20 +231,37 @@ def read_info(path: Path) -> CaptureInfo:
         return _info(path, z)
 
 
-def read_sr(path: Path) -> Capture:
-    """Read a `.sr` logic capture fully into memory; errors name the file and what is wrong."""
+@contextmanager
+def open_blocks(
+    path: Path, block: int = CHUNK_BYTES
+) -> Iterator[tuple[CaptureInfo, Iterator[np.ndarray]]]:
+    """`with open_blocks(p) as (info, blocks)`: the metadata, then uint8 sample blocks
+    whose concatenation is the capture. Any damage (bad deflate data, CRC mismatch, a
+    member shorter than the directory says) raises CaptureError naming file and member."""
     path = Path(path)
     with _open(path) as z:
         info = _info(path, z)
-        if info.unitsize != 1:  # Capture.data holds one byte a sample
-            raise CaptureError(f"{path}: unitsize {info.unitsize}: stream it (scan_edges)")
-        parts = []
-        for m in info.members:
-            try:
-                raw = z.read(m)
-            except MEMBER_ERRORS as e:
-                raise CaptureError(f"{path}: logic data member {m!r} is corrupt: {e}") from None
-            check_size(path, z, m, len(raw))
-            parts.append(np.frombuffer(raw, dtype=np.uint8))
-    data = np.concatenate(parts) if len(parts) > 1 else parts[0]
-    return Capture(path=path, samplerate=info.samplerate, channels=info.channels, data=data)
+        yield info, _blocks(path, z, info, block)
+
+
+def _blocks(path: Path, z: zipfile.ZipFile, info: CaptureInfo, block: int) -> Iterator[np.ndarray]:
+    for member in info.members:
+        got = 0
+        try:
+            with z.open(member) as f:
+                while buf := f.read(block):
+                    got += len(buf)
+                    yield np.frombuffer(buf, dtype=np.uint8)
+        except MEMBER_ERRORS as e:
+            raise CaptureError(f"{path}: logic data member {member!r} is corrupt: {e}") from None
+        check_size(path, z, member, got)
+
+
+def check_members(path: Path) -> CaptureInfo:
+    """The metadata, once every logic member has been read through for its size and CRC
+    checks: a reader that takes the samples elsewhere (sigrok-cli) then reads what the
+    zip directory, and so `info.samples`, says."""
+    with open_blocks(path) as (info, blocks):
+        for _ in blocks:
+            pass
+    return info
