@@ -13,8 +13,9 @@ import numpy as np
 import pytest
 
 from rig.artifacts.srzip import write_sr
+from rig.errors import ArtifactError
 from rig.model import Report
-from rig.sinks.influx.points import ReportError, report_points
+from rig.sinks.influx.points import report_points
 
 DUMPS = Path(__file__).resolve().parent / "data" / "sigrok-dumps" / "uart"
 HELLO = DUMPS / "hello_world" / "8n1" / "hello_world_8n1_115200.sr"
@@ -52,7 +53,7 @@ def test_real_capture_with_its_own_channel_names(tmp_path: Path, engine: str) ->
     )
     assert "first sample of the capture" in text
     assert (tmp_path / "report.html").stat().st_size > 0
-    with pytest.raises(ReportError, match="started_utc"):  # a bare capture has no boot time
+    with pytest.raises(ArtifactError, match="started_utc"):  # a bare capture has no boot time
         report_points(Report.from_json(report))
 
 

@@ -6,9 +6,10 @@ import copy
 
 import pytest
 
+from rig.errors import ArtifactError
 from rig.model import Report
 from rig.sinks.influx.lineproto import Point, encode, escape_key, field_value
-from rig.sinks.influx.points import ReportError, report_lines, report_points, utc_to_ns
+from rig.sinks.influx.points import report_lines, report_points, utc_to_ns
 from rig.sinks.influx.sample import sample_report
 
 
@@ -17,7 +18,7 @@ def test_utc_to_ns_is_exact() -> None:
     assert utc_to_ns("2024-05-01T06:00:00.000001Z") == 1714543200_000001000
     assert utc_to_ns("2024-05-01T08:00:00.123456789+02:00") == 1714543200_123456789
     for bad in (None, "", "yesterday", "2024-05-01 06:00:00"):
-        with pytest.raises(ReportError):
+        with pytest.raises(ArtifactError):
             utc_to_ns(bad)
 
 
@@ -79,5 +80,5 @@ def test_nulls_skipped_and_repeats_kept_apart() -> None:
 def test_missing_start_time_is_refused() -> None:
     report = sample_report(0, initcalls=0)
     report.started_utc = None
-    with pytest.raises(ReportError):
+    with pytest.raises(ArtifactError):
         report_lines(report)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from rig.errors import ConfigError
-from rig.sinks.influx.settings import CredentialError, load_influx_config
+from rig.sinks.influx.settings import load_influx_config
 
 
 def write(tmp_path: Path, influx: str) -> Path:
@@ -64,7 +64,7 @@ def test_errors_name_file_and_key(tmp_path: Path, body: str, needle: str) -> Non
 def test_secret_from_env_or_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     s = load_influx_config(write(tmp_path, 'username = "rig"\npassword_env = "RIG_PW"')).settings
     assert s is not None
-    with pytest.raises(CredentialError, match="RIG_PW"):
+    with pytest.raises(ConfigError, match="RIG_PW"):
         s.password()
     monkeypatch.setenv("RIG_PW", "from-env")
     assert s.password() == "from-env"
@@ -75,5 +75,5 @@ def test_secret_from_env_or_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert s is not None and s.password() == "from-file"
     s = load_influx_config(write(tmp_path, 'password_file = "missing"')).settings
     assert s is not None
-    with pytest.raises(CredentialError, match="missing"):
+    with pytest.raises(ConfigError, match="missing"):
         s.password()

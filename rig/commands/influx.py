@@ -14,14 +14,13 @@ from rich.markup import escape
 from rich.table import Table
 
 from rig.commands.common import config_option, console, emit_json, fail, json_option
-from rig.errors import EXIT_INPUT, EXIT_OK, EXIT_RIG_FAILED, bounded
+from rig.errors import EXIT_INPUT, EXIT_OK, EXIT_RIG_FAILED, SinkError, bounded
 from rig.sinks.influx.client import AUTH, Client, InfluxError
 from rig.sinks.influx.replay import replay as replay_spool
 from rig.sinks.influx.server import (
     DEFAULT_DATA_DIR,
     DEFAULT_USER,
     PrivateServer,
-    ServerError,
     admin_password_file,
     ensure_admin,
     find_influxd,
@@ -105,11 +104,11 @@ def serve(
     as_json: bool,
 ) -> None:
     """Run a private InfluxDB (Debian's influxd) bound to 127.0.0.1 only, with auth."""
-    find_influxd(influxd_path)  # a ServerError (3) before any file is written
+    find_influxd(influxd_path)  # a SinkError (3) before any file is written
     settings, generated = _serve_settings(
         ctx, data_dir, port, database, auth, username, password_env, password_file
     )
-    secret = settings.password()  # a CredentialError: exit 2
+    secret = settings.password()  # a ConfigError: exit 2
     srv = PrivateServer(data_dir, port, rpc_port, auth=auth, influxd=influxd_path)
     if not detach:
         # A SIGTERM (make, a test, a service manager) must stop influxd too, like Ctrl-C.
@@ -133,7 +132,7 @@ def serve(
         if e.kind == AUTH:  # a reused data dir whose admin has another password
             e = InfluxError(f"{e}; {_which_password(settings)}", e.kind, e.status)
         fail(e, as_json)  # the sink failed: 3
-    except ServerError as e:
+    except SinkError as e:
         fail(e, as_json)
     except KeyboardInterrupt:
         pass
@@ -181,7 +180,7 @@ def _only_our_admin(client: Client, username: str) -> None:
     series = client.query("SHOW USERS")[0].get("series") or [{}]
     users = [row[0] for row in series[0].get("values") or []]
     if users != [username]:
-        raise ServerError(
+        raise SinkError(
             f"unexpected users on a fresh server ({', '.join(map(str, users))}): someone "
             "else created a user while it started; remove the data dir and start again"
         )

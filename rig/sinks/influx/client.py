@@ -14,9 +14,9 @@ import json
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
-from rig.errors import SinkError
+from rig.errors import ConfigError, SinkError
 from rig.sinks.influx import influxql
-from rig.sinks.influx.settings import CredentialError, InfluxSettings
+from rig.sinks.influx.settings import InfluxSettings
 
 # Kinds of failure. The first three are the server being away: retry later. REJECTED is
 # the data's fault (400: field type conflict, bad line): only that request's reports are
@@ -69,7 +69,7 @@ class Client:
         self._used = False
         try:
             self.__secret = settings.password()
-        except CredentialError as e:
+        except ConfigError as e:
             raise InfluxError(str(e), CREDENTIALS) from None
         self._headers: dict[str, str] = {}
         self._auth_params: dict[str, str] = {}

@@ -94,7 +94,7 @@ def write_or_spool(
 
 
 def deliver(report: Report, settings: InfluxSettings, results_dir: Path) -> Delivery:
-    """Write one report, or spool it. Raises ReportError for a report that can never be
+    """Write one report, or spool it. Raises ArtifactError for a report that can never be
     written (no start time) and OSError when the spool cannot keep it."""
     lines = report_lines(report, settings.precision)
     return write_or_spool(lines, point_time_ns(report), report.run_id, settings, results_dir)
@@ -106,7 +106,7 @@ def attempt(
     send: Callable[[InfluxSettings], Delivery],
 ) -> Delivery:
     """`send(settings)`, but never raising: off without settings, failed with the reason
-    when the points cannot be made (ValueError, ReportError) or the spool is unwritable."""
+    when the points cannot be made (ValueError, ArtifactError) or the spool is unwritable."""
     if settings is None:
         return Delivery("off", run_id, 0)
     try:

@@ -26,21 +26,17 @@ ADVISORY = "advisory"
 _UTC = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?(Z|[+-]\d\d:\d\d)$")
 
 
-class ReportError(ArtifactError):
-    """A report that cannot become points (no usable start time)."""
-
-
 def utc_to_ns(text: object) -> int:
     """ISO 8601 UTC (`2024-05-01T12:00:00.123456Z`) -> ns since the epoch, exactly."""
     m = _UTC.match(text) if isinstance(text, str) else None
     if not m:
-        raise ReportError(f"started_utc: expected an ISO 8601 UTC time, found {text!r}")
+        raise ArtifactError(f"started_utc: expected an ISO 8601 UTC time, found {text!r}")
     base, frac, zone = m.groups()
     zone = "+00:00" if zone == "Z" else zone
     try:
         seconds = int(datetime.fromisoformat(base + zone).timestamp())
     except ValueError as e:
-        raise ReportError(f"started_utc: {e}") from None
+        raise ArtifactError(f"started_utc: {e}") from None
     return seconds * 1_000_000_000 + int((frac or "0").ljust(9, "0"))
 
 

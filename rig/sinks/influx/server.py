@@ -37,14 +37,10 @@ DEFAULT_DATA_DIR = Path("results/.influxdb")
 DEFAULT_USER = "bootrig"
 
 
-class ServerError(SinkError):
-    """influxd is missing, could not start, or did not answer /ping in time."""
-
-
 def find_influxd(explicit: str | None = None) -> str:
     path = explicit or os.environ.get("BOOTRIG_INFLUXD") or shutil.which("influxd")
     if not path or not os.access(path, os.X_OK):
-        raise ServerError(
+        raise SinkError(
             "influxd not found: install Debian's package (apt-get install -y influxdb) "
             "or set BOOTRIG_INFLUXD to the binary"
         )
@@ -126,7 +122,7 @@ class PrivateServer:
         binary = find_influxd(self.influxd)
         for p in (self.port, self.rpc_port):
             if not port_free(p):
-                raise ServerError(f"{HOST}:{p} is already in use (pick another port)")
+                raise SinkError(f"{HOST}:{p} is already in use (pick another port)")
         # Its meta folder holds the users' password hashes: no one else's to read.
         self.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         conf = self.data_dir / CONFIG
@@ -153,11 +149,11 @@ class PrivateServer:
         while time.monotonic() < deadline:
             assert self.proc is not None
             if self.proc.poll() is not None:
-                raise ServerError(f"influxd exited with {self.proc.returncode}: {self.log_tail()}")
+                raise SinkError(f"influxd exited with {self.proc.returncode}: {self.log_tail()}")
             if ping(self.port):
                 return
             time.sleep(0.05)
-        raise ServerError(f"influxd did not answer /ping within {timeout_s:g} s: {self.log_tail()}")
+        raise SinkError(f"influxd did not answer /ping within {timeout_s:g} s: {self.log_tail()}")
 
     def log_tail(self, lines: int = 5) -> str:
         try:
@@ -237,9 +233,9 @@ def ensure_admin(port: int, username: str, password: str, timeout_s: float = 5.0
     # 401/403: users exist already (a reused data dir); the caller's next request checks
     # that these credentials are among them.
     if resp.status not in (200, 401, 403):
-        raise ServerError(f"creating the admin user failed: HTTP {resp.status}")
+        raise SinkError(f"creating the admin user failed: HTTP {resp.status}")
     if resp.status == 200 and b'"error"' in body and b"already exists" not in body:
-        raise ServerError("creating the admin user failed: the server refused the statement")
+        raise SinkError("creating the admin user failed: the server refused the statement")
     return resp.status == 200 and b'"error"' not in body
 
 

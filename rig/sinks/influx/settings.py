@@ -23,10 +23,6 @@ _SECRET_KEYS = ("password", "token", "secret", "pass", "auth_token")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-class CredentialError(ConfigError):
-    """The configured secret cannot be read (unset variable, missing file)."""
-
-
 @dataclass(frozen=True)
 class InfluxSettings:
     url: str = "http://127.0.0.1:18086"  # `rig influx serve`'s default port
@@ -47,7 +43,7 @@ class InfluxSettings:
         if self.password_env:
             value = os.environ.get(self.password_env)
             if not value:
-                raise CredentialError(
+                raise ConfigError(
                     f"influx: environment variable {self.password_env} (password_env) is not set"
                 )
             return value
@@ -55,11 +51,11 @@ class InfluxSettings:
             try:
                 value = self.password_file.read_text(encoding="utf-8").strip()
             except OSError as e:
-                raise CredentialError(
+                raise ConfigError(
                     f"influx: password_file {self.password_file}: {e.strerror or e}"
                 ) from None
             if not value:
-                raise CredentialError(f"influx: password_file {self.password_file} is empty")
+                raise ConfigError(f"influx: password_file {self.password_file} is empty")
             return value
         return None
 

@@ -15,7 +15,7 @@ from rig.errors import ArtifactError
 from rig.sinks.influx.batch import batches, write_split
 from rig.sinks.influx.client import Client, InfluxError
 from rig.sinks.influx.deliver import Delivery, deliver
-from rig.sinks.influx.points import ReportError, report_lines
+from rig.sinks.influx.points import report_lines
 from rig.sinks.influx.replay import ReplayResult, replay
 from rig.sinks.influx.settings import InfluxSettings
 from rig.sinks.influx.spool import Spool, spool_dir
@@ -74,7 +74,7 @@ def push(files: list[Path], settings: InfluxSettings) -> PushResult:
         for f in files:
             try:
                 lines = report_lines(read_report(f), settings.precision)
-            except (ArtifactError, ReportError, KeyError, TypeError) as e:
+            except (ArtifactError, KeyError, TypeError) as e:
                 res.failed.append({"file": str(f), "reason": str(e)})
                 continue
             yield f, lines
