@@ -33,8 +33,6 @@ CLASSES = [
     ("simboard.client", "SimError", InstrumentError, RuntimeError),
     ("simboard.faults", "FaultSpecError", ConfigError, ValueError),
     ("simboard.capture", "ArmError", InstrumentError, ValueError),
-    ("rig.instruments.qemu.trace", "TraceError", ArtifactError, ValueError),
-    ("rig.instruments.qemu.ubootenv", "EnvError", ConfigError, ValueError),
     ("rig.artifacts.uart", "UartError", ArtifactError, ValueError),
     ("rig.artifacts.powerlog", "PowerLogError", ArtifactError, ValueError),
     ("rig.artifacts.srzip", "CaptureError", ArtifactError, ValueError),

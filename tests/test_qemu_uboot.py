@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from rig.config.load import load_config
-from rig.errors import ConfigError
+from rig.errors import ArtifactError, ConfigError
 from rig.instruments.qemu.reference import reference_edges
-from rig.instruments.qemu.trace import TraceError, parse_trace
+from rig.instruments.qemu.trace import parse_trace
 from rig.instruments.qemu.ubootenv import env_image, parse_env_text
 from tests.qemu_env import RIG, UBOOT_ONLY_ENV, qemu_config, rig_run, rig_soak, uboot_only_images
 from tests.waiting import console_so_far, wait_until
@@ -59,9 +59,9 @@ def test_trace_errors_name_file_and_line(tmp_path: Path) -> None:
     bad.write_text(
         "1@1.000001:pl061_set_output /m/d[6] setting output 0 to 1\n1@x:pl061_set_output garbage\n"
     )
-    with pytest.raises(TraceError, match=r"t\.log:2: not a pl061_set_output line"):
+    with pytest.raises(ArtifactError, match=r"t\.log:2: not a pl061_set_output line"):
         parse_trace(bad)
-    with pytest.raises(TraceError, match="No such file"):
+    with pytest.raises(ArtifactError, match="No such file"):
         parse_trace(tmp_path / "missing.log")
 
 

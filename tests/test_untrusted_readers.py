@@ -13,9 +13,8 @@ import pytest
 
 from rig.artifacts.uart import UartError
 from rig.artifacts.uartbin import read_uart_bin
-from rig.errors import InputError
+from rig.errors import ArtifactError, InputError
 from rig.instruments.qemu.reference import reference_edges
-from rig.instruments.qemu.trace import TraceError
 from rig.sinks.influx.spool import MAGIC, Spool
 from rig.trend.state import load
 from rig.untrusted import MAX_DEPTH, parse_json, read_line, too_deep
@@ -53,7 +52,7 @@ def test_spool_entry_with_a_deep_header(tmp_path: Path) -> None:
 
 def test_qemu_json_nested_too_deep(tmp_path: Path) -> None:
     (tmp_path / "qemu.json").write_text('{"gpio": ' + DEEP + "}")
-    with pytest.raises(TraceError, match=rf"qemu\.json: nested deeper than {MAX_DEPTH}"):
+    with pytest.raises(ArtifactError, match=rf"qemu\.json: nested deeper than {MAX_DEPTH}"):
         reference_edges(tmp_path)
 
 

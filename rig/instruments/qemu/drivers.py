@@ -13,12 +13,12 @@ from typing import Any
 
 from rig import names
 from rig.config.tomlcheck import Table
-from rig.errors import InstrumentError
+from rig.errors import ArtifactError, InstrumentError
 from rig.instruments.console_serial import SerialConsole
 from rig.instruments.protocols import AnalyzerProtocol, CaptureResult, PowerProtocol, byte_layout
 from rig.instruments.qemu.machine import QemuMachine
 from rig.instruments.qemu.settings import CAPTURE_CHANNELS
-from rig.instruments.qemu.trace import TraceError, parse_trace
+from rig.instruments.qemu.trace import parse_trace
 from rig.instruments.registry import ANALYZER, CONSOLE, POWER, BenchContext
 from rig.model import Chunk
 from rig.steps import as_step
@@ -120,7 +120,7 @@ class QemuTraceAnalyzer(AnalyzerProtocol):
         end_us = time.time_ns() // 1000
         try:
             edges = parse_trace(self.machine.trace) if self.machine.trace.exists() else []
-        except TraceError as e:
+        except ArtifactError as e:
             raise InstrumentError(f"qemu analyzer: {e}") from None
         rate = self.samplerate
         t0 = self._armed_wall_us

@@ -14,11 +14,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from rig.errors import InstrumentError
+from rig.errors import ConfigError, InstrumentError
 from rig.instruments.children import die_with_parent, stop_child
 from rig.instruments.qemu.qmp import QmpClient, QmpEvent
 from rig.instruments.qemu.settings import QemuConfig
-from rig.instruments.qemu.ubootenv import EnvError, parse_env_text, write_flash
+from rig.instruments.qemu.ubootenv import parse_env_text, write_flash
 
 TRACE_EVENT = "pl061_set_output"
 
@@ -31,7 +31,7 @@ def boot_env(cfg: QemuConfig, images: Path) -> dict[str, str]:
         env = parse_env_text(where.read_text(encoding="utf-8"), str(where))
     except (OSError, UnicodeDecodeError) as e:
         raise InstrumentError(f"qemu: {where}: {e}") from None
-    except EnvError as e:
+    except ConfigError as e:
         raise InstrumentError(f"qemu: {e}") from None
     env.update(cfg.uboot_env)
     if cfg.kernel_args:
@@ -52,7 +52,7 @@ class QemuMachine:
         self._flash = self._dir / "flash1.img"
         try:
             write_flash(self._flash, self.env)
-        except EnvError as e:
+        except ConfigError as e:
             raise InstrumentError(f"qemu: {e}") from None
         self._proc: subprocess.Popen[bytes] | None = None
         self._qmp: QmpClient | None = None

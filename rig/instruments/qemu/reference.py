@@ -13,8 +13,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from rig.errors import ArtifactError
 from rig.instruments.qemu.drivers import QEMU_JSON, TRACE_FILE
-from rig.instruments.qemu.trace import TraceError, parse_trace, rising_edges
+from rig.instruments.qemu.trace import parse_trace, rising_edges
 from rig.untrusted import parse_json
 
 
@@ -24,7 +25,7 @@ def reference_edges(folder: Path) -> dict[str, float]:
     resume = info.get("resume_wall_us")
     if not isinstance(resume, int):
         where = folder / QEMU_JSON
-        raise TraceError(f"{where}: key 'resume_wall_us': the board was never powered on")
+        raise ArtifactError(f"{where}: key 'resume_wall_us': the board was never powered on")
     rising = rising_edges(parse_trace(folder / TRACE_FILE), resume)
     out: dict[str, float] = {}
     for marker, line in (info.get("gpio") or {}).items():
@@ -58,7 +59,7 @@ def _info(folder: Path) -> dict[str, Any]:
     try:
         info = parse_json(info_path.read_bytes())
     except (OSError, ValueError) as e:
-        raise TraceError(f"{info_path}: {e}") from None
+        raise ArtifactError(f"{info_path}: {e}") from None
     if not isinstance(info, dict):
-        raise TraceError(f"{info_path}: not a JSON object")
+        raise ArtifactError(f"{info_path}: not a JSON object")
     return info

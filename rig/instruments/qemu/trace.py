@@ -19,10 +19,6 @@ _LINE = re.compile(
 )
 
 
-class TraceError(ArtifactError):
-    """A trace file that cannot be read; names the file and line."""
-
-
 @dataclass(frozen=True)
 class GpioEdge:
     wall_us: int
@@ -35,14 +31,14 @@ def parse_trace(path: Path) -> list[GpioEdge]:
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError as e:
-        raise TraceError(f"{path}: {e.strerror or e}") from None
+        raise ArtifactError(f"{path}: {e.strerror or e}") from None
     out: list[GpioEdge] = []
     for n, line in enumerate(text.splitlines(), 1):
         if "pl061_set_output" not in line:
             continue
         m = _LINE.match(line)
         if not m:
-            raise TraceError(f"{path}:{n}: not a pl061_set_output line: {line[:120]!r}")
+            raise ArtifactError(f"{path}:{n}: not a pl061_set_output line: {line[:120]!r}")
         wall = int(m.group(2)) * 1_000_000 + int(m.group(3))
         out.append(GpioEdge(wall, int(m.group(5)), 1 if int(m.group(6)) else 0))
     return out

@@ -18,10 +18,6 @@ ENV_SIZE = 0x40000
 FLASH_SIZE = 64 << 20
 
 
-class EnvError(ConfigError):
-    """An environment text or value U-Boot could not take; names file and line."""
-
-
 def parse_env_text(text: str, where: str) -> dict[str, str]:
     """`name=value` lines (mkenvimage's input); blank lines and `#` comments skipped."""
     env: dict[str, str] = {}
@@ -30,7 +26,7 @@ def parse_env_text(text: str, where: str) -> dict[str, str]:
             continue
         name, sep, value = line.partition("=")
         if not sep or not name or any(c.isspace() for c in name):
-            raise EnvError(f"{where}:{n}: expected name=value, found {line[:80]!r}")
+            raise ConfigError(f"{where}:{n}: expected name=value, found {line[:80]!r}")
         env[name] = value
     return env
 
@@ -40,11 +36,11 @@ def env_image(env: dict[str, str], size: int = ENV_SIZE, pad: int = 0xFF) -> byt
     body = bytearray()
     for name, value in env.items():
         if "\0" in name or "\0" in value or "=" in name:
-            raise EnvError(f"U-Boot env: variable {name!r} has a NUL or '=' in its name")
+            raise ConfigError(f"U-Boot env: variable {name!r} has a NUL or '=' in its name")
         body += f"{name}={value}".encode() + b"\0"
     body += b"\0"
     if len(body) > size - 4:
-        raise EnvError(f"U-Boot env: {len(body)} bytes do not fit in {size - 4}")
+        raise ConfigError(f"U-Boot env: {len(body)} bytes do not fit in {size - 4}")
     data = bytes(body) + bytes([pad]) * (size - 4 - len(body))
     return struct.pack("<I", zlib.crc32(data) & 0xFFFFFFFF) + data
 
