@@ -1,14 +1,10 @@
-"""Was the boot a true cold boot? The rail's off-time, rise time and back-powering
-(pure: from run.json, the capture's scan and a supply's readings; docs/cold-boot.md).
+"""Was the boot a true cold boot? The rail's off-time, rise time and back-powering, from
+run.json, the capture's scan and a supply's readings (docs/cold-boot.md).
 
-Times of the supply's readings are host CLOCK_MONOTONIC ns, like the power commands'
-stamps in run.json, so off-time and rise time are measured on the host clock: no clock
-map is needed and none adds its uncertainty. A reading's voltage (`v`, from the
-`MEAS:VOLT?` that follows the current query) was taken somewhere between the current's
-answer (`t_ans_ns`) and the next record's request (`t_req_ns`); that window is what a
-reading says about *when*. A supply averages over its measurement, so a reading below a
-level means the rail was below it at some instant of the window, and one above it
-means above at some instant: every crossing is bracketed, never guessed.
+Readings and the power commands' stamps are both host CLOCK_MONOTONIC ns, so no clock
+map adds its uncertainty. A supply averages over its measurement: a reading below a
+level means the rail was below it at some instant of the reading's window, so every
+crossing is bracketed, never guessed.
 """
 
 from __future__ import annotations
@@ -37,7 +33,8 @@ class Reading:
 
 
 def readings(records: Sequence[Mapping[str, Any]]) -> list[Reading]:
-    """The voltage readings of power.jsonl or power_hold.jsonl records, in time order."""
+    """The voltage readings of power.jsonl or power_hold.jsonl records, in time order:
+    each taken between its current query's answer and the next record's request."""
     recs = sorted(records, key=lambda r: int(r["t_ns"]))
     out: list[Reading] = []
     for i, r in enumerate(recs):

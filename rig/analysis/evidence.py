@@ -1,13 +1,6 @@
-"""The evidence behind the outcomes that the console decides, each defined once.
-
-- A kernel panic: the line the kernel's `panic()` prints, `Kernel panic - not syncing:
-  <reason>`. The cycle stops waiting for the UI when it sees it (bytes, live), the
-  classifier files the boot as `panic`, the kernel parser keeps the reason.
-- A lost console (`console_lost`): a console was recorded and it ended before the UI's
-  tag: its port failed before the tag arrived (the cycle records the port's error as
-  run.json `console_error`, and `timing.ui_ready_seen_ns` stays null when it saw no
-  tag), or not one console byte arrived. Either way the console did not see the UI,
-  whatever a capture shows (its stages are still measured and reported).
+"""The evidence behind the outcomes the console decides, each defined once: the kernel's
+panic line (the cycle watches for it live; the classifier and the kernel parser read
+it) and a lost console (`console_lost`: it ended before the UI's tag, docs/artifacts.md).
 """
 
 from __future__ import annotations
@@ -28,8 +21,7 @@ def is_panic(text: str) -> bool:
 
 
 def panic_reason(text: str) -> str | None:
-    """The reason the kernel gave on its panic line (may be empty); None for any other
-    line."""
+    """The reason on the kernel's panic line (may be empty); None for any other line."""
     m = _PANIC_RE.search(text) if is_panic(text) else None
     return m.group(1).strip() if m else None
 

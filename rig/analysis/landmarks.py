@@ -1,22 +1,8 @@
-"""Kernel and bootloader messages standing in for a missing hook (source `landmark`).
-
-When a marker has neither a GPIO edge nor a console tag (a stock kernel, a bootloader
-without the hook), a message the software prints anyway near that boundary gives its
-time: the message's own time (printk stamp, UART or host arrival) minus its offset from
-the hook. The offsets are calibrated on the QEMU target, where hooks and messages both
-exist (`bench/landmark_offsets.py` measures them; `landmarks.json` keeps the result and
-where it came from), and their spread becomes the landmark's uncertainty.
-
-The offset is the target's work between hook and message on an unpaced console. On a
-paced console (a real UART, and kernels before printk went asynchronous) every byte
-printed between the two also takes 10 bits of time, and the printing code waits for it:
-the calibration keeps how many bytes those were (`bytes_between`, signed like the
-offset), and they are added at the run's baud rate when the console is paced, half of
-them (and half as uncertainty) when that is unknown.
-
-A landmark may be calibrated on another target than the file's (`target` in its own
-entry): systemd's `Startup finished` exists only on the systemd variant of the QEMU
-target, where its offset from ui-ready's hook holds for that system's boot transaction.
+"""Kernel and bootloader messages standing in for a missing hook (source `landmark`):
+the message's own time minus its offset from the hook, calibrated on the QEMU target
+(`bench/landmark_offsets.py` writes `landmarks.json`), the offset's spread its
+uncertainty. On a paced console the bytes printed between hook and message add their
+wire time (docs/analysis.md, "Boundaries without hooks").
 """
 
 from __future__ import annotations
@@ -46,10 +32,9 @@ class Landmark:
     when: str
 
 
-#: Per marker, nearest to the hook first: what lies between a message and the hook
-#: differs from kernel to kernel (a Debian kernel checks W+X mappings between freeing
-#: init memory and running init, about 15 ms under QEMU), so the nearest one wins even
-#: when a farther one happened to scatter less on the calibration target.
+#: Per marker, nearest to the hook first: what lies between differs from kernel to
+#: kernel (Debian's checks W+X mappings between freeing init memory and running init),
+#: so the nearest wins even where a farther one scattered less on the calibration target.
 LANDMARKS: tuple[Landmark, ...] = (
     Landmark(
         "uboot_starting_kernel",

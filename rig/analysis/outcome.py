@@ -1,31 +1,9 @@
-"""A boot's outcome, from evidence: the power edge, panic text, the stages reached.
+"""A boot's outcome from evidence: the power edge, panic text, the stages reached.
 
-The outcome classes are `rig.outcomes.Outcome`; the evidence the console gives (panic
-text, a lost console) is defined once, in `rig.analysis.evidence`. Classes, in the
-order they are decided:
-- `interrupted`: the operator or a signal stopped the run before the boot ended
-  (run.json `aborted`): how the run ended, never one of the board's failure classes;
-- the rig's own verdict on its cycle (`rig_error` in run.json): `analyzer_error`
-  (no capture), `rig_error` (the rig failed or was killed during the cycle); runs
-  recorded before the evidence was defined once may also say `console_lost` there;
-- `invalid_artifacts`: the artifacts contradict themselves (rig/analysis/validity.py:
-  console times going back, a tag before power-on or before its own edge, a sample rate
-  the UART frames refute, a stage ending before it starts);
-- `no_power_edge`: a capture without a debounced power-up;
-- `panic`: the kernel's panic line on the console (before a reset: a kernel that
-  reboots on panic resets because of it);
-- `reset`: the board started again during the boot (rig/analysis/reset.py: a second
-  bootloader banner, a printk clock that starts again, a second power edge);
-- `console_lost`: the console ended before the UI's tag (its port failed before the
-  tag, or not one byte arrived), whatever a capture shows;
-- `ok`: the boot reached its UI (the last stage's end was seen, by its hook or by what
-  stands in for it). Boundaries without hooks, a landmark standing in, a hidden tag are
-  notes in the report, not failures;
-- `missing_marker`, only with evidence: a hook that the boot shows it has (another hook
-  of the same layer fired, the kernel command line configures them, the hook printed
-  an error) did not fire; or the UI's tag cannot be seen (a `quiet` kernel hides it and
-  nothing else gives the UI), which says nothing of a hang;
-- `hang_in_<stage>`: the stage after the last boundary seen (the UI was never reached).
+The classes are `rig.outcomes.Outcome`, the console's evidence (panic text, a lost
+console) `rig.analysis.evidence`; `classify` decides them in the order docs/artifacts.md
+gives, with what each means. Missing hooks, landmarks and hidden tags of a boot
+that reached its UI are notes; `missing_marker` needs evidence that a hook failed.
 """
 
 from __future__ import annotations
@@ -42,8 +20,8 @@ def _broken(stages: list[Stage]) -> bool:
 
 
 def _rigs_verdict(rig_error: str) -> BootOutcome:
-    """run.json `rig_error`: one of the rig's own outcomes (older runs also wrote
-    `console_lost` there); anything else is the rig's failure all the same."""
+    """run.json `rig_error`: one of the rig's own outcomes, or `console_lost` (which runs
+    recorded there too); anything else is the rig's failure all the same."""
     try:
         verdict = BootOutcome.parse(rig_error)
     except ValueError:

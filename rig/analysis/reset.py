@@ -1,21 +1,7 @@
-"""A board that started again during its boot: reset by a watchdog, a brown-out or
-another rig's power cycle. Found in the artifacts, so that two boots are never timed
-as one slow one (docs/analysis.md, "Resets").
-
-Each sign comes from one artifact:
-- `bootloader_banner`: a bootloader's banner at the start of a line (U-Boot's, of its
-  TPL, VPL, SPL or itself, or barebox's) after one of the same stage or a later one, or
-  after the kernel printed. TPL, VPL, SPL and U-Boot print one banner each, in that
-  order, on every boot: a chain, not a reset;
-- `printk_restart`: the kernel's printk clock starts again: two stamped lines in a row
-  more than `RESTART_S` below the highest stamp before them. One line out of order is
-  line noise turning a digit (hostclock.garbled_stamps), not a new kernel;
-- `power_edge`: the capture's rail fell after the power edge and rose again (both
-  debounced): the board lost power and came back.
-
-The first boot's share of the artifacts (the lines before the new boot's first line,
-the reads before its first byte, the capture before the reset) is what the boot is
-timed on; the reset itself is reported with its time and signs (report.json `reset`).
+"""A board that started again during its boot (a watchdog, a brown-out, another rig's
+power cycle), found so that two boots are never timed as one slow one. The boot is timed
+on the first boot's share of the artifacts; report.json `reset` says when, by which
+signs (docs/analysis.md, "Resets").
 """
 
 from __future__ import annotations
@@ -77,7 +63,8 @@ def second_banner(lines: Sequence[Line]) -> int | None:
 
 def printk_restart(lines: Sequence[Line]) -> tuple[int, float, float] | None:
     """The first line of a restarted printk clock, with the stamp it fell from and the
-    one it fell to; None when the clock never starts again."""
+    one it fell to; None when the clock never starts again. It takes two lines in a row:
+    one out of order is line noise turning a digit (hostclock.garbled_stamps)."""
     stamped = [ln for ln in lines if ln.printk_ts is not None]
     high = None
     for a, b in itertools.pairwise(stamped):

@@ -1,9 +1,6 @@
-"""Stage boundaries resolved from events; durations with source and uncertainty.
-
-A marker boundary takes, in order: its hook's best event (GPIO edge or tag); the console
-pattern the config names for it; the kernel's or bootloader's landmark message
-(`rig.analysis.landmarks`); in an initramfs boot, do_mount_root is kernel_init's event
-(there is no root mount). Otherwise it is not seen, and the resolution says why.
+"""Stage boundaries resolved from events; durations with source and uncertainty. A marker
+takes its hook's event, else the config's console pattern, a landmark, or in an
+initramfs boot kernel_init's event (docs/analysis.md, "Boundaries without hooks").
 """
 
 from __future__ import annotations

@@ -1,17 +1,7 @@
-"""What a boot's artifacts can show about its hooks, and what hides them.
-
-- which hook layers (bootloader, kernel, userspace) show they carry bootrig hooks: a
-  GPIO edge or tag of one of their markers, `bootrig.` parameters on the kernel command
-  line, a hook's own diagnostics. A marker missing from a layer that has hooks is
-  evidence that a hook failed; from a layer without any, it is only a board without
-  that hook;
-- whether the kernel's console level hides level-5 messages (`quiet`): the kernel's
-  tags and ui-ready's /dev/kmsg tag are KERN_NOTICE, like `Linux version`, which every
-  kernel prints first; a kernel that ran but printed no `Linux version` line filters
-  them all;
-- whether the kernel ran init from an initramfs without mounting a root filesystem: no
-  `VFS: Mounted root`, but the initramfs unpacked or `/init` ran from it. do_mount_root
-  then never happens.
+"""What a boot's artifacts show about its hooks, and what hides them: which layers carry
+hooks (so a missing marker there is a failed hook), whether `quiet` hides the level-5
+tags, whether the kernel ran init from an initramfs without a root mount
+(docs/analysis.md, "Boundaries without hooks").
 """
 
 from __future__ import annotations
