@@ -27,7 +27,8 @@ from rig.commands.common import (
     fmt_p,
     json_option,
 )
-from rig.compare.inputs import DEFAULT_WARMUP, Side, load_side, stage_names
+from rig.compare.inputs import DEFAULT_WARMUP, Side, stage_names
+from rig.compare.sources import load_side
 from rig.errors import EXIT_BOARD_FAILED, EXIT_INCONCLUSIVE, EXIT_OK, InputError
 
 if TYPE_CHECKING:

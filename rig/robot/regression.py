@@ -13,14 +13,8 @@ from typing import Any
 from robot.api import logger
 from robot.api.deco import keyword
 
-from rig.compare.inputs import (
-    DEFAULT_WARMUP,
-    TOTAL,
-    Source,
-    load_source,
-    report_boot,
-    split,
-)
+from rig.compare.inputs import DEFAULT_WARMUP, TOTAL, Source, report_boot, split
+from rig.compare.sources import load_source
 from rig.compare.stats import INCONCLUSIVE, SLOWER, Settings, StageComparison, compare
 from rig.config.load import RigConfig
 from rig.errors import InputError
