@@ -17,8 +17,6 @@ from typing import Any
 from rig.model import MarkerScan, Run
 from rig.model.report import ColdBoot
 
-#: A reading without its request/answer stamps: `t_ns` is all there is.
-_NO_WINDOW = 0
 #: A swing smaller than this (V) is no rise to time.
 _MIN_SWING_V = 0.5
 
@@ -39,8 +37,8 @@ def readings(records: Sequence[Mapping[str, Any]]) -> list[Reading]:
     out: list[Reading] = []
     for i, r in enumerate(recs):
         ans, req = r.get("t_ans_ns"), r.get("t_req_ns")
-        if not isinstance(ans, int) or not isinstance(req, int):
-            out.append(Reading(int(r["t_ns"]), int(r["t_ns"]) + _NO_WINDOW, float(r["v"])))
+        if not isinstance(ans, int) or not isinstance(req, int):  # `t_ns` is all there is
+            out.append(Reading(int(r["t_ns"]), int(r["t_ns"]), float(r["v"])))
             continue
         nxt = recs[i + 1].get("t_req_ns") if i + 1 < len(recs) else None
         hi = nxt if isinstance(nxt, int) and nxt >= ans else ans + 2 * max(ans - req, 0)

@@ -41,18 +41,14 @@ class ConsoleReset:
     printk: tuple[float, float] | None = None  # the stamp before, the restarted stamp
 
 
-def banner_rank(line: Line) -> int | None:
-    m = _BANNER.match(line.raw)
-    return _RANK[m.group("stage")] if m else None
-
-
 def second_banner(lines: Sequence[Line]) -> int | None:
-    """The first banner that starts a boot over, or None."""
+    """The first banner that starts a boot over, or None. TPL, VPL, SPL and U-Boot print
+    one banner each, in that order, on every boot: a chain, not a reset."""
     last: int | None = None
     kernel = False
     for ln in lines:
-        rank = banner_rank(ln)
-        if rank is not None:
+        if m := _BANNER.match(ln.raw):
+            rank = _RANK[m.group("stage")]
             if kernel or (last is not None and rank <= last):
                 return ln.index
             last = rank
