@@ -22,10 +22,6 @@ from simboard.signals import boot_toggles
 BLOCK_SAMPLES = 1 << 22
 
 
-class ArmError(InstrumentError, ValueError):
-    """An arm request the analyzer cannot honour; the message says why."""
-
-
 @dataclass(frozen=True)
 class Arming:
     armed_ns: int
@@ -39,21 +35,21 @@ def check_arming(samplerate: object, wiring: object) -> tuple[int, dict[str, int
         or not isinstance(samplerate, int)
         or not 1 <= samplerate <= 500_000_000
     ):
-        raise ArmError(
+        raise InstrumentError(
             f"samplerate: expected an integer in Hz (1..500000000), found {samplerate!r}"
         )
     if not isinstance(wiring, Mapping) or not wiring:
-        raise ArmError(
+        raise InstrumentError(
             f"wiring: expected {{signal: channel}} with signals of {CHANNELS}, found {wiring!r}"
         )
     out: dict[str, int] = {}
     for name, ch in wiring.items():
         if name not in CHANNELS:
-            raise ArmError(f"wiring: unknown signal {name!r}; expected one of {CHANNELS}")
+            raise InstrumentError(f"wiring: unknown signal {name!r}; expected one of {CHANNELS}")
         if isinstance(ch, bool) or not isinstance(ch, int) or not 0 <= ch <= 7:
-            raise ArmError(f"wiring.{name}: expected a device channel 0..7, found {ch!r}")
+            raise InstrumentError(f"wiring.{name}: expected a device channel 0..7, found {ch!r}")
         if ch in out.values():
-            raise ArmError(f"wiring.{name}: channel {ch} is already wired")
+            raise InstrumentError(f"wiring.{name}: channel {ch} is already wired")
         out[name] = ch
     return samplerate, out
 

@@ -27,10 +27,6 @@ from rig.instruments.children import stop_child
 SERVE = ("-m", "simboard", "serve")
 
 
-class SimError(InstrumentError):
-    """The simulator (the instruments' stand-in) could not be started or refused a request."""
-
-
 class SimControl:
     """Client of the JSON-lines control socket; one connection per request."""
 
@@ -48,17 +44,19 @@ class SimControl:
             while not buf.endswith(b"\n"):
                 part = s.recv(65536)
                 if not part:
-                    raise SimError(f"sim control {self.path}: connection closed mid-response")
+                    raise InstrumentError(
+                        f"sim control {self.path}: connection closed mid-response"
+                    )
                 buf += part
         return json.loads(buf)
 
     __call__ = request
 
     def call(self, req: Mapping[str, Any]) -> dict[str, Any]:
-        """Like `request`, but raises SimError when the response is not ok."""
+        """Like `request`, but raises InstrumentError when the response is not ok."""
         resp = self.request(req)
         if not resp.get("ok"):
-            raise SimError(f"sim {req.get('cmd')}: {resp.get('error')}")
+            raise InstrumentError(f"sim {req.get('cmd')}: {resp.get('error')}")
         return resp
 
     def status(self) -> dict[str, Any]:
@@ -192,7 +190,7 @@ class SimProcess:
                     pass  # not one line: a (pretty-printed) error object follows
             left = deadline - time.monotonic()
             if left <= 0:
-                raise SimError(
+                raise InstrumentError(
                     f"simulator gave no ready line within {self.timeout} s{self._stderr_tail()}"
                 )
             ready, _, _ = select.select([fd], [], [], left)
@@ -206,14 +204,14 @@ class SimProcess:
             with contextlib.suppress(ValueError):  # a JSON error object beats a bare status
                 self._parse(json.loads(buf))
             tail = self._stderr_tail()
-            raise SimError(f"simulator exited with status {code} before ready{tail}")
+            raise InstrumentError(f"simulator exited with status {code} before ready{tail}")
 
     @staticmethod
     def _parse(info: Any) -> dict[str, Any]:
         if not isinstance(info, dict):
-            raise SimError(f"simulator ready line is not a JSON object: {info!r}")
+            raise InstrumentError(f"simulator ready line is not a JSON object: {info!r}")
         if "error" in info:  # `serve --json` reports a failed start on stdout
-            raise SimError(f"simulator failed to start: {info['error']}")
+            raise InstrumentError(f"simulator failed to start: {info['error']}")
         return info
 
     def _stderr_tail(self) -> str:

@@ -30,9 +30,7 @@ REPO = Path(__file__).resolve().parents[1]
 CLASSES = [
     ("rig.sinks.influx.client", "InfluxError", SinkError, RuntimeError),
     ("rig.model.codec", "ModelError", ArtifactError, ValueError),
-    ("simboard.client", "SimError", InstrumentError, RuntimeError),
     ("simboard.faults", "FaultSpecError", ConfigError, ValueError),
-    ("simboard.capture", "ArmError", InstrumentError, ValueError),
     ("rig.artifacts.uart", "UartError", ArtifactError, ValueError),
     ("rig.artifacts.powerlog", "PowerLogError", ArtifactError, ValueError),
     ("rig.artifacts.srzip", "CaptureError", ArtifactError, ValueError),

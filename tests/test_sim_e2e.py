@@ -21,8 +21,9 @@ import pytest
 import serial
 
 from rig.artifacts.srzip import convert_binary
+from rig.errors import InstrumentError
 from rig.names import CHANNELS, TRUTH_SCHEMA
-from simboard.client import SimControl, SimError, SimProcess
+from simboard.client import SimControl, SimProcess
 from simboard.profile import load
 from simboard.timeline import plan
 
@@ -206,7 +207,7 @@ def test_shutdown_and_sigterm_clean_up(tmp_path: Path) -> None:
 def test_a_bad_profile_fails_to_start_with_its_error(tmp_path: Path) -> None:
     bad = tmp_path / "bad.toml"
     bad.write_text(FAST.read_text().replace("baud = 115200", "baud = 0"))
-    with pytest.raises(SimError, match=r"bad\.toml: key 'console\.baud'"):
+    with pytest.raises(InstrumentError, match=r"bad\.toml: key 'console\.baud'"):
         SimProcess(bad).start()
 
 

@@ -21,19 +21,18 @@ from rig import steps
 from rig.artifacts import rundir
 from rig.artifacts.leftovers import release_own
 from rig.config.load import RigConfig, SoakConfig
-from rig.errors import ArtifactError, InstrumentError, RigError
+from rig.errors import RigError
 from rig.measure.session import Session
 from rig.model.soak import CycleRecord, InterruptedRecord
 from rig.outcomes import Outcome
 from rig.soak.journal import Journal
 from rig.soak.record import finish, mark_rig_error
 from rig.soak.signals import StopFlag
-from simboard.client import SimError
 
 #: What a failing rig raises out of a cycle (a journal that cannot be written is fatal):
 #: an instrument, the simulator, the disk (a cycle that could not save its run.json
 #: raises RigError: its artifacts are kept, the soak goes on).
-RIG_FAILURES = (InstrumentError, SimError, OSError, ArtifactError, RigError)
+RIG_FAILURES = (RigError, OSError)
 
 COMPLETED, INTERRUPTED, ABORTED = "completed", "interrupted", "aborted"
 #: After the k-th rig error in a row the next cycle waits k times this: a passing fault
