@@ -1,11 +1,7 @@
-"""Whole-or-nothing file writes that cannot be redirected.
-
-A fixed temporary name (`report.json.part`) is a hole: a symlink planted under that
-name makes the writer follow it and overwrite whatever it points at. The temporary file
-here is created fresh under a random name with O_EXCL (`tempfile.mkstemp`), so nothing
-planted is ever opened; `os.replace` then renames it over the target, which replaces a
-symlink at the target itself instead of writing through it.
-"""
+"""Whole-or-nothing file writes that cannot be redirected: the temporary file is
+created fresh under a random name with O_EXCL (a fixed `.part` name would follow a
+planted symlink), then renamed over the target, replacing a symlink there instead of
+writing through it."""
 
 from __future__ import annotations
 
@@ -34,10 +30,8 @@ def atomic_open(
     path: Path, mode: str = "w", durable: bool = True, sync_dir: bool = False
 ) -> Iterator[IO[Any]]:
     """`with atomic_open(p) as f: f.write(...)`: `p` has all of it or what it had before.
-
     `durable`: fsync the file (evidence; off for derived pages). `sync_dir`: also fsync
-    the folder, so that the new name survives a power cut (the spool, whose files are
-    the only copy of what InfluxDB has not got yet); it costs a few ms a write."""
+    the folder, so the new name survives a power cut (the spool: a few ms a write)."""
     path = Path(path)
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)

@@ -1,14 +1,5 @@
-"""Find a UART's baud rate from the lengths of its runs (time between transitions).
-
-Within an 8N1 frame every run is a whole number of bits (1..9), so the bit width is
-the shortest run that all the others are multiples of. Noise (like the burst of
-2-3 sample pulses before the console of sigrok-dumps' trekstor_ebr30_a capture) and
-multiples of the true rate are told apart by scoring each standard rate: runs it
-explains count for it, in-frame runs it cannot explain count against it, and it must
-explain runs of 1, 2 and 3 bits (any text has them; at double the true rate there are
-no single bits, and noise rarely fakes all three). The winner's runs then give the bit
-width precisely, which is snapped to the nearest standard rate.
-"""
+"""Find a UART's baud rate from the lengths of its runs (time between transitions):
+each standard rate scored by the runs it explains (docs/engines.md, "Baud rate")."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""Scan a capture's power rail and marker channels with sigrok-cli and our `bootmarkers` decoder.
-
-The decoder is the reference implementation (it is also what people see in PulseView);
-this module only runs it and parses its annotation texts (format: docs/decoder.md).
-"""
+"""Scan a capture's power rail and marker channels with sigrok-cli and our `bootmarkers`
+decoder, the reference, and parse its annotation texts (format: docs/decoder.md)."""
 
 from __future__ import annotations
 
@@ -87,11 +84,9 @@ def contract_channels(
 ) -> dict[str, str]:
     """Contract name (power, the markers, uart_tx) -> the capture channel read as it.
 
-    `rename` reads a capture channel as a contract name (`{"TX": "uart_tx"}`): captures
-    from other tools name their probes as they like. A channel so named is read in place
-    of one the capture itself calls by that name; an old marker name (`init_post`) is
-    its contract name. Two channels read as one name (`--map` twice onto it, or both a
-    marker and its old name) are refused naming both: taking either would be a guess."""
+    `rename` reads a capture channel as a contract name (`{"TX": "uart_tx"}`), in place
+    of one the capture itself calls so; an old marker name is its contract name. Two
+    channels read as one name are refused naming both: taking either would be a guess."""
     rename = {c: canonical_marker(n) for c, n in (rename or {}).items()}
     mapped: dict[str, list[str]] = {}
     named: dict[str, list[str]] = {}

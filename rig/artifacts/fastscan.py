@@ -1,8 +1,5 @@
-"""The fast capture engine: power, markers (and the console) from one pass over a `.sr`.
-
-Output is identical to the sigrok-cli + `bootmarkers` path (`scan_markers`), which stays
-the reference (`--engine sigrok`); only `engine` differs. See docs/engines.md.
-"""
+"""The fast capture engine: power, markers (and the console) from one pass over a
+`.sr`, identical to the sigrok-cli reference but for `engine` (docs/engines.md)."""
 
 from __future__ import annotations
 
@@ -39,9 +36,7 @@ def _check(
 
 def markers_from_edges(edges: Edges, mapping: dict[str, str], debounce_us: float) -> MarkerScan:
     """The MarkerScan `scan_markers` would return, from the capture's transitions.
-
-    Without a power channel the boot is taken to start at the first sample: a rail that
-    rises there and holds (the capture was started by, or after, the power-on)."""
+    Without a power channel the boot starts at the first sample (a rail up and held)."""
     virtual = POWER not in mapping
     dense = {m: edges.dense[c] for m, c in mapping.items() if c in edges.dense}
     found = replay(
@@ -92,12 +87,8 @@ def scan_capture(
     baud: int | None = None,
     rename: Mapping[str, str] | None = None,
 ) -> CaptureScan:
-    """Markers and the console (8N1; baud detected if None) in one read of the capture.
-
-    A console that cannot be decoded does not cost the markers: it is reported in
-    `uart_error` instead of raised. `rename` reads capture channels as contract names;
-    a capture with no power channel starts its boot at the first sample.
-    """
+    """Markers and the console (8N1; baud detected if None) in one read of the capture;
+    a console that cannot be decoded is `uart_error`, never costing the markers."""
     capture = Path(capture)
     info = read_info(capture)
     mapping = _check(capture, debounce_us, info.channels, rename, need_power=False)

@@ -1,10 +1,8 @@
 """Raw captures a killed run left behind: converted to `capture.sr`, or removed.
 
-A run holds an exclusive lock on its folder's `.lock` while it measures (`RunLock`); the
-kernel drops it when the process dies, even on SIGKILL. A raw `capture.bin` in an
-unlocked folder is therefore a leftover, never a capture in progress. run.json states
-its layout (`capture.channels`, `capture.samplerate_hz`) before power-on, so the samples
-are kept as a normal capture; without a layout the raw file cannot be read and goes.
+A run holds a lock on its folder's `.lock` while it measures, which the kernel drops
+when the process dies: a raw `capture.bin` in an unlocked folder is a leftover. run.json
+states its layout before power-on; without a layout the raw file cannot be read and goes.
 """
 
 from __future__ import annotations
@@ -43,9 +41,8 @@ class RunLock:
 
 
 def release_own(folder: Path) -> None:
-    """Release this process's lock on `folder`, if it holds one. For a cycle that raised:
-    it is over, but its lock lives on with the exception's frames until the garbage
-    collector finds them, and meanwhile its raw capture looks like one in progress."""
+    """Release this process's lock on `folder`, if it holds one: a cycle that raised
+    keeps its lock alive in the exception's frames until the garbage collector runs."""
     lock = _HELD.get(folder)
     if lock is not None:
         lock.release()
@@ -53,10 +50,6 @@ def release_own(folder: Path) -> None:
 
 def is_locked(folder: Path) -> bool:
     """A run is measuring in `folder` now (its `.lock` is held)."""
-    return _locked(folder)
-
-
-def _locked(folder: Path) -> bool:
     try:
         fd = os.open(folder / LOCK, os.O_RDONLY | os.O_NOFOLLOW)
     except OSError:
@@ -84,10 +77,9 @@ class Leftover:
 
 def recover_folder(folder: Path, deferred: bool = False) -> Leftover | None:
     """Convert (or remove, when it cannot be) a raw capture left in `folder`. `deferred`:
-    a soak left it on purpose, to convert while the board is held off (not a leftover
-    of a killed run: run.json does not get `recovered`)."""
+    a soak left it to convert during the off-hold (run.json does not get `recovered`)."""
     raw = folder / rundir.CAPTURE_RAW
-    if raw.is_symlink() or not raw.is_file() or _locked(folder):
+    if raw.is_symlink() or not raw.is_file() or is_locked(folder):
         return None
     size = raw.stat().st_size
     if (folder / rundir.CAPTURE).exists():

@@ -1,18 +1,7 @@
-"""The `bootmarkers` decoder's logic, replayed on transition lists instead of samples.
-
-This mirrors `decoders/bootmarkers/pd.py` statement for statement, with libsigrokdecode
-0.5.3's `wait()` made explicit (checked against the real sigrok-cli in the tests):
-
-- the first `wait()` returns sample 0; every later `wait(conds)` scans from the current
-  sample on, where an edge never matches again (the previous pins are its own) and
-  `{"skip": k}` matches k samples later (k = 0: the current sample);
-- pins before sample 0 equal sample 0, so there is never an edge at sample 0;
-- a rail high at sample 0 counts as powered (no "before power-up" warnings);
-- when the samples run out the decoder just stops: nothing pending is reported.
-
-The rail's edges alternate, so the decoder's `r`/`f` power condition is "the next power
-edge". Only the annotations `scan_markers` reads are produced, in the decoder's order.
-"""
+"""The `bootmarkers` decoder's logic, replayed on transition lists instead of samples:
+`decoders/bootmarkers/pd.py` statement for statement, with libsigrokdecode 0.5.3's
+`wait()` made explicit (docs/engines.md). Only the annotations `scan_markers` reads are
+produced, in the decoder's order."""
 
 from __future__ import annotations
 

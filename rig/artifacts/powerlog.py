@@ -1,9 +1,5 @@
-"""`power.jsonl`: a supply's readings through the boot, one JSON record per line.
-
-`{"t_ns": <host CLOCK_MONOTONIC ns>, "v": <volts>, "a": <amperes>}` is the contract
-(docs/contract.md, "power.jsonl"); bootrig adds `t_req_ns` and `t_ans_ns`, when the current was
-asked for and when its answer arrived, and writes `t_ns` as their midpoint.
-"""
+"""`power.jsonl`: a supply's readings through the boot, one JSON record per line
+(docs/contract.md, "power.jsonl")."""
 
 from __future__ import annotations
 
@@ -37,8 +33,7 @@ def write(folder: Path, records: Iterable[dict[str, Any]], name: str = POWER_JSO
 
 
 def read(folder: Path, name: str = POWER_JSONL) -> list[dict[str, Any]] | None:
-    """The records, or None when the folder has no such file (power.jsonl, or
-    power_hold.jsonl)."""
+    """The records, or None when the folder has no such file."""
     path = Path(folder) / name
     if not check_regular(path):
         return None

@@ -1,11 +1,7 @@
 """`rig prune`: find the boots of a results folder and delete what the retention rule
-(`rig.artifacts.retention`, docs/disk.md) lets go.
-
-The walk never follows a symlink (a linked run folder, soak folder or file is listed as
-skipped and left alone), never enters a hidden folder (`.bootrig-assets`, the InfluxDB
-spool) and skips a folder whose run is measuring now (its `.lock` is held). Only regular
-files directly inside a run folder are ever deleted, never a folder.
-"""
+(`rig.artifacts.retention`, docs/disk.md) lets go. The walk never follows a symlink nor
+enters a hidden folder, skips a run measuring now, and deletes only regular files
+directly inside a run folder."""
 
 from __future__ import annotations
 
@@ -100,8 +96,8 @@ def _subfolders(folder: Path, skipped: list[tuple[Path, str]]) -> list[Path]:
 
 
 def find_runs(results: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
-    """The run folders of a results folder (its single runs and its soaks' cycles) or of
-    one soak folder. InputError when `results` is not such a folder."""
+    """The run folders of a results folder (its runs and its soaks' cycles) or of one
+    soak folder."""
     if results.is_symlink() and not results.is_dir():
         raise InputError(f"{results}: not a folder")
     if not results.is_dir():
@@ -151,8 +147,8 @@ def plan(results: Path, window: Window, raw: bool, now: datetime) -> Plan:
 
 
 def execute(p: Plan) -> list[tuple[Path, str]]:
-    """Delete the plan's files; (path, error) for each that could not be. A file is
-    checked again right before: still a regular file directly in its run folder."""
+    """Delete the plan's files, each checked again right before; (path, error) for each
+    that could not be."""
     errors = []
     for r in p.removals:
         try:

@@ -1,8 +1,5 @@
-"""The artifact folder (docs/contract.md): run.json, console.jsonl, console.log, report.json.
-
-Everything analysis needs is in these files, so `rig analyze DIR` can recompute a report
-anywhere, later, with no config and no hardware.
-"""
+"""The artifact folder (docs/contract.md): run.json, console.jsonl, console.log,
+report.json; all analysis needs, so `rig analyze DIR` works anywhere, later."""
 
 from __future__ import annotations
 
@@ -33,9 +30,8 @@ TRUTH = "truth.json"
 
 
 def new_run_id(now: datetime | None = None) -> str:
-    """`YYYYmmddTHHMMSSZ-xxxxyy`: UTC second, then the fraction of that second in
-    1/65536 s (4 hex digits, so ids sort by time within a second too) and 2 random hex
-    digits against two rigs starting in the same 15 µs."""
+    """`YYYYmmddTHHMMSSZ-xxxxyy`: UTC second, its fraction in 1/65536 s (ids sort by
+    time within a second too) and 2 random hex digits (two rigs in the same 15 µs)."""
     return _run_id(now or datetime.now(UTC), secrets.randbelow(256))
 
 
@@ -65,8 +61,8 @@ MIN_FREE_BYTES = 32 << 20
 
 
 def probe_results_dir(results_dir: Path, key: str = "rig.results_dir") -> None:
-    """Create `results_dir` and prove it takes a file, before any instrument starts: a
-    folder that cannot be written found only after the boot would lose the boot."""
+    """Create `results_dir` and prove it takes a file before any instrument starts:
+    found only after the boot, it would lose the boot."""
     try:
         results_dir.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=results_dir, prefix=".probe-") as f:
@@ -95,9 +91,8 @@ def write_json(path: Path, obj: Any) -> None:
         f.write("\n")
 
 
-#: A run.json or report.json larger than this is not one (and is not read into memory): a
-#: report is about 300 bytes a console line, so this is a boot of 100,000 lines; parsed,
-#: 32 MiB of hostile JSON (empty arrays) takes about 1 GB, 256 MiB took the host's memory.
+#: A run.json or report.json larger than this is not one: a boot of 100,000 lines; parsed,
+#: 32 MiB of hostile JSON (empty arrays) takes about 1 GB.
 MAX_JSON_BYTES = 32 << 20
 
 
@@ -134,9 +129,7 @@ def read_report(path: Path) -> Report:
 
 def dumps_records(obj: Any, depth: int = 2, _level: int = 0) -> str:
     """JSON indented down to `depth` levels, each value below on one line: report.json's
-    layout, one stage, event, console time or initcall a line. Every key and number as
-    `json.dumps` writes it (a reader sees the same document as with indent=2); a
-    thousand-line boot's report is about a fifth smaller than fully indented."""
+    layout, one stage, event or initcall a line (a fifth smaller than indent=2)."""
     if _level >= depth or not isinstance(obj, dict | list) or not obj:
         return json.dumps(obj)
     pad, end = "  " * (_level + 1), "  " * _level
@@ -157,8 +150,7 @@ def write_report(path: Path, report: Report) -> None:
 
 def read_console(folder: Path) -> list[Chunk]:
     """Read console.jsonl; a bad record is an error naming the file and line. A last
-    record cut short (no newline: the disk filled or the rig died mid-write) is what a
-    crash leaves, not a contradiction: the records before it are the console."""
+    record cut short (no newline) is what a crash leaves: the records before it count."""
     path = folder / CONSOLE_JSONL
     chunks: list[Chunk] = []
     if not check_regular(path):

@@ -1,11 +1,7 @@
-"""The metadata of a sigrok session file (`.sr`), read as libsigrok reads it.
-
-Both capture engines take channel names and sample rate from here: the fast engine, and
-the sigrok-cli path, which checks them (read_info) before sigrok-cli reads the file its
-own way. So what libsigrok would read differently, or not at all, is refused, naming the
-file and the key: a key or channel name given twice, a channel past `total probes`, an
-empty name, a sample rate that is no whole number of Hz, metadata of megabytes.
-"""
+"""The metadata of a sigrok session file (`.sr`), read as libsigrok reads it. Both
+engines take channel names and sample rate from here, so what libsigrok would read
+differently (a key or name given twice, a channel past `total probes`, a rate of no
+whole number of Hz) is refused, naming the file and the key."""
 
 from __future__ import annotations
 
@@ -40,8 +36,7 @@ _RATE_MUL = {"": 1, "k": 1_000, "M": 1_000_000, "G": 1_000_000_000}
 
 
 def parse_samplerate(text: str) -> int:
-    """`1 MHz`, `1.5 kHz`, `625 kHz` in Hz, exactly: a rate of no whole number of Hz
-    (`1.5 Hz`) is a ValueError, not rounded."""
+    """`1 MHz`, `1.5 kHz` in Hz, exactly: `1.5 Hz` is a ValueError, not rounded."""
     m = _RATE_RE.match(text)
     if not m:
         raise ValueError(f"not a sample rate: {text!r}")
@@ -69,9 +64,8 @@ MAX_SAMPLERATE = 100_000_000_000
 
 
 def metadata_ini(path: Path, z: zipfile.ZipFile) -> configparser.ConfigParser:
-    """The metadata read as libsigrok's GKeyFile reads it: UTF-8, keys keep their case,
-    only '=' separates, '#' starts a comment, leading blanks are no continuation; and a
-    key or section given twice is refused, not the last one silently kept."""
+    """The metadata read as libsigrok's GKeyFile reads it (UTF-8, keys keep their case,
+    only '=' separates, '#' comments); a key or section given twice is refused."""
     size = z.getinfo("metadata").file_size  # what zipfile will decompress, at most
     if size > MAX_METADATA_BYTES:
         raise CaptureError(
@@ -106,9 +100,8 @@ def metadata_ini(path: Path, z: zipfile.ZipFile) -> configparser.ConfigParser:
 def channel_names(
     where: str, sec: configparser.SectionProxy, total: str, unitsize: int
 ) -> tuple[str, ...]:
-    """Channel names by index (bit i of a sample is channel i): each probeN once, each
-    name once, none empty, none past `total probes`; a channel with no probeN key is
-    called by its index, as sigrok-cli calls it."""
+    """Channel names by index (bit i of a sample is channel i); a channel with no
+    probeN key is called by its index, as sigrok-cli calls it."""
     probes: dict[int, tuple[str, str]] = {}  # N -> (key, name)
     for key, name in sec.items():
         if not key.startswith("probe"):

@@ -1,19 +1,6 @@
-"""Decode the console (8N1) from a capture's UART TX channel, on the analyzer clock.
-
-The reference is sigrok's own `uart` decoder (libsigrokdecode 0.5.3): the bytes and
-the sample numbers are the ones `sigrok-cli -P uart:baudrate=B:rx=CH -A uart=rx-data
---protocol-decoder-samplenum` prints. Its logic, replayed on transitions:
-
-- a frame starts at a falling edge seen while waiting for a start bit (never at sample
-  0, and never at the very sample where the previous frame's last bit was sampled);
-- bit k (0 = start, 1..8 = data LSB first, 9 = stop) is sampled at
-  ceil(start + (w - 1) / 2 + k * w), w = samplerate / baud (a float);
-- a start bit sampled high is a frame error: no byte, wait for the next falling edge
-  after that sample; a stop bit sampled low is a frame error, the byte still counts;
-- a byte's span (ss, es) is first data bit sample - floor(w / 2) to last data bit
-  sample + ceil(w / 2);
-- sampling stops with the capture: a frame cut short yields what was sampled.
-"""
+"""Decode the console (8N1) from a capture's UART TX channel, on the analyzer clock:
+sigrok's own `uart` decoder (libsigrokdecode 0.5.3) replayed on transitions, the same
+bytes and sample numbers (the rules: docs/engines.md, "UART tap")."""
 
 from __future__ import annotations
 

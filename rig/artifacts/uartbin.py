@@ -1,9 +1,5 @@
-"""`uart.bin`: the console as decoded from the analyzer, with each byte's sample span.
-
-Layout (docs/engines.md): one JSON header line, then the N console bytes as sent, then
-N little-endian int64 each of `ss`, `es` and `start`. `head -1 uart.bin` shows the
-header; the bytes follow it unchanged, so the file also reads as the console's text.
-"""
+"""`uart.bin`: the console decoded from the analyzer, with each byte's sample span
+(layout: docs/engines.md)."""
 
 from __future__ import annotations
 
@@ -24,7 +20,6 @@ _PER_BYTE = 1 + 3 * 8
 
 
 def write_uart_bin(path: Path, result: UartBytes) -> None:
-    """Write `result` to `path` (atomically: a crash never leaves a half file)."""
     path = Path(path)
     n = len(result.data)
     header = {
