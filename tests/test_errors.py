@@ -29,7 +29,6 @@ REPO = Path(__file__).resolve().parents[1]
 #: builtin it used to be (older `except ValueError` code must still catch it).
 CLASSES = [
     ("rig.sinks.influx.client", "InfluxError", SinkError, RuntimeError),
-    ("rig.model.codec", "ModelError", ArtifactError, ValueError),
     ("simboard.faults", "FaultSpecError", ConfigError, ValueError),
     ("rig.artifacts.uart", "UartError", ArtifactError, ValueError),
     ("rig.artifacts.powerlog", "PowerLogError", ArtifactError, ValueError),

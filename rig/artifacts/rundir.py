@@ -16,7 +16,6 @@ from typing import Any
 from rig.artifacts.atomic import atomic_open
 from rig.errors import ArtifactError, ConfigError, RigError
 from rig.model import Chunk, Report, Run
-from rig.model.codec import ModelError
 from rig.untrusted import Refused, check_regular, parse_json, read_json_file, read_line
 
 RUN = "run.json"
@@ -110,7 +109,7 @@ def read_run(folder: Path) -> Run:
     obj = read_json(path)
     try:
         run = Run.from_json(obj)
-    except ModelError as e:
+    except ArtifactError as e:
         raise ArtifactError(f"{path}: {e}") from None
     return run  # its config snapshot is read by rig.config.snapshot, with the config's rules
 
@@ -123,7 +122,7 @@ def read_report(path: Path) -> Report:
     """A report.json (`path`: the file) as a Report, naming the key that does not fit."""
     try:
         return Report.from_json(read_json(path))
-    except ModelError as e:
+    except ArtifactError as e:
         raise ArtifactError(f"{path}: {e}") from None
 
 

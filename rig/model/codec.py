@@ -31,10 +31,6 @@ JSON = Any
 JSONObject = dict[str, Any]
 
 
-class ModelError(ArtifactError):
-    """A JSON value that does not fit the model; the message names the key."""
-
-
 def opt(default: Any = None, *, minimum: float | None = None) -> Any:
     """A field left out of the JSON while it is None."""
     return field(default=default, metadata={"omit_none": True, "minimum": minimum})
@@ -81,7 +77,7 @@ def dump(obj: Any) -> Any:
 
 
 def load(cls: type[T], obj: Any, where: str = "") -> T:
-    """`obj` read as `cls` (a model class, or a type such as `list[Stage]`); ModelError
+    """`obj` read as `cls` (a model class, or a type such as `list[Stage]`); ArtifactError
     names the first key that does not fit."""
     if not is_dataclass(cls):
         return _value(cls, obj, where)  # type: ignore[no-any-return]
@@ -100,7 +96,7 @@ def load(cls: type[T], obj: Any, where: str = "") -> T:
         path = f"{where}.{name}" if where else name
         if name not in obj:
             if f.default is MISSING and f.default_factory is MISSING:
-                raise ModelError(f"missing key {path!r}")
+                raise ArtifactError(f"missing key {path!r}")
             continue
         kwargs[f.name] = _value(hints[f.name], obj[name], path, f.metadata.get("minimum"))
     if rest_field is not None:
@@ -128,7 +124,7 @@ def _value(tp: Any, v: Any, key: str, minimum: float | None = None) -> Any:
         for a in choices:
             try:
                 return _value(a, v, key, minimum)
-            except ModelError as e:
+            except ArtifactError as e:
                 here = f"{_where(key)}: expected "
                 if len(choices) == 1 and not str(e).startswith(here):
                     raise  # a key inside the value: its own message is the right one
@@ -189,5 +185,5 @@ def _where(key: str) -> str:
     return f"key {key!r}" if key else "the top level"
 
 
-def _mismatch(key: str, expected: str, found: Any) -> ModelError:
-    return ModelError(f"{_where(key)}: expected {expected}, found {json.dumps(found)[:80]}")
+def _mismatch(key: str, expected: str, found: Any) -> ArtifactError:
+    return ArtifactError(f"{_where(key)}: expected {expected}, found {json.dumps(found)[:80]}")

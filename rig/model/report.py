@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rig import names
-from rig.model.codec import JSON, JSONObject, ModelError, dump, key, load, opt, rest
+from rig.errors import ArtifactError
+from rig.model.codec import JSON, JSONObject, dump, key, load, opt, rest
 from rig.outcomes import BootOutcome
 
 #: The report schemas this rig reads; it writes the first.
@@ -326,16 +327,16 @@ class Report:
 
     @classmethod
     def from_json(cls, obj: Any) -> Report:
-        """ModelError names the key that does not fit; an unknown schema is refused
+        """ArtifactError names the key that does not fit; an unknown schema is refused
         (a later major version may mean other things by the same keys)."""
         schema = obj.get("schema") if isinstance(obj, dict) else None
         if schema not in READS:
-            raise ModelError(f"key 'schema': expected {READS[0]!r}, found {schema!r}")
+            raise ArtifactError(f"key 'schema': expected {READS[0]!r}, found {schema!r}")
         report = load(cls, obj)
         try:
             BootOutcome.parse(report.outcome)
         except ValueError as e:
-            raise ModelError(f"key 'outcome': {e}") from None
+            raise ArtifactError(f"key 'outcome': {e}") from None
         return report
 
     def to_json(self) -> dict[str, Any]:

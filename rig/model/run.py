@@ -13,7 +13,8 @@ from enum import StrEnum
 from typing import Any
 
 from rig import names
-from rig.model.codec import JSONObject, ModelError, dump, load, opt, rest
+from rig.errors import ArtifactError
+from rig.model.codec import JSONObject, dump, load, opt, rest
 from rig.outcomes import Outcome
 
 
@@ -164,10 +165,10 @@ class Run:
 
     @classmethod
     def from_json(cls, obj: Any) -> Run:
-        """ModelError names the key that does not fit."""
+        """ArtifactError names the key that does not fit."""
         schema = obj.get("schema") if isinstance(obj, dict) else None
         if schema != names.RUN_SCHEMA:
-            raise ModelError(f"key 'schema': expected {names.RUN_SCHEMA!r}, found {schema!r}")
+            raise ArtifactError(f"key 'schema': expected {names.RUN_SCHEMA!r}, found {schema!r}")
         return load(cls, obj)
 
     def to_json(self) -> dict[str, Any]:

@@ -17,7 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from rig.model.codec import JSONObject, ModelError, load, num, opt, rest
+from rig.errors import ArtifactError
+from rig.model.codec import JSONObject, load, num, opt, rest
 
 HEADER, CYCLE, INTERRUPTED, RESUME, END = "header", "cycle", "interrupted", "resume", "end"
 
@@ -139,12 +140,12 @@ KINDS: dict[str, type[Any]] = {
 
 
 def record_from_json(obj: Any, where: str = "") -> Record:
-    """A journal line's object as its record class, chosen by `type`; ModelError names
+    """A journal line's object as its record class, chosen by `type`; ArtifactError names
     the key that does not fit."""
     if not isinstance(obj, dict):
-        raise ModelError("expected a JSON object with a 'type'")
+        raise ArtifactError("expected a JSON object with a 'type'")
     kind = obj.get("type")
     if not isinstance(kind, str):
-        raise ModelError(f"missing key {f'{where}.type' if where else 'type'!r}")
+        raise ArtifactError(f"missing key {f'{where}.type' if where else 'type'!r}")
     record: Record = load(KINDS.get(kind, OtherRecord), obj, where)
     return record

@@ -20,7 +20,7 @@ from typing import TypeVar
 
 from rig.artifacts.atomic import fsync_dir
 from rig.errors import ArtifactError, RigError
-from rig.model.codec import JSONObject, ModelError, dump
+from rig.model.codec import JSONObject, dump
 from rig.model.soak import HEADER, HeaderRecord, Record, record_from_json
 from rig.untrusted import Refused, parse_json
 
@@ -43,7 +43,7 @@ def read_records(path: Path) -> tuple[list[Record], int]:
     def typed(i: int, obj: JSONObject) -> Record:
         try:
             return record_from_json(obj)
-        except ModelError as e:
+        except ArtifactError as e:
             raise ArtifactError(f"{path}:{i}: bad journal line ({e})") from None
 
     return _read(path, typed)
