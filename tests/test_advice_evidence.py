@@ -14,10 +14,12 @@ from typing import Any
 
 import pytest
 
-from rig.analysis.console import analyze_console
+from rig.analysis.console import ConsoleAnalysis, analyze_console
 from rig.analysis.events import build_timebase
 from rig.analysis.lines import split_lines
+from rig.analysis.options import AnalysisOptions
 from rig.model import Chunk
+from rig.model.report import Advisory
 from tests.test_parse_replay import FIXTURES, load
 
 BAUD = 115200
@@ -51,13 +53,14 @@ def burst(segments: Sequence[Segment]) -> list[Chunk]:
     return out
 
 
-def analyze(chunks: list[Chunk], **options: Any) -> dict[str, Any]:
+def analyze(chunks: list[Chunk], **options: Any) -> ConsoleAnalysis:
     lines = split_lines(chunks)
-    return analyze_console(lines, build_timebase(None, lines, 0, BAUD), BAUD, options, chunks)
+    opts = AnalysisOptions.from_mapping(options)
+    return analyze_console(lines, build_timebase(None, lines, 0, BAUD), BAUD, opts, chunks)
 
 
-def _rule(out: dict[str, Any], rule: str) -> list[dict[str, Any]]:
-    return [a for a in out["advisories"] if a["rule"] == rule]
+def _rule(out: ConsoleAnalysis, rule: str) -> list[Advisory]:
+    return [a for a in out.advisories if a.rule == rule]
 
 
 def _kernel(n: int) -> list[Segment]:
@@ -73,25 +76,23 @@ def _kernel(n: int) -> list[Segment]:
 
 def test_pacing_is_read_from_the_byte_timing() -> None:
     chatty = [(0.0, b"U-Boot 2023.01\r\n"), *_kernel(400)]
-    assert analyze(paced(chatty))["pacing"]["verdict"] == "paced"
+    assert analyze(paced(chatty)).pacing.verdict == "paced"
     unpaced = analyze(burst(chatty))
-    assert unpaced["pacing"]["verdict"] == "unpaced"
+    assert unpaced.pacing.verdict == "unpaced"
     # 400 lines of ~50 bytes need ~1.7 s at 115200 baud; they arrived in milliseconds.
-    assert unpaced["pacing"]["deficit_s"] > 1.5
-    assert analyze(paced([(0.0, b"hello\r\n"), (0.1, b"world\r\n")]))["pacing"]["verdict"] == (
-        "unknown"
-    )
+    assert unpaced.pacing.deficit_s > 1.5
+    assert analyze(paced([(0.0, b"hello\r\n"), (0.1, b"world\r\n")])).pacing.verdict == ("unknown")
 
 
 def test_unpaced_console_costs_nothing_and_says_so() -> None:
     segs = [(0.0, b"U-Boot 2023.01\r\nStarting kernel ...\r\n"), *_kernel(400)]
     out = analyze(burst(segs))
     assert _rule(out, "console_output") == [] and _rule(out, "uboot_console") == []
-    assert any("not paced" in n and "no console cost" in n for n in out["notes"])
+    assert any("not paced" in n and "no console cost" in n for n in out.notes)
     # The same console, paced, costs the bytes' wire time, no more than they took.
     (con,) = _rule(analyze(paced(segs)), "console_output")
-    assert con["gain_s"] == pytest.approx(con["detail"]["wire_s"])
-    assert con["gain_s"] <= con["evidence_s"]
+    assert con.gain_s == pytest.approx(con.detail["wire_s"])
+    assert con.gain_s <= con.evidence_s
 
 
 def test_paced_console_cost_is_bounded_by_the_time_the_bytes_took() -> None:
@@ -103,7 +104,7 @@ def test_paced_console_cost_is_bounded_by_the_time_the_bytes_took() -> None:
     k = next(i for i, c in enumerate(chunks) if c.t_ns >= chunks[-1].t_ns - 30e6)
     squeezed = [*chunks[:k], Chunk(chunks[k].t_ns, b"".join(c.data for c in chunks[k:]))]
     (con,) = _rule(analyze(squeezed), "console_output")
-    assert con["gain_s"] <= con["evidence_s"] < con["detail"]["wire_s"]
+    assert con.gain_s <= con.evidence_s < con.detail["wire_s"]
 
 
 def test_a_verdict_on_the_line_ends_the_step() -> None:
@@ -116,14 +117,14 @@ def test_a_verdict_on_the_line_ends_the_step() -> None:
         (0.0, b"\r\nStarting kernel ...\r\n"),
     ]
     out = analyze(paced(segs))
-    steps = {p["kind"]: p for p in out["phases"]}
-    assert steps["verify"]["duration_s"] == pytest.approx(0.400, abs=2e-3)
-    assert steps["uncompress"]["duration_s"] == pytest.approx(0.300, abs=2e-3)
+    steps = {p.kind: p for p in out.phases}
+    assert steps["verify"].duration_s == pytest.approx(0.400, abs=2e-3)
+    assert steps["uncompress"].duration_s == pytest.approx(0.300, abs=2e-3)
     # The 200 ms after `OK` is nobody's: it is listed, and ranks, as unattributed.
-    (rest,) = [r for r in out["top"] if r["kind"] == "unattributed"]
-    assert rest["name"] == "after 'Verifying Checksum ... OK'"
-    assert rest["duration_s"] == pytest.approx(0.200, abs=2e-3)
-    assert out["unattributed"]["total_s"] == pytest.approx(0.200, abs=2e-3)
+    (rest,) = [r for r in out.top if r.kind == "unattributed"]
+    assert rest.name == "after 'Verifying Checksum ... OK'"
+    assert rest.duration_s == pytest.approx(0.200, abs=2e-3)
+    assert out.unattributed.total_s == pytest.approx(0.200, abs=2e-3)
 
 
 def test_preset_calibration_is_not_ranked_by_the_silence_after_it() -> None:
@@ -134,12 +135,12 @@ def test_preset_calibration_is_not_ranked_by_the_silence_after_it() -> None:
         (0.040, b"[    0.058000] bootrig: marker do_mount_root\r\n"),
     ]
     out = analyze(paced(segs))
-    assert not [p for p in out["phases"] if p["kind"] == "calibrate_delay"]
+    assert not [p for p in out.phases if p.kind == "calibrate_delay"]
     assert _rule(out, "calibrate_delay") == []
-    first = out["top"][0]
-    assert first["kind"] == "unattributed" and "Calibrating delay loop" in first["name"]
+    first = out.top[0]
+    assert first.kind == "unattributed" and "Calibrating delay loop" in first.name
     # Stamps 48 ms apart, minus the calibration line's own 94 bytes on the wire.
-    assert first["duration_s"] == pytest.approx(0.048 - 94 * CHAR_S, abs=1e-5)
+    assert first.duration_s == pytest.approx(0.048 - 94 * CHAR_S, abs=1e-5)
 
 
 def test_measured_calibration_is_timed_by_the_bytes_around_the_loop() -> None:
@@ -151,26 +152,26 @@ def test_measured_calibration_is_timed_by_the_bytes_around_the_loop() -> None:
     ]
     out = analyze(paced(segs))
     (cal,) = _rule(out, "calibrate_delay")
-    assert cal["gain_s"] == pytest.approx(0.250, abs=2e-3) and cal["gain_kind"] == "measured"
-    assert "`lpj=1495040`" in cal["advice"]
+    assert cal.gain_s == pytest.approx(0.250, abs=2e-3) and cal.gain_kind == "measured"
+    assert "`lpj=1495040`" in cal.advice
     # The 20 ms before the next line is not the loop's.
-    (rest,) = [r for r in out["unattributed"]["silences"] if "Calibrating" in r["name"]]
+    (rest,) = [r for r in out.unattributed.silences if "Calibrating" in r.name]
     # Stamps apart, minus the loop the bytes showed and the line's 72 bytes on the wire
     # (1 ms USB frames blur the loop's ends).
-    assert rest["duration_s"] == pytest.approx(0.365 - 0.088852 - 0.250 - 72 * CHAR_S, abs=1.5e-3)
+    assert rest.duration_s == pytest.approx(0.365 - 0.088852 - 0.250 - 72 * CHAR_S, abs=1.5e-3)
 
 
-def _check_gains(report: dict[str, Any], console_span_s: float) -> None:
-    for a in report["advisories"]:
-        assert a["basis"], a["rule"]
-        assert 0 <= a["gain_s"] <= a["evidence_s"] + 1e-9, (a["rule"], a["title"])
-        if a["rule"] in ("console_output", "uboot_console"):
-            assert a["evidence_s"] <= console_span_s, a
+def _check_gains(report: ConsoleAnalysis, console_span_s: float) -> None:
+    for a in report.advisories:
+        assert a.basis, a.rule
+        assert 0 <= a.gain_s <= a.evidence_s + 1e-9, (a.rule, a.title)
+        if a.rule in ("console_output", "uboot_console"):
+            assert a.evidence_s <= console_span_s, a
 
 
 @pytest.mark.parametrize("name", FIXTURES)
 def test_every_gain_rests_on_measured_time_fixtures(name: str) -> None:
     fx = load(name)
     out = analyze_console(fx.lines, fx.analyzer_tb(), fx.baud, None, fx.chunks)
-    assert out["advisories"]
+    assert out.advisories
     _check_gains(out, (fx.chunks[-1].t_ns - fx.chunks[0].t_ns) / 1e9)

@@ -63,7 +63,7 @@ def test_outlier_anchor_is_rejected_and_reported() -> None:
     assert f is not None
     assert [a.name for a in f.rejected] == ["late"]
     assert f(1.0) == pytest.approx(1.4, abs=1e-9)
-    assert f.as_dict()["rejected"][0]["name"] == "late"
+    assert f.to_model().rejected[0].name == "late"
 
 
 def test_envelope_lies_under_every_arrival() -> None:

@@ -18,8 +18,10 @@ from hypothesis import strategies as st
 from rig.analysis.console import analyze_console
 from rig.analysis.events import build_timebase
 from rig.analysis.lines import Line, split_lines
+from rig.analysis.options import AnalysisOptions
 from rig.analysis.parsers.console import parse_console
 from rig.model import Chunk
+from rig.model.codec import dump
 from tests.test_parse_replay import load
 
 FUZZ = settings(
@@ -145,11 +147,12 @@ def test_parsers_and_analysis_never_crash(case: tuple[bytes, list[Chunk]]) -> No
     for rec in parsed.initcalls:
         assert 0 <= rec.line < len(lines)
     tb = build_timebase(None, lines, 0, 115200)
-    out = analyze_console(lines, tb, 115200, {"app_events": [{"name": "x", "regex": "OK"}]})
-    json.dumps(out, allow_nan=False)
-    for a in out["advisories"]:
-        assert a["gain_s"] >= 0
-        assert all(0 <= e["line"] < len(lines) for e in a["evidence"])
+    opts = AnalysisOptions.from_mapping({"app_events": [{"name": "x", "regex": "OK"}]})
+    out = analyze_console(lines, tb, 115200, opts)
+    json.dumps(dump(out), allow_nan=False)
+    for a in out.advisories:
+        assert a.gain_s >= 0
+        assert all(0 <= e.line < len(lines) for e in a.evidence)
 
 
 @FUZZ
@@ -199,7 +202,7 @@ def test_a_megabyte_line_without_newline_loses_nothing_and_is_fast() -> None:
         elapsed = time.perf_counter() - t0
         assert elapsed < 3.0, (huge[:30], elapsed)
         assert [ln.raw for ln in lines] == [b"U-Boot 2009.01", b"before", huge]
-        assert out["uboot"] is not None and out["uboot"]["banners"][0]["version"] == "2009.01"
+        assert out.uboot is not None and out.uboot.banners[0].version == "2009.01"
 
 
 def test_garbage_between_lines_is_kept() -> None:
@@ -210,4 +213,4 @@ def test_garbage_between_lines_is_kept() -> None:
     lines = split_lines([Chunk(0, data)])
     assert_lossless(data, [Chunk(0, data)], lines)
     out = analyze_console(lines, build_timebase(None, lines, 0, 115200), 115200)
-    assert out["uboot"]["banners"][0]["version"] == "2009.01"
+    assert out.uboot is not None and out.uboot.banners[0].version == "2009.01"

@@ -103,9 +103,9 @@ def test_pacing_is_told_from_the_bytes() -> None:
         for c in (paced, unpaced, sparse)
     ]
     assert [p.verdict for p in verdicts if p] == ["paced", "unpaced", "unknown"]
-    p, u, _ = (v.as_dict() for v in verdicts if v)
-    assert 0.8 * BAUD / 10 <= p["bytes_per_s"] <= 1.6 * BAUD / 10
-    assert u["bytes_per_s"] > 10 * BAUD / 10
+    p, u, _ = (v.to_model() for v in verdicts if v)
+    assert 0.8 * BAUD / 10 <= p.bytes_per_s <= 1.6 * BAUD / 10
+    assert u.bytes_per_s > 10 * BAUD / 10
 
 
 def test_unpaced_backlog_is_not_latency() -> None:
@@ -113,10 +113,10 @@ def test_unpaced_backlog_is_not_latency() -> None:
     after their stamps; taken for latency, it put U-Boot's bootm 100 ms early."""
     c = console(uboot() + kernel_with_backlog(0.4, 0.17, 0.0), False, 0.3e-3, 4096)
     tb = build_timebase(None, c.lines, POWER_ON_NS, BAUD)
-    host = tb.host.as_dict()
-    assert host["pacing"]["verdict"] == "unpaced"
-    assert host["held_lines"] >= 55 and host["queued_lines"] == 0
-    assert host["spread_s"] < 5e-3  # not the 170 ms the backlog spans
+    host = tb.host.to_model()
+    assert host.pacing.verdict == "unpaced"
+    assert host.held_lines >= 55 and host.queued_lines == 0
+    assert host.spread_s < 5e-3  # not the 170 ms the backlog spans
     events = {e.name: e for e in marker_events(c.lines, tb)}
     gpio = {"bootm": 0.2845, "do_mount_root": 0.4 + 0.17 + 0.31 - 0.3e-3}
     for name, edge in gpio.items():
@@ -138,10 +138,10 @@ def test_paced_queue_is_explained_by_the_bytes_before_it() -> None:
     outs += [Out(o.text, o.at, o.stamp) for o in after]
     c = console(outs, True, 16e-3, 62, seed=3)
     tb = build_timebase(None, c.lines, POWER_ON_NS, BAUD)
-    host = tb.host.as_dict()
-    assert host["pacing"]["verdict"] == "paced"
-    assert host["queued_lines"] >= 70 and host["queue_max_s"] > 0.3
-    assert host["spread_s"] < 40e-3  # the adapter's timer, not the 0.4 s queue
+    host = tb.host.to_model()
+    assert host.pacing.verdict == "paced"
+    assert host.queued_lines >= 70 and host.queue_max_s > 0.3
+    assert host.spread_s < 40e-3  # the adapter's timer, not the 0.4 s queue
     for i, err, u in covered(c, c.lines, tb):
         assert abs(err) <= u, (i, err, u)
     # A queued line's stamp is when it was printed, before it left: its printk time.

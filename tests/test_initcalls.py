@@ -25,32 +25,32 @@ def test_ecovec_on_the_power_on_time_base() -> None:
     tb = fx.analyzer_tb()
     calls = pair_initcalls(parse_initcalls(fx.lines), fx.lines, tb)
     assert len(calls) == 36 and all(c.ret is not None for c in calls)
-    lcdc = next(c.as_dict() for c in calls if c.rec.name == "sh_mobile_lcdc_init")
-    assert lcdc["module"] is None and lcdc["return"] == 0
-    assert lcdc["duration_s"] == pytest.approx(0.155130)  # "after 155130 usecs"
-    assert lcdc["source"] == "printk"
+    lcdc = next(c.to_model() for c in calls if c.rec.name == "sh_mobile_lcdc_init")
+    assert lcdc.module is None and lcdc.return_code == 0
+    assert lcdc.duration_s == pytest.approx(0.155130)  # "after 155130 usecs"
+    assert lcdc.source == "printk"
     # Reference time of the "calling" line: where its first byte left the board.
-    line = fx.lines[lcdc["line"]]
-    assert lcdc["start_s"] == pytest.approx(fx.start_s(line), abs=5e-6)
-    assert lcdc["uncertainty_s"] < 1e-4
+    line = fx.lines[lcdc.line]
+    assert lcdc.start_s == pytest.approx(fx.start_s(line), abs=5e-6)
+    assert lcdc.uncertainty_s < 1e-4
     assert [c.start.t_s for c in calls] == sorted(c.start.t_s for c in calls)
 
 
 def test_without_a_fit_times_stay_printk_relative() -> None:
     fx = load("ecovec-2009.01-2.6.31")
     calls = pair_initcalls(parse_initcalls(fx.lines), fx.lines, fx.nofit_tb())
-    d = calls[0].as_dict()
-    assert d["source"] == "printk_relative" and d["uncertainty_s"] is None
-    assert d["start_s"] == fx.lines[d["line"]].printk_ts
+    d = calls[0].to_model()
+    assert d.source == "printk_relative" and d.uncertainty_s is None
+    assert d.start_s == fx.lines[d.line].printk_ts
 
 
 def test_console_only_maps_printk_through_the_arrival_envelope() -> None:
     fx = load("ecovec-2009.01-2.6.31")
     calls = pair_initcalls(parse_initcalls(fx.lines), fx.lines, fx.host_tb())
-    d = next(c.as_dict() for c in calls if c.rec.name == "sh_mobile_lcdc_init")
-    assert d["source"] == "printk"
-    truth = fx.start_s(fx.lines[d["line"]])
-    assert abs(d["start_s"] - truth) <= d["uncertainty_s"]
+    d = next(c.to_model() for c in calls if c.rec.name == "sh_mobile_lcdc_init")
+    assert d.source == "printk"
+    truth = fx.start_s(fx.lines[d.line])
+    assert abs(d.start_s - truth) <= d.uncertainty_s
 
 
 def test_modules_async_and_interleaving_on_imx8() -> None:
@@ -65,16 +65,16 @@ def test_modules_async_and_interleaving_on_imx8() -> None:
     assert rootfs.ret.line - rootfs.rec.line > 2
     assert by_name["brcmfmac_module_init"].rec.module == "brcmfmac"
     rows = module_breakdown(calls)
-    assert [(r["module"], r["initcalls"]) for r in rows] == [
+    assert [(r.module, r.initcalls) for r in rows] == [
         ("brcmfmac", 1),
         (None, 11),
         ("etnaviv", 1),
         ("imx_sdma", 1),
     ]
-    assert rows[0]["duration_s"] == pytest.approx(0.224583)
-    assert rows[1]["slowest"] == "ci_hdrc_imx_driver_init"
+    assert rows[0].duration_s == pytest.approx(0.224583)
+    assert rows[1].slowest == "ci_hdrc_imx_driver_init"
     (wait,) = async_waits(recs, fx.lines, tb)
-    assert wait["duration_s"] == pytest.approx(1520e-6) and wait["pid"] == 1
+    assert wait.duration_s == pytest.approx(1520e-6) and wait.pid == 1
 
 
 def test_recursion_unreturned_and_orphans() -> None:
@@ -95,15 +95,15 @@ def test_recursion_unreturned_and_orphans() -> None:
         ("lost_call", pytest.approx(2e-3), 0),
         ("hangs_here", None, None),
     ]
-    orphan = calls[2].as_dict()
-    assert orphan["line"] is None and orphan["start_s"] == pytest.approx(1.498)
-    hang = calls[3].as_dict()
-    assert hang["returned"] is False and hang["end_line"] is None and hang["duration_s"] is None
+    orphan = calls[2].to_model()
+    assert orphan.line is None and orphan.start_s == pytest.approx(1.498)
+    hang = calls[3].to_model()
+    assert hang.returned is False and hang.end_line is None and hang.duration_s is None
 
 
 def test_no_printk_stamps_fall_back_to_host_arrival() -> None:
     calls, tb = _pair(
         _lines("calling  foo+0x0/0x10 @ 1", "initcall foo+0x0/0x10 returned 0 after 5 usecs")
     )
-    d = calls[0].as_dict()
-    assert d["source"] == "host" and d["start_s"] == pytest.approx(tb.host.to_ref(1_000_000_000))
+    d = calls[0].to_model()
+    assert d.source == "host" and d.start_s == pytest.approx(tb.host.to_ref(1_000_000_000))

@@ -13,6 +13,7 @@ from rig.artifacts import rundir
 from rig.errors import ArtifactError
 from rig.measure.pipeline import analyze_folder
 from rig.model import Report, Run
+from rig.model.sections import Phase, SystemdSection, UBootSection
 from rig.sinks.influx.sample import sample_report
 
 REAL = Path(__file__).parent / "data" / "real"
@@ -41,6 +42,18 @@ def test_real_runs_round_trip(name: str) -> None:
     assert run.power_on_ns == obj["power_on_ns"] and run.board == obj["board"]
 
 
+def test_sections_are_typed(tmp_path: Path) -> None:
+    """The console's sections and the clocks are read by attribute, not by key."""
+    shutil.copytree(REAL / "systemd-capture-1", tmp_path / "b")
+    report = Report.from_json(analyze_folder(tmp_path / "b", write=False).to_json())
+    assert isinstance(report.systemd, SystemdSection) and report.systemd.startup is not None
+    assert report.systemd.startup.parts == {"kernel": 3.506, "userspace": 5.867}
+    assert isinstance(report.uboot, UBootSection) and report.uboot.banners[0].phase == "U-Boot"
+    assert report.console is not None and report.console.pacing is not None
+    assert report.clocks.host is not None and report.clocks.host.pacing == report.console.pacing
+    assert report.phases and all(isinstance(p, Phase) for p in report.phases)
+
+
 def test_unknown_keys_survive(tmp_path: Path) -> None:
     doc = sample_report(1, initcalls=2).to_json()
     doc["from_a_newer_rig"] = {"x": 1}
@@ -58,6 +71,9 @@ def test_unknown_keys_survive(tmp_path: Path) -> None:
         ({"stages": [{"duration_s": 1.0}]}, "missing key 'stages[0].name'"),
         ({"power_to_ui_s": True}, "key 'power_to_ui_s': expected a number or null"),
         ({"initcalls": [{"name": "f", "return": "x"}]}, "key 'initcalls[0].return'"),
+        ({"kernel": {"version": 6}}, "key 'kernel.version': expected a string or null"),
+        ({"phases": [{"stage": "kernel"}]}, "missing key 'phases[0].kind'"),
+        ({"clocks": {"printk": {"model": None}}}, "key 'clocks.printk.model'"),
     ],
 )
 def test_bad_reports_name_the_key(change: dict, message: str, tmp_path: Path) -> None:

@@ -79,7 +79,7 @@ def test_a_read_the_reader_says_was_late_keeps_its_line_covered(reference: str) 
     check = reader([[t - round(11.6e-3 * 1e9), t]])
     tb = build_timebase(scan, lines, POWER_ON_NS, BAUD, None, chunks, check)
     assert sorted(tb.host.reads.lines) == [k]
-    assert tb.host.as_dict()["reads"]["late_max_s"] == pytest.approx(PROBE_S + 11.6e-3)
+    assert tb.host.to_model().reads.late_max_s == pytest.approx(PROBE_S + 11.6e-3)
     for i, err, u in covered(c, lines, tb):
         assert abs(err) <= u, (i, err, u)
     # Placed by its arrival all the same (most reads in a held window are on time),

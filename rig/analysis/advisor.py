@@ -6,8 +6,6 @@ advisory; console time is inside every stage): they rank, they do not add up.
 
 from __future__ import annotations
 
-from typing import Any
-
 from rig.analysis.advice.bootloader import (
     image_copy,
     image_verify,
@@ -18,6 +16,7 @@ from rig.analysis.advice.console import console_output, uboot_console
 from rig.analysis.advice.context import Advisory, Context, Rule
 from rig.analysis.advice.kernel import calibrate_delay, root_wait, slow_initcalls
 from rig.analysis.advice.probe import usb_kernel, usb_uboot
+from rig.model import report as model
 
 RULES: tuple[Rule, ...] = (
     uboot_bootdelay,
@@ -34,8 +33,8 @@ RULES: tuple[Rule, ...] = (
 )
 
 
-def advise(ctx: Context, rules: tuple[Rule, ...] = RULES) -> list[dict[str, Any]]:
+def advise(ctx: Context, rules: tuple[Rule, ...] = RULES) -> list[model.Advisory]:
     found: list[Advisory] = [a for rule in rules for a in rule(ctx)]
     kept = [a for a in found if a.gain_s >= ctx.options.min_gain_s]
     kept.sort(key=lambda a: (-a.gain_s, a.rule, a.title))
-    return [a.as_dict() for a in kept]
+    return [a.to_model() for a in kept]

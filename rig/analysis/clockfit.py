@@ -21,7 +21,8 @@ import dataclasses
 import itertools
 import math
 from dataclasses import dataclass
-from typing import Any
+
+from rig.model.clocks import ClockAnchor, PrintkFit
 
 #: printk prints microseconds, truncated.
 PRINTK_RESOLUTION_S = 1e-6
@@ -77,24 +78,21 @@ class LinearFit:
     def drift_ppm(self) -> float:
         return (1 / self.slope - 1) * 1e6 if self.slope else 0.0
 
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "model": "ref = offset_s + slope * printk_s",
-            "offset_s": self.offset,
-            "slope": self.slope,
-            "drift_ppm": self.drift_ppm,
-            "anchors": [{"name": a.name, "printk_s": a.x, "ref_s": a.y} for a in self.anchors],
-            "rejected": [{"name": a.name, "printk_s": a.x, "ref_s": a.y} for a in self.rejected],
-            "late_anchors": [
-                {"name": a.name, "printk_s": a.x, "ref_s": a.y, "late_s": a.late_s}
-                for a in self.late
-            ],
-            "drift_uncertainty_ppm": self.rate_uncertainty * 1e6,
-            "bias_uncertainty_s": self.bias_u,
-            "residuals_s": list(self.residuals),
-            "rms_residual_s": math.sqrt(sum(r * r for r in self.residuals) / len(self.residuals)),
-            "scatter_s": self.scatter,
-        }
+    def to_model(self) -> PrintkFit:
+        return PrintkFit(
+            model="ref = offset_s + slope * printk_s",
+            offset_s=self.offset,
+            slope=self.slope,
+            drift_ppm=self.drift_ppm,
+            anchors=[ClockAnchor(a.name, a.x, a.y) for a in self.anchors],
+            rejected=[ClockAnchor(a.name, a.x, a.y) for a in self.rejected],
+            late_anchors=[ClockAnchor(a.name, a.x, a.y, a.late_s) for a in self.late],
+            drift_uncertainty_ppm=self.rate_uncertainty * 1e6,
+            bias_uncertainty_s=self.bias_u,
+            residuals_s=list(self.residuals),
+            rms_residual_s=math.sqrt(sum(r * r for r in self.residuals) / len(self.residuals)),
+            scatter_s=self.scatter,
+        )
 
 
 #: An anchor whose residual exceeds this many robust sigmas (and OUTLIER_FLOOR_S) is
@@ -188,14 +186,14 @@ class EnvelopeFit(LinearFit):
         span = max(xs) - min(xs)
         return 2 * self.band_u / span if span > 0 else PRIOR_DRIFT_PPM * 1e-6
 
-    def as_dict(self) -> dict[str, Any]:
-        d = super().as_dict()
-        d["model"] = "ref = offset_s + slope * printk_s, lower envelope of arrivals"
-        d["uncertainty_s"] = self.band_u
+    def to_model(self) -> PrintkFit:
+        fit = super().to_model()
+        fit.model = "ref = offset_s + slope * printk_s, lower envelope of arrivals"
+        fit.uncertainty_s = self.band_u
         if self.x_ref is not None:
-            d["model"] += f"; slope 1, drift within {PRIOR_DRIFT_PPM:g} ppm of printk_ref_s"
-            d["printk_ref_s"] = self.x_ref
-        return d
+            fit.model += f"; slope 1, drift within {PRIOR_DRIFT_PPM:g} ppm of printk_ref_s"
+            fit.printk_ref_s = self.x_ref
+        return fit
 
 
 def _cross(o: tuple[float, float], a: tuple[float, float], b: tuple[float, float]) -> float:

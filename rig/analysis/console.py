@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 from rig.analysis.advice.context import Context
 from rig.analysis.advisor import advise
@@ -23,7 +23,15 @@ from rig.analysis.sections import (
 from rig.analysis.silence import coverage, find_silences, unattributed
 from rig.analysis.top import top_table
 from rig.analysis.wire import ByteClock
-from rig.model import Chunk
+from rig.model import Chunk, clocks, sections
+from rig.model import report as model
+from rig.model.sections import (
+    AppEvent,
+    KernelSection,
+    ModuleTime,
+    SystemdSection,
+    UBootSection,
+)
 from rig.model.uart import UartBytes
 
 
@@ -50,24 +58,36 @@ def _notes(
     return notes
 
 
+@dataclass
+class ConsoleAnalysis:
+    """What the console gives a report (`build_report` places each part)."""
+
+    initcalls: list[model.Initcall]
+    modules: list[ModuleTime]
+    top: list[model.TopItem]
+    advisories: list[model.Advisory]
+    uboot: UBootSection | None
+    kernel: KernelSection | None
+    systemd: SystemdSection | None
+    app_events: list[AppEvent]
+    phases: list[sections.Phase]
+    unattributed: model.Unattributed
+    pacing: clocks.Pacing
+    notes: list[str]
+
+
 def analyze_console(
     lines: Sequence[Line],
     tb: Timebase,
     baud: int,
-    options: AnalysisOptions | Mapping[str, Any] | None = None,
+    options: AnalysisOptions | None = None,
     chunks: Sequence[Chunk] | None = None,
     uart: UartBytes | None = None,
-) -> dict[str, Any]:
+) -> ConsoleAnalysis:
     """Console lines (from `split_lines`), the time base, and the reads the lines came
-    from (`chunks`, for byte times and pacing; `uart`: the tapped console) -> JSON-ready
-    report sections.
-
-    Keys: initcalls, modules, top, advisories, uboot, kernel, systemd, app_events, phases,
-    unattributed, pacing, notes. Pure: the same inputs give the same dict.
-    """
-    opts = (
-        options if isinstance(options, AnalysisOptions) else AnalysisOptions.from_mapping(options)
-    )
+    from (`chunks`, for byte times and pacing; `uart`: the tapped console) -> the
+    report's console sections. Pure: the same inputs give the same sections."""
+    opts = options or AnalysisOptions()
     reads = list(chunks) if chunks is not None else stand_in_reads(lines)
     # The time base's verdict; a hand-built one without it gets the same test here.
     pacing = tb.host.pacing or assess_pacing(
@@ -84,17 +104,17 @@ def analyze_console(
     cover = coverage(lines, phases, calls, waits)
     rest = unattributed(lines, silences, cover, parsed, opts.silence_min_s)
     ctx = Context(lines, tb, baud, parsed, tuple(phases), tuple(calls), opts, pacing, reads)
-    return {
-        "initcalls": [c.as_dict() for c in calls],
-        "modules": modules,
-        "top": top_table(calls, modules, phases, waits, opts.top_n, rest["silences"]),
-        "advisories": advise(ctx),
-        "uboot": uboot_section(lines, parsed.uboot, phases, tb),
-        "kernel": kernel_section(lines, parsed.kernel, phases, waits, tb),
-        "systemd": systemd_section(lines, parsed.systemd, phases, tb),
-        "app_events": app_events(lines, parsed.app_events, tb),
-        "phases": [p.as_dict() for p in phases],
-        "unattributed": rest,
-        "pacing": pacing.as_dict(),
-        "notes": _notes(tb, calls, baud, pacing, lines),
-    }
+    return ConsoleAnalysis(
+        initcalls=[c.to_model() for c in calls],
+        modules=modules,
+        top=top_table(calls, modules, phases, waits, opts.top_n, rest.silences),
+        advisories=advise(ctx),
+        uboot=uboot_section(lines, parsed.uboot, phases, tb),
+        kernel=kernel_section(lines, parsed.kernel, phases, waits, tb),
+        systemd=systemd_section(lines, parsed.systemd, phases, tb),
+        app_events=app_events(lines, parsed.app_events, tb),
+        phases=[p.to_model() for p in phases],
+        unattributed=rest,
+        pacing=pacing.to_model(),
+        notes=_notes(tb, calls, baud, pacing, lines),
+    )

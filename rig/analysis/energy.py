@@ -43,6 +43,7 @@ from typing import Any
 
 import numpy as np
 
+from rig.model.clocks import PowerClock
 from rig.model.report import Boundary, PowerSummary, Report, Stage
 
 #: A reading below this share of the median current is "no current" (the rail is down).
@@ -64,8 +65,8 @@ class ReadingClock:
     uncertainty_s: float
     source: str  # "host" (t = 0 is the power-on command), "console", "power_edge"
 
-    def as_dict(self) -> dict[str, Any]:
-        return {"source": self.source, "uncertainty_s": self.uncertainty_s}
+    def to_model(self) -> PowerClock:
+        return PowerClock(self.source, self.uncertainty_s)
 
 
 @dataclass(frozen=True)
@@ -342,7 +343,7 @@ def add_energy(
     section = PowerSummary(
         readings=len(records),
         rate_hz=_rate(r.t_s),
-        clock=clock.as_dict(),
+        clock=clock.to_model(),
         reading_time_u_s=r.place_u_s,
         late_readings_dropped=r.dropped,
         stages_energy_j=total,

@@ -31,11 +31,11 @@ import dataclasses
 import itertools
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from rig.analysis.lines import Line, kernel_backlog
 from rig.analysis.pacing import MAX_LATENCY_S, Pacing
 from rig.analysis.readlate import ReadLate
+from rig.model.clocks import HostFit
 
 #: Without anchors (console-only runs) the adapter's latency is unknown; FTDI's default
 #: latency timer is 16 ms, so assume a band that wide.
@@ -95,25 +95,25 @@ class HostMap:
         lo, hi = b
         return (lo + hi) / 2, (hi - lo) / 2 + self.reads.bound_s + late
 
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "model": "ref = arrival_s - delay, delay in [low_s, high_s] (latency >= 0); "
+    def to_model(self) -> HostFit:
+        return HostFit(
+            model="ref = arrival_s - delay, delay in [low_s, high_s] (latency >= 0); "
             "queued lines wait for the bytes before them to drain",
-            "low_s": self.low_s,
-            "high_s": self.high_s,
-            "spread_s": self.high_s - self.low_s,
-            "anchors": self.anchors,
-            "rejected": self.rejected,
-            "latencies_s": list(self.latencies_s),
-            "uncertainty_s": self.uncertainty_s,
-            "pacing": self.pacing.as_dict() if self.pacing else None,
-            "queued_lines": self.queued,
-            "queue_max_s": self.queue_max_s,
-            "held_lines": self.held,
-            "late_lines": self.late,
-            "garbled_stamps": sorted(self.garbled),
-            "reads": self.reads.as_dict(),
-        }
+            low_s=self.low_s,
+            high_s=self.high_s,
+            spread_s=self.high_s - self.low_s,
+            anchors=self.anchors,
+            rejected=self.rejected,
+            latencies_s=list(self.latencies_s),
+            uncertainty_s=self.uncertainty_s,
+            pacing=self.pacing.to_model() if self.pacing else None,
+            queued_lines=self.queued,
+            queue_max_s=self.queue_max_s,
+            held_lines=self.held,
+            late_lines=self.late,
+            garbled_stamps=sorted(self.garbled),
+            reads=self.reads.to_model(),
+        )
 
 
 def beta_margin(spread: float, n: int) -> float:

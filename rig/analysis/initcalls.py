@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from rig.analysis.events import Timebase
 from rig.analysis.lines import Line
 from rig.analysis.parsers.initcall import AsyncWait, InitcallLine
 from rig.analysis.timing import When, kernel_at
+from rig.model import report as model
+from rig.model import sections
+from rig.model.sections import ModuleTime
 
 
 @dataclass(frozen=True)
@@ -39,24 +41,24 @@ class Initcall:
     def duration_s(self) -> float | None:
         return self.ret.usecs / 1e6 if self.ret and self.ret.usecs is not None else None
 
-    def as_dict(self) -> dict[str, Any]:
+    def to_model(self) -> model.Initcall:
         r = self.rec
-        return {
-            "name": r.name,
-            "function": r.function,
-            "module": r.module,
-            "start_s": self.start.t_s,
-            "duration_s": self.duration_s,
-            "printk_span_s": self.printk_span_s,
-            "return": self.ret.ret if self.ret else None,
-            "source": self.start.source,
-            "uncertainty_s": self.start.uncertainty_s,
-            "async_cookie": r.cookie,
-            "pid": self.call.pid if self.call else None,
-            "line": self.call.line if self.call else None,
-            "end_line": self.ret.line if self.ret else None,
-            "returned": self.ret is not None,
-        }
+        return model.Initcall(
+            name=r.name,
+            function=r.function,
+            module=r.module,
+            start_s=self.start.t_s,
+            duration_s=self.duration_s,
+            printk_span_s=self.printk_span_s,
+            return_code=self.ret.ret if self.ret else None,
+            source=self.start.source,
+            uncertainty_s=self.start.uncertainty_s,
+            async_cookie=r.cookie,
+            pid=self.call.pid if self.call else None,
+            line=self.call.line if self.call else None,
+            end_line=self.ret.line if self.ret else None,
+            returned=self.ret is not None,
+        )
 
 
 def _key(r: InitcallLine) -> tuple[int | None, str, str | None]:
@@ -92,40 +94,36 @@ def pair_initcalls(
     return out
 
 
-def module_breakdown(calls: Sequence[Initcall]) -> list[dict[str, Any]]:
+def module_breakdown(calls: Sequence[Initcall]) -> list[ModuleTime]:
     """Time per module (built-in initcalls together under `module: null`), slowest first."""
     groups: dict[str | None, list[Initcall]] = {}
     for c in calls:
         groups.setdefault(c.rec.module, []).append(c)
     rows = [
-        {
-            "module": mod,
-            "initcalls": len(cs),
-            "duration_s": sum(c.duration_s or 0.0 for c in cs),
-            "start_s": min(c.start.t_s for c in cs),
-            "source": cs[0].start.source,
-            "slowest": max(cs, key=lambda c: c.duration_s or 0.0).rec.function,
-        }
+        ModuleTime(
+            module=mod,
+            initcalls=len(cs),
+            duration_s=sum(c.duration_s or 0.0 for c in cs),
+            start_s=min(c.start.t_s for c in cs),
+            source=cs[0].start.source,
+            slowest=max(cs, key=lambda c: c.duration_s or 0.0).rec.function,
+        )
         for mod, cs in groups.items()
     ]
-    return sorted(rows, key=lambda r: (-r["duration_s"], r["module"] or ""))
+    return sorted(rows, key=lambda r: (-r.duration_s, r.module or ""))
 
 
 def async_waits(
     records: Sequence[InitcallLine | AsyncWait], lines: Sequence[Line], tb: Timebase
-) -> list[dict[str, Any]]:
+) -> list[sections.AsyncWait]:
     """Where a thread blocked on async work (async_synchronize_*), with the kernel's measure."""
-    out: list[dict[str, Any]] = []
+    out = []
     for r in records:
         if isinstance(r, AsyncWait) and not r.waiting and r.usecs is not None:
             end = kernel_at(lines[r.line], tb)
             out.append(
-                {
-                    "pid": r.pid,
-                    "start_s": end.t_s - r.usecs / 1e6,
-                    "duration_s": r.usecs / 1e6,
-                    "source": end.source,
-                    "line": r.line,
-                }
+                sections.AsyncWait(
+                    r.pid, end.t_s - r.usecs / 1e6, r.usecs / 1e6, end.source, r.line
+                )
             )
     return out

@@ -17,11 +17,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from rig.model import Chunk
+from rig.model import clocks as model
 from rig.model.uart import UartBytes
 
 #: Beyond the latency band the host clock measured: the reader stamps a read after its
@@ -75,20 +75,20 @@ class Pacing:
         line's bytes do take it), but claims no console cost from it."""
         return char_time_s(self.baud) if self.verdict != "unpaced" else 0.0
 
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "verdict": self.verdict,
-            "source": self.source,
-            "baud": self.baud,
-            "bytes": self.bytes,
-            "wire_s": self.wire_s,
-            "span_s": self.span_s,
-            "deficit_s": self.deficit_s,
-            "slack_s": self.slack_s,
-            "window": list(self.window) if self.window else None,
-            "bytes_per_s": self.bytes_per_s,
-            "line_bytes_per_s": self.baud / 10 if self.baud > 0 else None,
-        }
+    def to_model(self) -> model.Pacing:
+        return model.Pacing(
+            verdict=self.verdict,
+            source=self.source,
+            baud=self.baud,
+            bytes=self.bytes,
+            wire_s=self.wire_s,
+            span_s=self.span_s,
+            deficit_s=self.deficit_s,
+            slack_s=self.slack_s,
+            window=list(self.window) if self.window else None,
+            bytes_per_s=self.bytes_per_s,
+            line_bytes_per_s=self.baud / 10 if self.baud > 0 else None,
+        )
 
     def note(self) -> str | None:
         if self.verdict == "unpaced" and self.window:

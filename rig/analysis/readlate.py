@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from rig.analysis.lines import Line
+from rig.model.clocks import ReadBound
 from rig.model.run import RunConsoleReader
 
 #: Without the reader's own bound: a host's reader now and then wakes late, a rare tail
@@ -41,13 +41,8 @@ class ReadLate:
     def worst_s(self) -> float:
         return max(self.lines.values(), default=0.0)
 
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "bound_s": self.bound_s,
-            "measured": self.measured,
-            "late_lines": sorted(self.lines),
-            "late_max_s": self.worst_s,
-        }
+    def to_model(self) -> ReadBound:
+        return ReadBound(self.bound_s, self.measured, sorted(self.lines), self.worst_s)
 
 
 def read_late(reader: RunConsoleReader | None, lines: Sequence[Line]) -> ReadLate:

@@ -26,34 +26,24 @@ from rig.analysis.outcome import classify
 from rig.analysis.stages import build_stages, stage_notes
 from rig.analysis.stagespec import StageSpec
 from rig.model import Chunk, MarkerScan, Run
-from rig.model.codec import load
+from rig.model.clocks import Clocks, UartTap, UartTapFailed
 from rig.model.report import (
-    Advisory,
     AnalysisInfo,
     CaptureSummary,
     ConsoleSummary,
     ConsoleTime,
-    Initcall,
     Report,
     TimeBase,
-    TopItem,
-    Unattributed,
 )
 from rig.model.uart import UartBytes
 from rig.outcomes import Outcome
 
 
-def _tap(uart: UartBytes | None, error: str | None, matched: int) -> dict[str, Any] | None:
+def _tap(uart: UartBytes | None, error: str | None, matched: int) -> UartTap | UartTapFailed | None:
     """What the UART tap contributed: None when the capture has no uart_tx channel."""
     if uart is None:
-        return {"error": error} if error else None
-    return {
-        "bytes": len(uart.data),
-        "baud": uart.baud,
-        "baud_detected": uart.baud_detected,
-        "frame_errors": uart.frame_errors,
-        "lines_timed": matched,
-    }
+        return UartTapFailed(error) if error else None
+    return UartTap(len(uart.data), uart.baud, uart.baud_detected, uart.frame_errors, matched)
 
 
 @dataclass(frozen=True)
@@ -77,7 +67,7 @@ def build_report(
     boot: BootArtifacts,
     specs: tuple[StageSpec, ...],
     baud: int,
-    analysis: AnalysisOptions | Mapping[str, Any] | None = None,
+    analysis: AnalysisOptions | None = None,
 ) -> Report:
     """Everything in the report follows from the arguments: the same artifacts give the
     same report, byte for byte."""
@@ -94,7 +84,8 @@ def build_report(
     lines, chunks, scan = share.lines, share.chunks, share.scan
     tb = timebase(scan, lines, chunks)
     events = marker_events(lines, tb, _command_s(run))
-    console = analyze_console(lines, tb, baud, analysis, chunks, uart)
+    opts = analysis or AnalysisOptions()
+    console = analyze_console(lines, tb, baud, opts, chunks, uart)
     stages = build_stages(specs, events, lines, tb)
     # What stood in for a missing hook (a landmark, a configured pattern) is an event too.
     seen = {id(e) for e in events}
@@ -136,9 +127,6 @@ def build_report(
             "capture; the rail rose after it, within the power event's rail_within_s",
             power_on_ns=run.power_on_ns,
         )
-    clocks: dict[str, Any] = {"host": tb.host.as_dict()}
-    if tb.printk:
-        clocks["printk"] = tb.printk.as_dict()
     report = Report(
         run_id=run.run_id,
         rig=run.rig,
@@ -153,14 +141,14 @@ def build_report(
         stages=[s.to_model() for s in stages],
         events=[e.to_model() for e in sorted(events, key=lambda e: (e.t_s, e.name))],
         time_base=time_base,
-        clocks=clocks,
+        clocks=Clocks(tb.host.to_model(), tb.printk.to_model() if tb.printk else None),
         console=ConsoleSummary(
             lines=len(all_lines),
             bytes=sum(len(c.data) for c in boot.chunks),
             chunks=len(boot.chunks),
             baud=baud,
             uart_tap=_tap(uart, uart_error, len(tb.uart)),
-            pacing=console["pacing"],
+            pacing=console.pacing,
         ),
         capture=_capture(boot.scan),
         console_times=[
@@ -168,20 +156,20 @@ def build_report(
             for ln in lines
             for e in [line_event("", ln, tb)]
         ],
-        initcalls=load(list[Initcall], console["initcalls"], "initcalls"),
-        modules=console["modules"],
-        top=load(list[TopItem], console["top"], "top"),
-        advisories=load(list[Advisory], console["advisories"], "advisories"),
-        uboot=console["uboot"],
-        kernel=console["kernel"],
-        systemd=console["systemd"],
-        app_events=console["app_events"],
-        phases=console["phases"],
-        unattributed=load(Unattributed, console["unattributed"], "unattributed"),
+        initcalls=console.initcalls,
+        modules=console.modules,
+        top=console.top,
+        advisories=console.advisories,
+        uboot=console.uboot,
+        kernel=console.kernel,
+        systemd=console.systemd,
+        app_events=console.app_events,
+        phases=console.phases,
+        unattributed=console.unattributed,
         artifacts=artifacts,
         analysis=AnalysisInfo(
             rig_version=__version__,
-            notes=console["notes"]
+            notes=console.notes
             + stage_notes(stages)
             + _console_note(console_record)
             + ([reset.note(reset_info)] if reset_info else []),
@@ -191,11 +179,6 @@ def build_report(
     )
     if power:
         add_energy(report, power_on_ns, power, tb.host)
-    opts = (
-        analysis
-        if isinstance(analysis, AnalysisOptions)
-        else AnalysisOptions.from_mapping(analysis)
-    )
     report.reset = reset_info
     report.cold_boot = assess(
         run, boot.scan, tb.power_sample, power, boot.power_hold, opts.min_off_s, opts.rail_off_v

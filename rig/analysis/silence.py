@@ -22,7 +22,6 @@ import bisect
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from rig.analysis.events import Timebase, line_event
 from rig.analysis.initcalls import Initcall
@@ -32,6 +31,8 @@ from rig.analysis.parsers.text import clean
 from rig.analysis.phases.phase import Phase
 from rig.analysis.timing import at as line_at
 from rig.analysis.wire import ByteClock
+from rig.model import report as model
+from rig.model.sections import AsyncWait
 
 
 @dataclass(frozen=True)
@@ -133,7 +134,7 @@ def coverage(
     lines: Sequence[Line],
     phases: Sequence[Phase],
     calls: Sequence[Initcall],
-    waits: Sequence[dict[str, Any]],
+    waits: Sequence[AsyncWait],
 ) -> Coverage:
     spans = [p.offsets for p in phases if p.offsets is not None]
     spans += [
@@ -141,7 +142,7 @@ def coverage(
     ]
     timed = [(lines[p.line].offset, p.duration_s) for p in phases
              if p.source == "uboot" and p.kind != "bootstage"]  # fmt: skip
-    timed += [(lines[w["line"]].offset, w["duration_s"]) for w in waits]
+    timed += [(lines[w.line].offset, w.duration_s) for w in waits]
     return Coverage(spans, timed)
 
 
@@ -177,7 +178,7 @@ def unattributed(
     cover: Coverage,
     parsed: ConsoleParse,
     min_s: float,
-) -> dict[str, Any]:
+) -> model.Unattributed:
     """The report's `unattributed` section: what is left of each silence once the
     evidence has taken its share, at least `min_s` and more than its uncertainty."""
     stage_of = _stager(parsed, lines)
@@ -188,22 +189,16 @@ def unattributed(
         if left < max(min_s, s.uncertainty_s):
             continue
         stage = stage_of(s.line if s.inside else s.line + 1)
-        text = _label(lines, s.line)
         rows.append(
-            {
-                "line": s.line,
-                "stage": stage,
-                "name": f"{'inside' if s.inside else 'after'} '{text}'",
-                "start_s": s.start_s + (s.duration_s - left) if s.start_s is not None else None,
-                "duration_s": left,
-                "source": s.source,
-                "uncertainty_s": s.uncertainty_s,
-            }
+            model.Silence(
+                line=s.line,
+                stage=stage,
+                name=f"{'inside' if s.inside else 'after'} '{_label(lines, s.line)}'",
+                start_s=s.start_s + (s.duration_s - left) if s.start_s is not None else None,
+                duration_s=left,
+                source=s.source,
+                uncertainty_s=s.uncertainty_s,
+            )
         )
         by_stage[stage] = by_stage.get(stage, 0.0) + left
-    return {
-        "total_s": sum(r["duration_s"] for r in rows),
-        "by_stage": by_stage,
-        "min_s": min_s,
-        "silences": rows,
-    }
+    return model.Unattributed(sum(r.duration_s for r in rows), by_stage, min_s, rows)

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from rig.analysis.clockfit import PRINTK_RESOLUTION_S
 from rig.analysis.events import Timebase, interval_uncertainty, line_event
 from rig.analysis.lines import Line
+from rig.model.report import Evidence
 
 
 @dataclass(frozen=True)
@@ -68,12 +68,7 @@ def span(
     return Span(start, max(d, 0.0), source, u)
 
 
-def evidence(lines: Sequence[Line], index: int, tb: Timebase) -> dict[str, Any]:
+def evidence(lines: Sequence[Line], index: int, tb: Timebase) -> Evidence:
     """One line of evidence for an advisory or a phase: index, text, reference time."""
     w = at(lines[index], tb)
-    return {
-        "line": index,
-        "text": lines[index].text[:200],
-        "t_s": w.t_s,
-        "source": w.source,
-    }
+    return Evidence(index, lines[index].text[:200], w.t_s, w.source)

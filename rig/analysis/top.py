@@ -10,10 +10,11 @@ explains ("everything else"): they never overlap an item.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from rig.analysis.initcalls import Initcall
 from rig.analysis.phases.phase import Phase
+from rig.model.report import Silence, TopItem
+from rig.model.sections import AsyncWait, ModuleTime
 
 
 def initcall_s(c: Initcall) -> float | None:
@@ -26,51 +27,37 @@ def initcall_s(c: Initcall) -> float | None:
     return min(d, max(c.printk_span_s, 0.0))
 
 
-def _row(
-    kind: str, stage: str, name: str, d: float, start: float | None, source: str, line: int | None
-) -> dict[str, Any]:
-    return {
-        "kind": kind,
-        "stage": stage,
-        "name": name,
-        "duration_s": d,
-        "start_s": start,
-        "source": source,
-        "line": line,
-    }
-
-
 def top_table(
     calls: Sequence[Initcall],
-    modules: Sequence[dict[str, Any]],
+    modules: Sequence[ModuleTime],
     phases: Sequence[Phase],
-    waits: Sequence[dict[str, Any]],
+    waits: Sequence[AsyncWait],
     n: int,
-    unattributed: Sequence[dict[str, Any]] = (),
-) -> list[dict[str, Any]]:
+    unattributed: Sequence[Silence] = (),
+) -> list[TopItem]:
     rows = [
-        _row("initcall", "kernel", c.rec.function, d, c.start.t_s, c.start.source,
-             c.call.line if c.call else None)
+        (c.rec.function, "initcall", "kernel", d, c.start.t_s, c.start.source,
+         c.call.line if c.call else None)
         for c in calls
         if c.rec.module is None and (d := initcall_s(c))
     ]  # fmt: skip
     rows += [
-        _row("module", "kernel", m["module"], m["duration_s"], m["start_s"], m["source"], None)
+        (m.module, "module", "kernel", m.duration_s, m.start_s, m.source, None)
         for m in modules
-        if m["module"] is not None
+        if m.module is not None
     ]
+    rows += [(p.name, p.kind, p.stage, p.duration_s, p.start_s, p.source, p.line) for p in phases]
     rows += [
-        _row(p.kind, p.stage, p.name, p.duration_s, p.start_s, p.source, p.line) for p in phases
-    ]
-    rows += [
-        _row("async_wait", "kernel", f"async_synchronize @ {w['pid']}", w["duration_s"],
-             w["start_s"], w["source"], w["line"])
+        (f"async_synchronize @ {w.pid}", "async_wait", "kernel", w.duration_s, w.start_s,
+         w.source, w.line)
         for w in waits
     ]  # fmt: skip
     rows += [
-        _row("unattributed", u["stage"], u["name"], u["duration_s"], u["start_s"], u["source"],
-             u["line"])
+        (u.name, "unattributed", u.stage, u.duration_s, u.start_s, u.source, u.line)
         for u in unattributed
-    ]  # fmt: skip
-    rows.sort(key=lambda r: (-r["duration_s"], r["kind"], r["name"]))
-    return [{"rank": i + 1, **r} for i, r in enumerate(rows[:n])]
+    ]
+    rows.sort(key=lambda r: (-r[3], r[1], r[0]))
+    return [
+        TopItem(i + 1, kind, stage, name, d, start, source, line)
+        for i, (name, kind, stage, d, start, source, line) in enumerate(rows[:n])
+    ]

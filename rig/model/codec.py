@@ -25,9 +25,6 @@ from rig.errors import ArtifactError
 
 T = TypeVar("T")
 
-#: Any JSON value: a section whose inner shape belongs to the parser that wrote it
-#: (docs/analysis.md), carried as it is.
-JSON = Any
 JSONObject = dict[str, Any]
 
 

@@ -2,10 +2,9 @@
 "report.json"; every key in docs/artifacts.md).
 
 Analysis builds a `Report`; report.json, the terminal, report.html, InfluxDB, Robot and
-the soak read one. Only rig/artifacts/reports.py reads or writes the file. Sections a
-sink reads are typed here; the parsers' detail (U-Boot, kernel, systemd, phases, clock
-fits, console pacing) is carried as the JSON its parser wrote, its shape documented in
-docs/analysis.md. Keys this rig does not know are kept (`extra`) and written back.
+the soak read one. Only rig/artifacts/rundir.py reads or writes the file. The console's
+sections are in rig/model/sections.py, the clocks in rig/model/clocks.py. Keys this rig
+does not know are kept (`extra`) and written back.
 """
 
 from __future__ import annotations
@@ -15,7 +14,16 @@ from typing import Any
 
 from rig import names
 from rig.errors import ArtifactError
-from rig.model.codec import JSON, JSONObject, dump, key, load, opt, rest
+from rig.model.clocks import Clocks, Pacing, PowerClock, UartTap, UartTapFailed
+from rig.model.codec import JSONObject, dump, key, load, opt, rest
+from rig.model.sections import (
+    AppEvent,
+    KernelSection,
+    ModuleTime,
+    Phase,
+    SystemdSection,
+    UBootSection,
+)
 from rig.outcomes import BootOutcome
 
 #: The report schemas this rig reads; it writes the first.
@@ -90,8 +98,8 @@ class ConsoleSummary:
     bytes: int
     chunks: int
     baud: int
-    uart_tap: JSONObject | None = None
-    pacing: JSONObject | None = None
+    uart_tap: UartTap | UartTapFailed | None = None
+    pacing: Pacing | None = None
     extra: JSONObject = rest()
 
 
@@ -208,7 +216,7 @@ class PowerSummary:
     readings: int
     error: str | None = opt()
     rate_hz: float | None = opt()
-    clock: JSONObject | None = opt()
+    clock: PowerClock | None = opt()
     reading_time_u_s: float | None = opt()
     late_readings_dropped: int | None = opt()
     stages_energy_j: float | None = opt()
@@ -303,19 +311,19 @@ class Report:
     stages: list[Stage] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
     time_base: TimeBase | None = None
-    clocks: dict[str, JSONObject] = field(default_factory=dict)
+    clocks: Clocks = field(default_factory=Clocks)
     console: ConsoleSummary | None = None
     capture: CaptureSummary | None = None
     console_times: list[ConsoleTime] = field(default_factory=list)
     initcalls: list[Initcall] = field(default_factory=list)
-    modules: list[JSONObject] = field(default_factory=list)
+    modules: list[ModuleTime] = field(default_factory=list)
     top: list[TopItem] = field(default_factory=list)
     advisories: list[Advisory] = field(default_factory=list)
-    uboot: JSON = None
-    kernel: JSON = None
-    systemd: JSON = None
-    app_events: list[JSONObject] = field(default_factory=list)
-    phases: list[JSONObject] = field(default_factory=list)
+    uboot: UBootSection | None = None
+    kernel: KernelSection | None = None
+    systemd: SystemdSection | None = None
+    app_events: list[AppEvent] = field(default_factory=list)
+    phases: list[Phase] = field(default_factory=list)
     unattributed: Unattributed | None = None
     artifacts: dict[str, str] = field(default_factory=dict)
     analysis: AnalysisInfo = field(default_factory=AnalysisInfo)

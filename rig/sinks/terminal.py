@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from rig.model.clocks import UartTap
 from rig.model.report import Report, Stage
 from rig.sinks.clocks import KERNEL_CLOCK, has_t0, start_clock
 
@@ -180,26 +181,26 @@ def print_report(report: Report, console: Console, folder: str | None = None) ->
         console.print(f"[yellow]t = 0: {escape(tb.t0)}[/]")
     for line in _clock_lines(report):
         console.print(line, highlight=False)
-    fit = report.clocks.get("printk")
-    if fit and "envelope" in fit["model"]:
+    fit = report.clocks.printk
+    if fit and "envelope" in fit.model:
         console.print(
             f"printk clock: mapped onto the host clock by the lower envelope of "
-            f"{len(fit['anchors'])} arrivals, ± {fit['uncertainty_s'] * 1e3:.2f} ms"
+            f"{len(fit.anchors)} arrivals, ± {(fit.uncertainty_s or 0) * 1e3:.2f} ms"
         )
     elif fit:
         console.print(
-            f"printk clock: {len(fit['anchors'])} anchors, drift {fit['drift_ppm']:+.1f} ppm, "
-            f"rms residual {fit['rms_residual_s'] * 1e6:.1f} µs"
+            f"printk clock: {len(fit.anchors)} anchors, drift {fit.drift_ppm:+.1f} ppm, "
+            f"rms residual {fit.rms_residual_s * 1e6:.1f} µs"
         )
     tap = report.console.uart_tap if report.console else None
-    if tap and "bytes" in tap:
-        how = "detected" if tap["baud_detected"] else "configured"
+    if isinstance(tap, UartTap):
+        how = "detected" if tap.baud_detected else "configured"
         console.print(
-            f"UART tap: {tap['bytes']} bytes at {tap['baud']} baud ({how}), "
-            f"{tap['lines_timed']} lines timed on the analyzer clock"
+            f"UART tap: {tap.bytes} bytes at {tap.baud} baud ({how}), "
+            f"{tap.lines_timed} lines timed on the analyzer clock"
         )
     elif tap:
-        console.print(f"[yellow]UART tap failed: {escape(str(tap['error']))}[/]")
+        console.print(f"[yellow]UART tap failed: {escape(tap.error)}[/]")
     if report.not_cold and report.cold_boot is not None:
         why = "; ".join(report.cold_boot.reasons) or "flagged"
         console.print(f"[yellow]not a true cold boot (left out of statistics): {escape(why)}[/]")

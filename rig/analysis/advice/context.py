@@ -15,6 +15,7 @@ from rig.analysis.parsers.console import ConsoleParse
 from rig.analysis.phases.phase import Phase
 from rig.analysis.timing import evidence
 from rig.model import Chunk
+from rig.model import report as model
 
 
 @dataclass(frozen=True)
@@ -22,7 +23,7 @@ class Advisory:
     rule: str
     title: str
     gain_s: float
-    evidence: list[dict[str, Any]]  # the console lines it rests on
+    evidence: list[model.Evidence]  # the console lines it rests on
     advice: str
     # "measured": this boot spent exactly that; "estimate": computed from counts (bytes x
     # character time); "upper_bound": the most it could give (the work may be needed).
@@ -33,18 +34,11 @@ class Advisory:
     evidence_s: float = 0.0
     basis: str = ""  # what evidence_s is, in words
 
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "rule": self.rule,
-            "title": self.title,
-            "gain_s": self.gain_s,
-            "gain_kind": self.gain_kind,
-            "evidence": self.evidence,
-            "evidence_s": self.evidence_s,
-            "basis": self.basis,
-            "advice": self.advice,
-            "detail": self.detail,
-        }
+    def to_model(self) -> model.Advisory:
+        return model.Advisory(
+            self.rule, self.title, self.gain_s, self.gain_kind, self.evidence, self.evidence_s,
+            self.basis, self.advice, self.detail,
+        )  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -65,7 +59,7 @@ class Context:
         when the bytes arrived faster than that: the console was not paced."""
         return self.pacing.char_s
 
-    def evidence(self, *indices: int | None) -> list[dict[str, Any]]:
+    def evidence(self, *indices: int | None) -> list[model.Evidence]:
         return [evidence(self.lines, i, self.tb) for i in indices if i is not None]
 
     def phases_of(self, *kinds: str) -> list[Phase]:

@@ -17,6 +17,7 @@ from rig.analysis.events import Timebase
 from rig.analysis.lines import Line
 from rig.analysis.timing import span
 from rig.analysis.wire import ByteClock
+from rig.model import sections
 
 
 @dataclass(frozen=True)
@@ -39,21 +40,12 @@ class Phase:
     #: "measured" (the evidence brackets the work) or "upper_bound" (it brackets more).
     bound: str = "measured"
 
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "stage": self.stage,
-            "kind": self.kind,
-            "name": self.name,
-            "line": self.line,
-            "end_line": self.end_line,
-            "start_s": self.start_s,
-            "duration_s": self.duration_s,
-            "observed_s": self.observed_s,
-            "bound": self.bound,
-            "source": self.source,
-            "uncertainty_s": self.uncertainty_s,
-            **self.detail,
-        }
+    def to_model(self) -> sections.Phase:
+        return sections.Phase(
+            self.stage, self.kind, self.name, self.line, self.end_line, self.start_s,
+            self.duration_s, self.observed_s, self.bound, self.source, self.uncertainty_s,
+            dict(self.detail),
+        )  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -166,18 +166,16 @@ def slowest_initcalls(report: Report, n: int = 15) -> str:
 
 
 def clocks(report: Report) -> str:
-    # The clock fits are the timing code's own sections (docs/analysis.md): dicts.
-    c = report.clocks
     parts = []
-    if fit := c.get("printk"):
+    if fit := report.clocks.printk:
         parts.append(
-            f"printk clock: {len(fit.get('anchors', []))} anchors, drift "
-            f"{fit['drift_ppm']:+.1f} ppm, rms residual {fit['rms_residual_s'] * 1e6:.1f} µs"
+            f"printk clock: {len(fit.anchors)} anchors, drift "
+            f"{fit.drift_ppm:+.1f} ppm, rms residual {fit.rms_residual_s * 1e6:.1f} µs"
         )
-    if host := c.get("host"):
+    if host := report.clocks.host:
         parts.append(
-            f"serial arrival: {host.get('anchors', 0)} anchors, latency band "
-            f"{host['spread_s'] * 1e3:.2f} ms ({plus_minus(host['uncertainty_s'])} per line)"
+            f"serial arrival: {host.anchors} anchors, latency band "
+            f"{host.spread_s * 1e3:.2f} ms ({plus_minus(host.uncertainty_s)} per line)"
         )
     return "<br>".join(escape(p) for p in parts) or "No clock fits."
 

@@ -1,0 +1,119 @@
+"""How a report's clocks were mapped onto t = 0 (report.json `clocks`), the console's
+pacing verdict and what the UART tap gave (docs/artifacts.md)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rig.model.codec import JSONObject, opt, rest
+
+
+@dataclass
+class ClockAnchor:
+    name: str
+    printk_s: float
+    ref_s: float
+    late_s: float | None = opt()  # a late anchor's bound
+
+
+@dataclass
+class PrintkFit:
+    """`ref = offset_s + slope * printk_s`; a console-only run's is the lower envelope
+    of arrivals (`model` says which), with its `uncertainty_s`."""
+
+    model: str
+    offset_s: float
+    slope: float
+    drift_ppm: float
+    anchors: list[ClockAnchor]
+    rejected: list[ClockAnchor]
+    late_anchors: list[ClockAnchor]
+    drift_uncertainty_ppm: float
+    bias_uncertainty_s: float
+    residuals_s: list[float]
+    rms_residual_s: float
+    scatter_s: float
+    uncertainty_s: float | None = opt()
+    printk_ref_s: float | None = opt()  # slope 1: where the offset was read
+    extra: JSONObject = rest()
+
+
+@dataclass
+class Pacing:
+    """Whether the console's bytes took their wire time (docs/analysis.md)."""
+
+    verdict: str  # paced | unpaced | unknown
+    source: str  # reads | uart
+    baud: int
+    bytes: int
+    wire_s: float
+    span_s: float
+    deficit_s: float
+    slack_s: float
+    window: list[int] | None
+    bytes_per_s: float | None
+    line_bytes_per_s: float | None
+    extra: JSONObject = rest()
+
+
+@dataclass
+class ReadBound:
+    """How late the host read the console (run.json `console_reader`, or assumed)."""
+
+    bound_s: float
+    measured: bool
+    late_lines: list[int]
+    late_max_s: float
+
+
+@dataclass
+class HostFit:
+    """The host clock's latency band: `ref = arrival_s - delay`."""
+
+    model: str
+    low_s: float
+    high_s: float
+    spread_s: float
+    anchors: int
+    rejected: int
+    latencies_s: list[float]
+    uncertainty_s: float
+    pacing: Pacing | None
+    queued_lines: int
+    queue_max_s: float
+    held_lines: int
+    late_lines: int
+    garbled_stamps: list[int]
+    reads: ReadBound
+    extra: JSONObject = rest()
+
+
+@dataclass
+class Clocks:
+    host: HostFit | None = opt()
+    printk: PrintkFit | None = opt()
+    extra: JSONObject = rest()
+
+
+@dataclass
+class UartTap:
+    """What the tapped UART gave; `UartTapFailed` when its decode failed."""
+
+    bytes: int
+    baud: int | None
+    baud_detected: bool
+    frame_errors: int
+    lines_timed: int
+
+
+@dataclass
+class UartTapFailed:
+    error: str
+
+
+@dataclass
+class PowerClock:
+    """How a supply's readings were placed on the reference clock (docs/power.md)."""
+
+    source: str  # host | console | power_edge | console+power_edge
+    uncertainty_s: float
