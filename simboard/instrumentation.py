@@ -21,13 +21,10 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rig.config.tomlcheck import Table
 from simboard.steps import Initcalls, SimStep, Text, Wait
-
-if TYPE_CHECKING:
-    from simboard.profile import Stage
 
 
 @dataclass(frozen=True)
@@ -72,10 +69,8 @@ def _step(step: SimStep, spec: Instrumentation) -> SimStep:
     return step
 
 
-def instrumented(stages: tuple[Stage, ...], spec: Instrumentation) -> tuple[Stage, ...]:
-    """The stages as the board runs them with `spec` on its command line."""
+def instrumented(steps: tuple[SimStep, ...], spec: Instrumentation) -> tuple[SimStep, ...]:
+    """A stage's steps as the board runs them with `spec` on its command line."""
     if spec.as_written:
-        return stages
-    return tuple(
-        dataclasses.replace(s, steps=tuple(_step(step, spec) for step in s.steps)) for s in stages
-    )
+        return steps
+    return tuple(_step(step, spec) for step in steps)

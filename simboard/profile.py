@@ -10,7 +10,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rig.config.tomlcheck import Table, load_toml
+from rig.config.tomlcheck import Table
 from rig.errors import ConfigError
 from simboard.instrumentation import Instrumentation
 from simboard.instrumentation import parse as parse_instrumentation
@@ -336,14 +336,3 @@ def parse(path: Path, data: dict) -> Profile:
     instrumentation = parse_instrumentation(root.table("instrumentation"))
     root.done()
     return Profile(path, board, console, power, clock, stages, supply, instrumentation)
-
-
-def load(path: Path) -> Profile:
-    """Load and fully validate a board profile, including that every stage's rest >= 0."""
-    path = Path(path)
-    profile = parse(path, load_toml(path))
-    # Lazy import: the budget check runs the timeline, which itself imports this module.
-    from simboard.timeline import rests
-
-    rests(profile)
-    return profile

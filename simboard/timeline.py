@@ -1,4 +1,5 @@
-"""Plan one boot of a board profile: pure code, no clocks, no I/O.
+"""Plan one boot of a board profile: pure code, no clocks, no I/O but `load`, which
+checks a profile by planning it.
 
 All times are true seconds from the power edge. The console is synchronous, like U-Boot
 and a 2.6.31 printk on a serial console: the CPU continues only after the last stop bit
@@ -8,15 +9,17 @@ of what it printed, so console output costs boot time (the uncertainty principle
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from rig.config.tomlcheck import load_toml
 from rig.errors import ConfigError
 from rig.names import MARKERS
 from simboard.instrumentation import instrumented
-from simboard.profile import STAGES, Profile, Stage
+from simboard.profile import STAGES, Profile, Stage, parse
 from simboard.steps import Countdown, Initcall, Initcalls, KernelStart, Marker, Rest, Text, Wait
 
 TAG = "bootrig: marker {}"
@@ -302,6 +305,14 @@ class _Cpu:
         return end
 
 
+def load(path: Path) -> Profile:
+    """Load and fully validate a board profile, including that every stage's rest >= 0."""
+    path = Path(path)
+    profile = parse(path, load_toml(path))
+    rests(profile)
+    return profile
+
+
 def rests(profile: Profile) -> dict[str, float]:
     """Nominal rest per stage so that each stage lasts its `duration_s`; errors if < 0."""
     cpu = _Cpu(profile)
@@ -354,9 +365,9 @@ def plan(
     start = 0.0
     halted = None
     try:  # the budget is the profile's as written; instrumentation adds or removes lines
-        stages = instrumented(profile.stages, profile.instrumentation)
-        for stage, f in zip(stages, fs, strict=True):
-            end = cpu.stage(stage, f, budget[stage.name] * f, fault)
+        for stage, f in zip(profile.stages, fs, strict=True):
+            steps = instrumented(stage.steps, profile.instrumentation)
+            end = cpu.stage(replace(stage, steps=steps), f, budget[stage.name] * f, fault)
             spans.append(StageSpan(stage.name, start, end, stage.duration_s, f))
             start = end
     except _Halt:

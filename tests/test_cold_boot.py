@@ -254,7 +254,7 @@ def test_back_powered_board_is_flagged_and_left_out_of_soak_statistics(tmp_path:
 
 def test_profile_back_power_is_checked(tmp_path: Path) -> None:
     from rig.errors import ConfigError
-    from simboard.profile import load
+    from simboard.timeline import load
 
     prof = load(FAST)
     assert prof.power.back_power_v == 0.0

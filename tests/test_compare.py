@@ -35,8 +35,7 @@ from rig.sinks.influx.history import read_history
 from rig.sinks.influx.sample import sample_report
 from rig.sinks.influx.select import read_boots
 from rig.sinks.influx.server import PrivateServer
-from simboard.profile import load
-from simboard.timeline import plan
+from simboard.timeline import load, plan
 from tests.e2e import REPO, make_config
 from tests.influx_env import influx_server, settings_for  # noqa: F401 - the fixture `server`
 

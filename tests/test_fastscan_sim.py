@@ -12,8 +12,7 @@ from rig.artifacts.fastscan import scan_capture
 from rig.artifacts.srzip import write_sr
 from simboard.board import Board
 from simboard.capture import Arming, blocks, first_sample, sample_count
-from simboard.profile import load
-from simboard.timeline import Fault
+from simboard.timeline import Fault, load
 from tests.test_fastscan import same
 from tests.test_uart import as_rows, assert_like_sigrok
 

@@ -15,8 +15,7 @@ from rig.config.load import load_config
 from rig.errors import ConfigError
 from simboard.client import SimControl, SimProcess
 from simboard.faults import FaultRates, FaultSpecError, draw, parse_rates
-from simboard.profile import load
-from simboard.timeline import PANICS, Fault, plan
+from simboard.timeline import PANICS, Fault, load, plan
 from tests.e2e import make_config
 
 FAST = Path(__file__).resolve().parents[1] / "config" / "boards" / "fast.toml"

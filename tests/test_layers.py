@@ -77,10 +77,10 @@ def under(name: str, prefixes: tuple[str, ...]) -> bool:
 
 
 def module_files(name: str) -> list[Path]:
-    """The files importing `name` runs, from `rig`'s own tree: its packages' __init__
-    files and the module itself (`a.b.c` may name an object in module `a.b`)."""
+    """The files importing `name` runs, from our own trees (rig, simboard): its
+    packages' __init__ files and the module itself (`a.b.c` may name an object in `a.b`)."""
     parts = name.split(".")
-    if parts[0] != "rig":
+    if parts[0] not in ("rig", "simboard"):
         return []
     out: list[Path] = []
     for n in range(1, len(parts) + 1):
@@ -125,10 +125,10 @@ def pure_breaches(
     return sorted(bad)
 
 
-def direct_imports() -> dict[str, set[str]]:
-    """Module -> the rig modules it imports (names resolved to files)."""
+def direct_imports(package: Path = RIG) -> dict[str, set[str]]:
+    """Module -> the modules of ours it imports (names resolved to files)."""
     graph: dict[str, set[str]] = {}
-    for path in RIG.rglob("*.py"):
+    for path in package.rglob("*.py"):
         deps: set[str] = set()
         for _, name in imported(path.read_text(), path):
             files = module_files(name)
@@ -204,6 +204,10 @@ def test_sinks_drive_no_instrument_and_run_no_command() -> None:
 
 def test_no_import_cycle_in_the_package() -> None:
     assert cycles(direct_imports()) == []
+
+
+def test_no_import_cycle_in_the_simulated_board() -> None:
+    assert cycles(direct_imports(RIG.parent / "simboard")) == []
 
 
 def test_package_markers_are_empty_of_imports() -> None:

@@ -18,7 +18,7 @@ from rig.artifacts.srzip import write_sr
 from simboard import truth
 from simboard.board import Board
 from simboard.capture import Arming, blocks, first_sample, render, sample_count
-from simboard.profile import load
+from simboard.timeline import load
 from simboard.usbserial import Transfer
 
 BOARDS = Path(__file__).resolve().parents[1] / "config" / "boards"

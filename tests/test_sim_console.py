@@ -12,8 +12,7 @@ import pytest
 import serial
 
 from simboard.client import SimControl, SimProcess
-from simboard.profile import load
-from simboard.timeline import Timeline, plan
+from simboard.timeline import Timeline, load, plan
 
 BOARDS = Path(__file__).resolve().parents[1] / "config" / "boards"
 FAST = (BOARDS / "fast.toml").read_text()

@@ -14,7 +14,7 @@ from simboard import truth
 from simboard.board import Board
 from simboard.capture import Arming
 from simboard.console import ConsolePort
-from simboard.profile import load
+from simboard.timeline import load
 from simboard.usbserial import transfers
 
 BOARDS = Path(__file__).resolve().parents[1] / "config" / "boards"

@@ -24,8 +24,7 @@ from rig.artifacts.srzip import convert_binary
 from rig.errors import InstrumentError
 from rig.names import CHANNELS, TRUTH_SCHEMA
 from simboard.client import SimControl, SimProcess
-from simboard.profile import load
-from simboard.timeline import plan
+from simboard.timeline import load, plan
 
 BOARDS = Path(__file__).resolve().parents[1] / "config" / "boards"
 FAST = BOARDS / "fast.toml"

@@ -10,8 +10,7 @@ import pytest
 import serial
 
 from simboard.client import SimControl, SimProcess
-from simboard.profile import load
-from simboard.timeline import Fault, plan
+from simboard.timeline import Fault, load, plan
 
 BOARDS = Path(__file__).resolve().parents[1] / "config" / "boards"
 FAST = BOARDS / "fast.toml"

@@ -8,8 +8,8 @@ import pytest
 
 from rig.errors import ConfigError
 from rig.names import MARKERS
-from simboard.profile import STAGES, load
-from simboard.timeline import plan
+from simboard.profile import STAGES
+from simboard.timeline import load, plan
 
 BOARDS = Path(__file__).resolve().parents[1] / "config" / "boards"
 

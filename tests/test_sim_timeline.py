@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from simboard.profile import load
-from simboard.timeline import Timeline, plan
+from simboard.timeline import Timeline, load, plan
 
 BOARDS = Path(__file__).resolve().parents[1] / "config" / "boards"
 PRINTK = re.compile(r"^\[\s*(\d+)\.(\d{6})\] ")

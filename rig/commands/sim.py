@@ -76,7 +76,7 @@ def _switches(quiet: str | None, initcall_debug: str | None) -> dict[str, bool |
 
 def _load(profile: Path, as_json: bool, **overrides: Any) -> Any:
     from rig.errors import ConfigError
-    from simboard.profile import load
+    from simboard.timeline import load
 
     try:
         return load(profile).with_overrides(**overrides)
