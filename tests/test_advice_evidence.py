@@ -17,8 +17,8 @@ import pytest
 from rig.analysis.console import ConsoleAnalysis, analyze_console
 from rig.analysis.events import build_timebase
 from rig.analysis.lines import split_lines
-from rig.analysis.options import AnalysisOptions
 from rig.model import Chunk
+from rig.model.options import AnalysisOptions
 from rig.model.report import Advisory
 from tests.test_parse_replay import FIXTURES, load
 

@@ -7,8 +7,8 @@ import pytest
 from rig.analysis.console import analyze_console
 from rig.analysis.events import Timebase, build_timebase
 from rig.analysis.lines import split_lines
-from rig.analysis.options import AnalysisOptions
 from rig.model import Chunk
+from rig.model.options import AnalysisOptions
 from rig.model.report import Advisory
 from tests.test_parse_replay import Fixture, load
 

@@ -18,7 +18,6 @@ import pytest
 
 import rig.instruments.power_visa  # noqa: F401 - registers the "visa" power driver
 from rig.analysis.coldboot import assess, readings
-from rig.analysis.options import AnalysisOptions
 from rig.compare.inputs import Boot, Source, split
 from rig.config.load import load_config
 from rig.errors import InputError
@@ -26,6 +25,7 @@ from rig.instruments.setup import Instruments
 from rig.measure.cycle import run_cycle
 from rig.measure.pipeline import analyze_folder
 from rig.model import MarkerScan, Report, Run
+from rig.model.options import AnalysisOptions
 from rig.model.report import ColdBoot
 from rig.model.run import RunStep, RunTiming
 from tests.conftest import REPO

@@ -18,10 +18,10 @@ from hypothesis import strategies as st
 from rig.analysis.console import analyze_console
 from rig.analysis.events import build_timebase
 from rig.analysis.lines import Line, split_lines
-from rig.analysis.options import AnalysisOptions
 from rig.analysis.parsers.console import parse_console
 from rig.model import Chunk
 from rig.model.codec import dump
+from rig.model.options import AnalysisOptions
 from tests.test_parse_replay import load
 
 FUZZ = settings(

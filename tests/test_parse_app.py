@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from rig.analysis.parsers.app import compile_patterns, find_app_events
+from rig.analysis.parsers.app import find_app_events
+from rig.model.options import compile_patterns
 from tests.test_parse_replay import load
 
 

@@ -8,9 +8,9 @@ import pytest
 
 from rig.analysis.console import analyze_console
 from rig.analysis.lines import split_lines
-from rig.analysis.options import AnalysisOptions
 from rig.model import Chunk
 from rig.model.codec import dump
+from rig.model.options import AnalysisOptions
 from rig.model.sections import BootstageRow, BootstageTotal
 from tests.test_parse_replay import FIXTURES, load
 

@@ -10,7 +10,6 @@ from rig.analysis.advisor import advise
 from rig.analysis.events import Timebase
 from rig.analysis.initcalls import Initcall, async_waits, module_breakdown, pair_initcalls
 from rig.analysis.lines import MAX_PARSED, Line, stand_in_reads
-from rig.analysis.options import AnalysisOptions
 from rig.analysis.pacing import Pacing, assess_pacing, band_slack
 from rig.analysis.parsers.console import parse_console
 from rig.analysis.phases.build import build_phases
@@ -25,6 +24,7 @@ from rig.analysis.top import top_table
 from rig.analysis.wire import ByteClock
 from rig.model import Chunk, clocks, sections
 from rig.model import report as model
+from rig.model.options import AnalysisOptions
 from rig.model.sections import (
     AppEvent,
     KernelSection,

@@ -21,12 +21,11 @@ from rig.analysis.events import (
 )
 from rig.analysis.evidence import ConsoleRecord
 from rig.analysis.lines import Line, split_lines
-from rig.analysis.options import AnalysisOptions
 from rig.analysis.outcome import classify
 from rig.analysis.stages import build_stages, stage_notes
-from rig.analysis.stagespec import StageSpec
 from rig.model import Chunk, MarkerScan, Run
 from rig.model.clocks import Clocks, UartTap, UartTapFailed
+from rig.model.options import AnalysisOptions
 from rig.model.report import (
     AnalysisInfo,
     CaptureSummary,
@@ -35,6 +34,7 @@ from rig.model.report import (
     Report,
     TimeBase,
 )
+from rig.model.stagespec import StageSpec
 from rig.model.uart import UartBytes
 from rig.outcomes import Outcome
 

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from rig.analysis.events import Event, Timebase, interval_uncertainty, line_event
 from rig.analysis.landmarks import LANDMARKS, landmark_events, load_calibration
 from rig.analysis.lines import Line
-from rig.analysis.stagespec import Boundary, StageSpec
 from rig.analysis.visibility import LAYERS, Visibility, visibility
 from rig.model import report as model
+from rig.model.stagespec import Boundary, StageSpec
 
 INITRAMFS = "no root mount (initramfs)"
 

@@ -14,8 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rig.analysis.options import AnalysisOptions
-from rig.analysis.stagespec import Boundary, StageSpec
 from rig.config.analyzer import AnalyzerConfig, parse_analyzer
 from rig.config.budgets import beside
 from rig.config.snapshot import DEFAULT_BAUD
@@ -26,6 +24,8 @@ from rig.instruments import drivers as _drivers  # noqa: F401 - registers every 
 from rig.instruments.place import TargetConfig, parse_target
 from rig.instruments.qemu.settings import QemuConfig, parse_qemu
 from rig.instruments.registry import CONSOLE, POWER, DriverSpec
+from rig.model.options import AnalysisOptions
+from rig.model.stagespec import Boundary, StageSpec
 from rig.sinks.influx.settings import InfluxSettings, parse_settings
 
 __all__ = [

@@ -12,12 +12,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rig.analysis.options import AnalysisOptions
-from rig.analysis.stagespec import StageSpec
 from rig.config.analyzer import DEFAULT_DEBOUNCE_US
 from rig.config.stages import stages_from_snapshot
 from rig.config.tomlcheck import Table
 from rig.errors import ArtifactError, ConfigError, InputError
+from rig.model.options import AnalysisOptions
+from rig.model.stagespec import StageSpec
 
 #: The console rate when a config names none (rig.config.load uses it too).
 DEFAULT_BAUD = 115200

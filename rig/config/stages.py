@@ -1,6 +1,6 @@
 """Stages from a config's `[[stages]]` tables (or run.json's config snapshot of them).
 
-Parsing only: it builds `rig.analysis.stagespec`'s plain `Boundary`/`StageSpec`, which
+Parsing only: it builds `rig.model.stagespec`'s plain `Boundary`/`StageSpec`, which
 the analysis reads without importing the configuration or its TOML checks.
 """
 
@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from rig import names
-from rig.analysis.stagespec import Boundary, StageSpec
 from rig.config.tomlcheck import Table
 from rig.errors import ConfigError
+from rig.model.stagespec import Boundary, StageSpec
 
 DEFAULT_STAGES = (
     StageSpec("bootloader", Boundary("power"), Boundary("marker", "bootm")),

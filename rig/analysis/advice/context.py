@@ -9,13 +9,13 @@ from typing import Any
 from rig.analysis.events import Timebase
 from rig.analysis.initcalls import Initcall
 from rig.analysis.lines import Line
-from rig.analysis.options import AnalysisOptions
 from rig.analysis.pacing import Pacing
 from rig.analysis.parsers.console import ConsoleParse
 from rig.analysis.phases.phase import Phase
 from rig.analysis.timing import evidence
 from rig.model import Chunk
 from rig.model import report as model
+from rig.model.options import AnalysisOptions
 
 
 @dataclass(frozen=True)

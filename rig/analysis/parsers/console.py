@@ -6,11 +6,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rig.analysis.lines import Line
-from rig.analysis.parsers.app import AppEvent, AppPattern, find_app_events
+from rig.analysis.parsers.app import AppEvent, find_app_events
 from rig.analysis.parsers.initcall import AsyncWait, InitcallLine, parse_initcalls
 from rig.analysis.parsers.kernel import KernelLog, parse_kernel
 from rig.analysis.parsers.systemd import SystemdLog, parse_systemd
 from rig.analysis.parsers.uboot import UBootLog, parse_uboot
+from rig.model.options import AppPattern
 
 
 @dataclass(frozen=True)

@@ -1,14 +1,38 @@
-"""Knobs of the console analysis, from the `[analysis]` table of a config or defaults."""
+"""Knobs of the console analysis, from the `[analysis]` table of a config or defaults,
+and the application events it looks for (rig.analysis.parsers.app)."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from rig.analysis.parsers.app import AppPattern, compile_patterns
 from rig.errors import InputError
+
+
+@dataclass(frozen=True)
+class AppPattern:
+    name: str
+    regex: re.Pattern[str]
+
+
+def compile_patterns(specs: Iterable[Mapping[str, str] | AppPattern]) -> list[AppPattern]:
+    """`[{name, regex}, ...]` -> patterns; a bad regex is an error naming the pattern."""
+    out: list[AppPattern] = []
+    for spec in specs:
+        if isinstance(spec, AppPattern):
+            out.append(spec)
+            continue
+        name, regex = spec.get("name"), spec.get("regex")
+        if not name or regex is None:
+            raise ValueError(f"app event pattern {dict(spec)!r}: expected keys 'name' and 'regex'")
+        try:
+            out.append(AppPattern(name, re.compile(regex)))
+        except re.error as e:
+            raise ValueError(f"app event {name!r}: invalid regex {regex!r}: {e}") from e
+    return out
 
 
 @dataclass(frozen=True)
