@@ -1,9 +1,5 @@
-"""The statistics' named choices and defaults, in a module without numpy or scipy.
-
-The commands' options take their choices and defaults from here, so `rig compare
---help`, `rig cost --help` and `rig trend --help` load none of the statistics
-(rig/commands/group.py). The modules that use them (compare, cost, trend) import them
-from here, and their users may keep importing them from those modules.
+"""The statistics' named choices and defaults, in a module without numpy or scipy, so
+that `rig compare|cost|trend --help` load none of the statistics (rig/commands/group.py).
 """
 
 from __future__ import annotations

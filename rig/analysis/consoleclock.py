@@ -1,19 +1,9 @@
 """Console-only runs: the host clock is the reference (t = 0 at the power-on command).
 
-No GPIO anchors exist, so the printk lines and the power-on command are all there is.
-A stamped line's first byte left no later than its arrival (less one character time
-when paced, less the character times of the bytes that arrived with or before the
-next line), so the printk clock maps onto the host clock through the lower envelope of
-those latest-emission times. Only lines that left when they were produced touch that
-envelope; lines queued behind earlier output or held in the kernel's log buffer sit
-above it and are left out of both the envelope and the latency band.
-
-The envelope runs through the least-latency lines, whose own latency (>= 0) is unknown:
-a floor every byte pays (USB frames, the host's read path: LATENCY_FLOOR_S at most) plus,
-with n samples of a uniform latency, less than `beta_margin` 99 % of the time. The printk
-map is moved earlier by half of that and states the other half. The kept lines' latency
-spread above the envelope, widened the same way and raised by the floor, is the band
-that lines without a stamp (U-Boot, userspace) get.
+The printk clock maps onto the host clock through the lower envelope of the stamped
+lines' latest emissions (lines queued or held sit above it and are left out); the
+envelope's own latency is unknown, so the map moves earlier by half its bound and
+states the other half (docs/analysis.md, "The host clock", console-only runs).
 """
 
 from __future__ import annotations

@@ -265,9 +265,8 @@ def _printk_event(name: str, line: Line, tb: Timebase, detail: dict[str, Any]) -
 def command_power(command_s: float | None) -> Event:
     """The power event of a console-only run. Its stamp precedes the switch, so the rail
     rose after t = 0: while the power-on command ran (`command_s`, when it returned, from
-    run.json `timing.steps`; a PDU's CLI takes 0.2 s) or within a relay's delay after it.
-    That window is the uncertainty of everything timed from power-on. Without the
-    command's duration (a recorder that writes no steps) only the relay's is bounded."""
+    run.json `timing.steps`) or within a relay's delay after it, the uncertainty of
+    everything timed from power-on."""
     end = max(0.0, command_s) if command_s is not None else 0.0
     u = end + RELAY_DELAY_BOUND_S
     if command_s is None:
@@ -323,15 +322,12 @@ def tag_events(name: str, line: Line, tb: Timebase) -> list[Event]:
     return out
 
 
-#: A tag follows its GPIO write by the hook's print path, which a run without that GPIO
-#: edge does not see. Our kernel and U-Boot hooks print right after the write: 20-220 us
-#: under QEMU's TCG, the slowest target we have (bench/tag_delay.py); the default bound
-#: leaves room for slower boards. The userspace hook returns from the GPIO ioctl, closes
-#: the chip, opens /dev/kmsg and writes: 1.8-3.4 ms on the hooked kernel, 5-11 ms on
-#: Debian's stock kernel (closing and opening wait there), on an idle host. Under TCG the
-#: guest's clock is the host's, so a busy host adds the time the vCPU waits for a core:
-#: up to 19 ms (docs/analysis.md, "The userspace tag's print path"). The bound is the
-#: largest path measured plus one standard deviation, rounded up.
+#: A tag follows its GPIO write by the hook's print path, which a run without that edge
+#: does not see. Kernel and U-Boot hooks print right after the write (20-220 us under
+#: QEMU's TCG, bench/tag_delay.py; the default leaves room for slower boards); the
+#: userspace hook's path took up to 19 ms on a busy host: the bound is the largest path
+#: measured plus one standard deviation, rounded up (docs/analysis.md, "The userspace
+#: tag's print path").
 HOOK_BOUND_S = {"ui_ready": 25e-3}
 #: Tags stamped after their edge by a path that varies from boot to boot (userspace:
 #: the GPIO ioctl, then a write to /dev/kmsg), not a fixed print delay a fit absorbs.

@@ -1,11 +1,5 @@
-"""Artifacts that contradict themselves: a measurement cannot stand on them.
-
-Each check finds evidence that the files cannot all be right: console times that go
-back (a host's CLOCK_MONOTONIC never does), a marker's console tag that arrived before
-power-on or before its own edge on the capture, a capture whose stated sample rate
-turns the console's UART frames into errors, a stage that ends before it starts. Any
-of them makes the outcome `invalid_artifacts`, with the reasons in the report; the
-numbers are still computed and shown, never passed off as a boot's.
+"""Artifacts that contradict themselves (outcome `invalid_artifacts`, the reasons in the
+report): the numbers are still computed and shown, never passed off as a boot's.
 """
 
 from __future__ import annotations
@@ -29,10 +23,9 @@ CLOCK_SLACK_S = 0.002
 
 
 def unfinished(run: Run) -> str | None:
-    """Why a run that `rig run` started did not end as a cycle does: run.json still says
-    `state: running` (the rig replaces it when the cycle ends), or a folder of a rig
-    before `state` has no `completed_utc`. A folder without the mark is complete,
-    whoever wrote it (docs/contract.md, "run.json state")."""
+    """Why a run that `rig run` started did not end as a cycle does: run.json says `state:
+    running`, or has neither `state` nor `completed_utc` (docs/contract.md, "run.json
+    state"). A folder without the mark is complete, whoever wrote it."""
     if run.is_bare or not run.unfinished:
         return None
     if run.state is None:

@@ -1,11 +1,7 @@
-"""When each console byte was sent, and how long the console was busy sending some.
-
-Byte times, best first: the UART tap (the byte's start bit on the analyzer clock), then
-the host read that carried it (the chunk's arrival through the host clock band). A
-host read arrives after its last byte, so on a paced line a byte inside it is placed one
-character time per later byte before the arrival; on an unpaced console, at the arrival.
-
-Whether the console was paced at all is `rig.analysis.pacing`'s one verdict.
+"""When each console byte was sent (the UART tap's start bit, else the host read that
+carried it), and how long the console was busy sending some. A read arrives after its
+last byte: a byte inside it left a character time per later byte before (none when
+unpaced, `rig.analysis.pacing`'s verdict).
 """
 
 from __future__ import annotations

@@ -1,13 +1,7 @@
-"""Console output cost: the time the serial line was busy with the boot's messages, the
-"uncertainty principle" in numbers.
-
-A serial console at 115200 baud 8N1 moves 11520 bytes a second: each byte costs
-10/baud seconds, and early kernel and U-Boot output is written synchronously, so the
-boot waits for it. That holds only if the bytes really took that long: the cost is the
-bytes' wire time, never more than the reads carrying them took to arrive, and nothing
-at all when they arrived faster than the baud rate allows (the console was not paced:
-an emulated UART, a USB gadget console). `quiet` keeps kernel messages (and systemd
-status lines) off the console; initcall_debug's own lines are the measurement's cost.
+"""Console output cost: the time the serial line was busy with the boot's messages, which
+early kernel and U-Boot output make the boot wait for. The cost is the bytes' wire time
+(10/baud each), never more than the reads carrying them took to arrive, and only on a
+console shown to be paced (docs/analysis.md, "Advisor").
 """
 
 from __future__ import annotations
