@@ -24,13 +24,13 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench.harness.result import Stopwatch, result  # noqa: E402
+from rig.config.influx import InfluxSettings  # noqa: E402
 from rig.sinks.influx.client import Client  # noqa: E402
 from rig.sinks.influx.deliver import deliver  # noqa: E402
 from rig.sinks.influx.points import report_lines, utc_to_ns  # noqa: E402
 from rig.sinks.influx.replay import replay  # noqa: E402
 from rig.sinks.influx.sample import sample_report  # noqa: E402
 from rig.sinks.influx.server import private_server  # noqa: E402
-from rig.sinks.influx.settings import InfluxSettings  # noqa: E402
 from rig.sinks.influx.spool import Spool, spool_dir  # noqa: E402
 
 WRITE_MS_MAX = 50.0

@@ -42,9 +42,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench.harness.result import result, rig_json, skipped  # noqa: E402
+from rig.config.influx import InfluxSettings  # noqa: E402
 from rig.sinks.influx.client import Client  # noqa: E402
 from rig.sinks.influx.server import PrivateServer, private_server  # noqa: E402
-from rig.sinks.influx.settings import InfluxSettings  # noqa: E402
 from tests.labgrid_boards import BoardLab, boards  # noqa: E402
 from tests.labgrid_lab import LABGRID_BIN  # noqa: E402
 

@@ -7,8 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from rig.config.influx import InfluxSettings
 from rig.sinks.influx.server import PrivateServer, private_server
-from rig.sinks.influx.settings import InfluxSettings
 
 
 @pytest.fixture(scope="module", name="server")

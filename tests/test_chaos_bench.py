@@ -14,10 +14,10 @@ import pytest
 
 from bench import chaos
 from bench.harness.chaos_env import TOKEN_VAR, SmallDisk
+from rig.config.influx import InfluxSettings
 from rig.sinks.influx.client import Client
 from rig.sinks.influx.sample import stored_run_ids
 from rig.sinks.influx.server import PrivateServer, free_port
-from rig.sinks.influx.settings import InfluxSettings
 from tests.require import require
 
 pytestmark = pytest.mark.slow

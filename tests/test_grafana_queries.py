@@ -16,6 +16,7 @@ from click.testing import CliRunner
 
 from rig.commands.grafana import grafana
 from rig.config.budgets import read_budgets
+from rig.config.influx import InfluxSettings
 from rig.model import Report as ReportModel
 from rig.sinks.grafana.generate import load_dashboards
 from rig.sinks.grafana.query import QueryResult, TimeRange, interval_ms, panels, run_queries
@@ -25,7 +26,6 @@ from rig.sinks.influx.lineproto import encode_all
 from rig.sinks.influx.points import point_time_ns
 from rig.sinks.influx.sample import sample_report
 from rig.sinks.influx.server import private_server
-from rig.sinks.influx.settings import InfluxSettings
 from rig.sinks.influx.sink import deliver
 
 REPO = Path(__file__).resolve().parents[1]

@@ -14,10 +14,10 @@ from click.testing import CliRunner, Result
 
 from rig.artifacts.rundir import write_json
 from rig.commands.influx import influx
+from rig.config.influx import InfluxSettings
 from rig.sinks.influx.client import Client, InfluxError
 from rig.sinks.influx.sample import sample_report, stored_run_ids
 from rig.sinks.influx.server import PrivateServer, ensure_admin, free_port, private_server
-from rig.sinks.influx.settings import InfluxSettings
 from rig.sinks.influx.sink import deliver
 
 PASSWORD = "pw-" + secrets.token_urlsafe(18)

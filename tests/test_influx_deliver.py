@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from rig.artifacts.rundir import write_json
+from rig.config.influx import InfluxSettings
 from rig.model.summary import CycleCounts, Distribution, Limits, Memory, SoakSummary
 from rig.sinks.influx.batch import batches, write_split
 from rig.sinks.influx.client import Client
@@ -16,7 +17,6 @@ from rig.sinks.influx.deliver import deliver_or_note
 from rig.sinks.influx.points import utc_to_ns
 from rig.sinks.influx.sample import sample_report, stored_run_ids
 from rig.sinks.influx.server import PrivateServer
-from rig.sinks.influx.settings import InfluxSettings
 from rig.sinks.influx.sink import push
 from rig.sinks.influx.soak import deliver_soak_point
 from rig.sinks.influx.spool import Spool, spool_dir

@@ -10,10 +10,10 @@ import pytest
 from click.testing import CliRunner
 
 from rig.commands.influx import influx
+from rig.config.influx import InfluxSettings
 from rig.sinks.influx.client import Client
 from rig.sinks.influx.sample import stored_run_ids
 from rig.sinks.influx.server import private_server
-from rig.sinks.influx.settings import InfluxSettings
 from tests.e2e import make_config, rig_run_json
 
 pytestmark = pytest.mark.slow

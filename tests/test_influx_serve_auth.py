@@ -18,11 +18,11 @@ from click.testing import CliRunner, Result
 
 from rig.artifacts.rundir import write_json
 from rig.commands.influx import influx
+from rig.config.influx import InfluxSettings
 from rig.errors import ConfigError
 from rig.sinks.influx.client import Client
 from rig.sinks.influx.sample import sample_report, stored_run_ids
 from rig.sinks.influx.server import ADMIN_PASSWORD, admin_password_file, free_port, running_pid
-from rig.sinks.influx.settings import InfluxSettings
 from tests.test_influx_auth import write_config
 
 EVIL = "http://evil.example"

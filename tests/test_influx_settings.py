@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from rig.config.influx import load_influx_config
 from rig.errors import ConfigError
-from rig.sinks.influx.settings import load_influx_config
 
 
 def write(tmp_path: Path, influx: str) -> Path:

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from rig.config.influx import InfluxSettings
 from rig.sinks.influx.client import Client
 from rig.sinks.influx.server import PrivateServer, private_server
-from rig.sinks.influx.settings import InfluxSettings
 from rig.soak.places import PlaceSoak
 from tests.e2e import REPO
 from tests.labgrid_boards import BoardLab, boards

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from rig.config.influx import InfluxSettings
 from rig.model import Report
 from rig.sinks.grafana.generate import load_dashboards
 from rig.sinks.grafana.query import TimeRange, run_queries
@@ -22,7 +23,6 @@ from rig.sinks.influx.deliver import deliver
 from rig.sinks.influx.points import point_time_ns
 from rig.sinks.influx.sample import sample_report
 from rig.sinks.influx.server import PrivateServer
-from rig.sinks.influx.settings import InfluxSettings
 from rig.trend.command import trend as trend_cmd
 from rig.trend.stats import TrendSettings, detect, is_known, noise
 from tests.influx_env import influx_server  # noqa: F401 - the fixture `server`

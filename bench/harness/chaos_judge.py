@@ -29,9 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from bench.harness.soak import expected, journal
+from rig.config.influx import InfluxSettings
 from rig.sinks.influx.client import Client, InfluxError
 from rig.sinks.influx.sample import stored_run_ids
-from rig.sinks.influx.settings import InfluxSettings
 
 #: SIGTERM this close after the UI tag: the tag may not have reached the rig yet.
 MARGIN_S = 0.05

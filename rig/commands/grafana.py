@@ -11,12 +11,12 @@ from rich.markup import escape
 from rich.table import Table
 
 from rig.commands.common import config_option, console, emit_json, fail, json_option
+from rig.config.influx import load_influx_config
 from rig.errors import EXIT_BOARD_FAILED, EXIT_OK, EXIT_RIG_FAILED
 from rig.sinks.grafana.generate import DASHBOARDS_DIR, build, load_dashboards
 from rig.sinks.grafana.query import QueryResult, TimeRange, run_queries
 from rig.sinks.influx.client import Client
 from rig.sinks.influx.server import default_settings
-from rig.sinks.influx.settings import load_influx_config
 
 dashboards_option = click.option(
     "--dashboards",

@@ -14,6 +14,11 @@ from rich.markup import escape
 from rich.table import Table
 
 from rig.commands.common import config_option, console, emit_json, fail, json_option
+from rig.config.influx import (
+    InfluxConfig,
+    InfluxSettings,
+    load_influx_config,
+)
 from rig.errors import EXIT_INPUT, EXIT_OK, EXIT_RIG_FAILED, SinkError, bounded
 from rig.sinks.influx.client import AUTH, Client, InfluxError
 from rig.sinks.influx.replay import replay as replay_spool
@@ -25,11 +30,6 @@ from rig.sinks.influx.server import (
     ensure_admin,
     find_influxd,
     stop_detached,
-)
-from rig.sinks.influx.settings import (
-    InfluxConfig,
-    InfluxSettings,
-    load_influx_config,
 )
 from rig.sinks.influx.sink import push as push_reports
 from rig.sinks.influx.sink import report_files

@@ -22,8 +22,8 @@ from rig.commands.common import (
     fail,
     json_option,
 )
+from rig.config.influx import load_influx_config
 from rig.errors import EXIT_RIG_FAILED, InputError
-from rig.sinks.influx.settings import load_influx_config
 
 
 def older_than(text: str) -> float:

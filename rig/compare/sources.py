@@ -16,9 +16,9 @@ from pathlib import Path
 
 from rig.artifacts.rundir import REPORT, RUN, read_report
 from rig.compare.inputs import Boot, Side, Source, report_boot, split
+from rig.config.influx import load_influx_config
 from rig.errors import ArtifactError, InputError
 from rig.sinks.influx.select import load_query
-from rig.sinks.influx.settings import load_influx_config
 
 INFLUX_PREFIX = "influx:"
 JOURNAL = "journal.jsonl"  # a soak folder's (rig.soak.journal)

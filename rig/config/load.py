@@ -16,6 +16,7 @@ from typing import Any
 
 from rig.config.analyzer import AnalyzerConfig, parse_analyzer
 from rig.config.budgets import beside
+from rig.config.influx import InfluxSettings, parse_settings
 from rig.config.snapshot import DEFAULT_BAUD
 from rig.config.stages import DEFAULT_STAGES, parse_stages, stages_from_snapshot
 from rig.config.tomlcheck import Table, apply_overrides, load_toml
@@ -26,7 +27,6 @@ from rig.instruments.qemu.settings import QemuConfig, parse_qemu
 from rig.instruments.registry import CONSOLE, POWER, DriverSpec
 from rig.model.options import AnalysisOptions
 from rig.model.stagespec import Boundary, StageSpec
-from rig.sinks.influx.settings import InfluxSettings, parse_settings
 
 __all__ = [
     "DEFAULT_STAGES",

@@ -13,6 +13,7 @@ from pathlib import Path
 from rig.artifacts import rundir
 from rig.artifacts.leftovers import recover_folder
 from rig.artifacts.srzip import CaptureError
+from rig.config.influx import InfluxSettings
 from rig.errors import ArtifactError
 from rig.measure.pipeline import analyze_folder
 from rig.model import Report
@@ -21,7 +22,6 @@ from rig.model.soak import CycleRecord
 from rig.outcomes import Outcome
 from rig.sinks.files import save_report
 from rig.sinks.influx.deliver import deliver_or_note
-from rig.sinks.influx.settings import InfluxSettings
 
 
 def rss_kb() -> int | None:

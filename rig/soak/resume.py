@@ -22,11 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from rig.artifacts.rundir import RUN, read_json
+from rig.config.influx import load_influx_config
 from rig.config.load import RigConfig, load_config
 from rig.errors import ArtifactError, InputError
 from rig.instruments.place import place_override
 from rig.model.soak import CycleRecord, HeaderRecord
-from rig.sinks.influx.settings import load_influx_config
 from rig.soak.journal import JOURNAL, read_records
 from rig.soak.start import find_folder, fingerprints
 

@@ -18,11 +18,11 @@ from rich.markup import escape
 from rig.analysis.choices import DEFAULT_ALPHA, DEFAULT_MIN_SEGMENT, PENALTY_FACTOR
 from rig.commands.common import config_option, console, emit_json, err_console, fail, json_option
 from rig.compare.command import seconds
+from rig.config.influx import load_influx_config
 from rig.errors import EXIT_BOARD_FAILED, EXIT_INCONCLUSIVE, EXIT_OK, InputError
 from rig.sinks.influx.changepoints import Mark, replace_marks
 from rig.sinks.influx.client import Client
 from rig.sinks.influx.select import is_duration
-from rig.sinks.influx.settings import load_influx_config
 from rig.trend.state import Known, default_path, load, save
 
 if TYPE_CHECKING:

@@ -14,9 +14,9 @@ import json
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
+from rig.config.influx import InfluxSettings
 from rig.errors import ConfigError, SinkError
 from rig.sinks.influx import influxql
-from rig.sinks.influx.settings import InfluxSettings
 
 # Kinds of failure. The first three are the server being away: retry later. REJECTED is
 # the data's fault (400: field type conflict, bad line): only that request's reports are

@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 from rig.artifacts.rundir import utc_now
+from rig.config.influx import InfluxSettings
 from rig.model import Report
 from rig.sinks.influx.client import Client, InfluxError
 from rig.sinks.influx.points import point_time_ns, report_lines
 from rig.sinks.influx.replay import ReplayResult, replay
-from rig.sinks.influx.settings import InfluxSettings
 from rig.sinks.influx.spool import Spool, spool_dir
 
 Status = Literal["written", "spooled", "failed", "off"]

@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from rig.compare.inputs import TOTAL, Boot, Source, split
+from rig.config.influx import InfluxSettings, load_influx_config
 from rig.errors import InputError
 from rig.sinks.influx import influxql
 from rig.sinks.influx.client import Client
 from rig.sinks.influx.points import BOOT, STAGE
-from rig.sinks.influx.settings import InfluxSettings, load_influx_config
 
 TAGS = ("board", "variant", "rig", "place")
 TIMES = ("since", "until")

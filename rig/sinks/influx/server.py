@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlencode
 
+from rig.config.influx import InfluxSettings
 from rig.errors import ConfigError, SinkError
 from rig.sinks.influx import influxql
-from rig.sinks.influx.settings import InfluxSettings
 
 HOST = "127.0.0.1"
 CONFIG = "influxd.conf"

@@ -11,13 +11,13 @@ from pathlib import Path
 from typing import Any
 
 from rig.artifacts.rundir import REPORT, read_report
+from rig.config.influx import InfluxSettings
 from rig.errors import ArtifactError
 from rig.sinks.influx.batch import batches, write_split
 from rig.sinks.influx.client import Client, InfluxError
 from rig.sinks.influx.deliver import Delivery, deliver
 from rig.sinks.influx.points import report_lines
 from rig.sinks.influx.replay import ReplayResult, replay
-from rig.sinks.influx.settings import InfluxSettings
 from rig.sinks.influx.spool import Spool, spool_dir
 
 # Where they were defined before: rig/robot/library.py, tests and bench import them here.

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rig.config.influx import InfluxSettings
 from rig.model.summary import SoakSummary
 from rig.sinks.influx.deliver import Delivery, attempt, write_or_spool
 from rig.sinks.influx.lineproto import FieldValue, Point, encode_all
 from rig.sinks.influx.points import PRECISION_NS, utc_to_ns
-from rig.sinks.influx.settings import InfluxSettings
 
 SOAK = "soak"
 
