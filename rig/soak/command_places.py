@@ -62,8 +62,8 @@ def soak_places(
     for p in result.places:
         if p.error:
             console.print(escape(f"{p.place}: {p.error}"), style="red", highlight=False)
-        elif p.summary and p.summary.get("folder"):
-            console.print(escape(f"{p.place}: {p.summary['folder']}"), highlight=False)
+        elif p.summary and p.summary.folder:
+            console.print(escape(f"{p.place}: {p.summary.folder}"), highlight=False)
     console.print(f"soak {escape(sid)}: {len(result.places)} places, exit {result.exit_code}")
     return result.exit_code
 
@@ -74,15 +74,13 @@ def _table(places: list[PlaceSoak]) -> Table:
         left = col in ("place", "soak id")
         t.add_column(col, justify="left" if left else "right", overflow="fold")
     for p in places:
-        s = p.summary or {}
-        rate = s.get("failure_rate")
-        p50 = (s.get("power_to_ui") or {}).get("p50")
+        s = p.summary
         t.add_row(
             escape(p.place),
             escape(p.soak_id),
-            str((s.get("cycles") or {}).get("run", p.cycles_done())),
-            f"{rate:.2%}" if isinstance(rate, float) else "-",
-            fmt_ms(p50 if isinstance(p50, float) else None),
+            str(s.cycles.run if s else p.cycles_done()),
+            f"{s.failure_rate:.2%}" if s else "-",
+            fmt_ms(s.power_to_ui.p50 if s else None),
             "running" if p.exit_code is None else str(p.exit_code),
         )
     return t

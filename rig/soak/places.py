@@ -28,8 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from rig.errors import InputError
+from rig.errors import ArtifactError, InputError
 from rig.model.soak import CYCLE
+from rig.model.summary import SoakSummary
 from rig.soak.journal import JOURNAL
 from rig.soak.start import check_id
 from rig.untrusted import parse_json
@@ -78,7 +79,7 @@ class PlaceSoak:
     stderr: IO[bytes]
     journal: Path  # where the child journals (it may not exist yet)
     exit_code: int | None = None
-    summary: dict[str, Any] | None = None
+    summary: SoakSummary | None = None
     error: str | None = None
     # How far the progress display has read the journal, and the cycles found so far:
     # it asks twice a second, and a night's journal is megabytes.
@@ -112,7 +113,7 @@ class PlaceSoak:
             "soak_id": self.soak_id,
             "exit_code": self.exit_code,
             "error": self.error,
-            "soak": self.summary,
+            "soak": self.summary.to_json() if self.summary else None,
         }
 
 
@@ -224,7 +225,10 @@ def _collect(p: PlaceSoak) -> None:
     except ValueError:
         doc = None
     if isinstance(doc, dict) and "soak_id" in doc:
-        p.summary = doc
+        try:
+            p.summary = SoakSummary.from_json(doc)
+        except ArtifactError as e:
+            p.error = f"its summary does not fit: {e}"
     elif isinstance(doc, dict) and "error" in doc:
         p.error = str(doc["error"])
     elif p.exit_code != 0:
