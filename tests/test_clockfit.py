@@ -66,23 +66,6 @@ def test_outlier_anchor_is_rejected_and_reported() -> None:
     assert f.to_model().rejected[0].name == "late"
 
 
-def test_envelope_lies_under_every_arrival() -> None:
-    import random
-
-    from rig.analysis.clockfit import envelope_fit
-
-    rnd = random.Random(1)
-    xs = [i * 0.05 for i in range(200)]
-    anchors = [
-        Anchor(str(i), x, 2.0 + x * (1 + 40e-6) + rnd.uniform(0, 1e-3)) for i, x in enumerate(xs)
-    ]
-    env = envelope_fit(anchors, band_u=5e-4)
-    assert env is not None
-    assert all(r >= -1e-12 for r in env.residuals)
-    assert env(5.0) == pytest.approx(2.0 + 5.0 * (1 + 40e-6), abs=2e-4)
-    assert env.uncertainty(1.0) == 5e-4
-
-
 def test_two_close_anchors_do_not_claim_a_drift_they_cannot_measure() -> None:
     """Two kernel hooks 62 ms apart with 20 us of jitter between them (the QEMU target):
     a line through them alone tilts by 350 ppm. The crystal prior keeps the slope, and a

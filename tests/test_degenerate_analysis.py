@@ -11,7 +11,8 @@ import math
 import numpy as np
 import pytest
 
-from rig.analysis.clockfit import Anchor, envelope_fit, fit
+from rig.analysis.clockfit import Anchor, fit
+from rig.analysis.consoleclock import floor_fit
 from rig.analysis.energy import Readings, stage_energy
 from rig.analysis.hostclock import fit_host
 from rig.compare.stats import FASTER, SLOWER, VERDICTS, Settings, compare
@@ -86,7 +87,7 @@ def test_clock_fits_of_degenerate_anchors_state_a_finite_uncertainty(
     anchors = [
         Anchor(f"a{i}", x, x * 1.00004 + 0.01 + i % 2 * 1e-7, late) for i, x in enumerate(xs)
     ]
-    for f in (fit(anchors), envelope_fit(anchors, 1e-3)):
+    for f in (fit(anchors), floor_fit(anchors)):
         assert f is not None and numbers_or_none(f)
         assert abs(f.slope - 1) < 1e-3  # never a wild slope from points at one time
         for x in (0.0, 0.5, 2.0):

@@ -18,7 +18,6 @@ bound added, and the other half stated (`bias_u`).
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import math
 from dataclasses import dataclass
 
@@ -158,67 +157,28 @@ def _lsq(anchors: list[Anchor], rejected: tuple[Anchor, ...]) -> LinearFit | Non
     return LinearFit(offset, slope, tuple(anchors), res_t, scatter, xm, sxx or 1.0, rejected, var)
 
 
-#: A fitted drift beyond this is not a crystal but too few or too clustered points.
-MAX_DRIFT_PPM = 1000.0
-
-
 @dataclass(frozen=True)
 class EnvelopeFit(LinearFit):
-    """A line under every point (console-only runs): the points are arrivals, which are
-    never earlier than the events, so the lower envelope is the least-latency mapping."""
+    """The printk map of a console-only run (consoleclock.floor_fit): slope 1 under the
+    arrivals through the one at printk time `x_ref`; away from it the kernel's drift
+    (PRIOR_DRIFT_PPM at most) adds up. `band_u`: the latency the map may still hold."""
 
     band_u: float = 0.0
-    #: Set when the slope is not fitted but taken as 1: the printk time the offset was
-    #: read at; away from it the kernel's drift (PRIOR_DRIFT_PPM at most) adds up.
-    x_ref: float | None = None
+    x_ref: float = 0.0
 
     def uncertainty(self, x: float) -> float:
-        if self.x_ref is None:
-            return self.band_u
         return self.band_u + PRIOR_DRIFT_PPM * 1e-6 * abs(x - self.x_ref)
 
     @property
     def rate_uncertainty(self) -> float:
-        """The envelope can tilt by the band over the span of the points."""
-        if self.x_ref is not None:
-            return PRIOR_DRIFT_PPM * 1e-6
-        xs = [a.x for a in self.anchors]
-        span = max(xs) - min(xs)
-        return 2 * self.band_u / span if span > 0 else PRIOR_DRIFT_PPM * 1e-6
+        return PRIOR_DRIFT_PPM * 1e-6
 
     def to_model(self) -> PrintkFit:
         fit = super().to_model()
-        fit.model = "ref = offset_s + slope * printk_s, lower envelope of arrivals"
+        fit.model = (
+            "ref = offset_s + slope * printk_s, lower envelope of arrivals; "
+            f"slope 1, drift within {PRIOR_DRIFT_PPM:g} ppm of printk_ref_s"
+        )
         fit.uncertainty_s = self.band_u
-        if self.x_ref is not None:
-            fit.model += f"; slope 1, drift within {PRIOR_DRIFT_PPM:g} ppm of printk_ref_s"
-            fit.printk_ref_s = self.x_ref
+        fit.printk_ref_s = self.x_ref
         return fit
-
-
-def _cross(o: tuple[float, float], a: tuple[float, float], b: tuple[float, float]) -> float:
-    return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
-
-
-def envelope_fit(anchors: list[Anchor], band_u: float) -> EnvelopeFit | None:
-    """The lower-hull edge under the mean x: the line below all points that is closest to
-    them on average (the LP optimum for 'latency is never negative')."""
-    if not anchors:
-        return None
-    pts = sorted({(a.x, a.y) for a in anchors})
-    hull: list[tuple[float, float]] = []
-    for p in pts:
-        while len(hull) >= 2 and _cross(hull[-2], hull[-1], p) <= 0:
-            hull.pop()
-        hull.append(p)
-    xm = sum(a.x for a in anchors) / len(anchors)
-    slope, offset = 1.0, min(a.y - a.x for a in anchors)
-    for (x0, y0), (x1, y1) in itertools.pairwise(hull):
-        if x0 <= xm <= x1 and x1 > x0:
-            k = (y1 - y0) / (x1 - x0)
-            if k > 0 and abs(1 / k - 1) * 1e6 <= MAX_DRIFT_PPM:
-                slope, offset = k, y0 - k * x0
-            break
-    res = tuple(a.y - (offset + slope * a.x) for a in anchors)
-    sxx = sum((a.x - xm) ** 2 for a in anchors) or 1.0
-    return EnvelopeFit(offset, slope, tuple(anchors), res, 0.0, xm, sxx, band_u=band_u)
