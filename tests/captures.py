@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from rig.artifacts import srzip
-from rig.artifacts.srzip import CaptureError, open_blocks, write_sr
+from rig.artifacts.srzip import open_blocks, write_sr
+from rig.errors import ArtifactError
 
 RATE = 1_000_000  # 1 MHz: one sample per microsecond, so test numbers read as us
 
@@ -66,6 +67,6 @@ def read_sr(path: Path) -> Capture:
     """A `.sr` of one byte a sample, read whole through the rig's streaming reader."""
     with open_blocks(path) as (info, blocks):
         if info.unitsize != 1:
-            raise CaptureError(f"{path}: unitsize {info.unitsize}: read it with scan_edges")
+            raise ArtifactError(f"{path}: unitsize {info.unitsize}: read it with scan_edges")
         data = np.concatenate([np.zeros(0, np.uint8), *blocks])
     return Capture(info.samplerate, info.channels, data)

@@ -10,8 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rig.artifacts.decode import DecodeError, find_decoders, scan_markers
+from rig.artifacts.decode import find_decoders, scan_markers
 from rig.artifacts.srzip import write_sr
+from rig.errors import ArtifactError, ConfigError, RigError
 
 ALL = ["power", "bootm", "do_mount_root", "kernel_init", "ui_ready"]
 
@@ -41,7 +42,7 @@ def test_has_channel_workaround_exits_cleanly(tmp_path: Path, channels: list[str
 
 def test_missing_sigrok_cli(tmp_path: Path) -> None:
     cap = capture(tmp_path / "c.sr", ["power"])
-    with pytest.raises(DecodeError, match=r"c\.sr.*no-such-sigrok-cli -i .*could not start"):
+    with pytest.raises(RigError, match=r"c\.sr.*no-such-sigrok-cli -i .*could not start"):
         scan_markers(cap, sigrok_cli=str(tmp_path / "no-such-sigrok-cli"))
 
 
@@ -53,7 +54,7 @@ def test_decoder_exception_is_an_error(tmp_path: Path, monkeypatch: pytest.Monke
     pd.write_text(pd.read_text().replace("def decode(self) -> None:\n", _RAISE))
     monkeypatch.setenv("BOOTRIG_DECODERS_DIR", str(broken))
     cap = capture(tmp_path / "c.sr", ["power"])
-    with pytest.raises(DecodeError) as info:
+    with pytest.raises(RigError) as info:
         scan_markers(cap)
     msg = str(info.value)
     assert str(cap) in msg and "sigrok-cli -i" in msg and "deliberately broken" in msg
@@ -64,10 +65,10 @@ _RAISE = "def decode(self) -> None:\n        raise RuntimeError('deliberately br
 
 def test_bad_decoders_dir_and_no_power(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     cap = capture(tmp_path / "c.sr", ["bootm", "uart_tx"])
-    with pytest.raises(DecodeError, match="no 'power' channel"):
+    with pytest.raises(ArtifactError, match="no 'power' channel"):
         scan_markers(cap)
     monkeypatch.setenv("BOOTRIG_DECODERS_DIR", str(tmp_path))
-    with pytest.raises(DecodeError, match=r"BOOTRIG_DECODERS_DIR=.* no bootmarkers/pd\.py"):
+    with pytest.raises(ConfigError, match=r"BOOTRIG_DECODERS_DIR=.* no bootmarkers/pd\.py"):
         find_decoders()
 
 

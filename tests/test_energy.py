@@ -14,6 +14,7 @@ import pytest
 
 from rig.analysis import energy
 from rig.artifacts import powerlog
+from rig.errors import ArtifactError
 from rig.model.report import Boundary, Report, Stage, TimeBase
 
 #: Stage ends (s) and levels (W at 5 V): a board whose draw steps at its boundaries.
@@ -196,7 +197,7 @@ def test_powerlog_round_trip_and_errors(tmp_path: Path) -> None:
     assert powerlog.read(tmp_path) == recs
     assert powerlog.read(tmp_path / "nowhere") is None
     (tmp_path / powerlog.POWER_JSONL).write_text('{"t_ns": 1, "v": 5.0, "a": 0.1}\n{"t_ns": 2}\n')
-    with pytest.raises(powerlog.PowerLogError, match=r"power.jsonl:2: expected"):
+    with pytest.raises(ArtifactError, match=r"power.jsonl:2: expected"):
         powerlog.read(tmp_path)
 
 

@@ -30,12 +30,6 @@ REPO = Path(__file__).resolve().parents[1]
 CLASSES = [
     ("rig.sinks.influx.client", "InfluxError", SinkError, RuntimeError),
     ("simboard.faults", "FaultSpecError", ConfigError, ValueError),
-    ("rig.artifacts.uart", "UartError", ArtifactError, ValueError),
-    ("rig.artifacts.powerlog", "PowerLogError", ArtifactError, ValueError),
-    ("rig.artifacts.srzip", "CaptureError", ArtifactError, ValueError),
-    ("rig.artifacts.decode", "DecodeError", RigError, RuntimeError),
-    ("rig.artifacts.decode", "DecodersDirError", ConfigError, RuntimeError),
-    ("rig.artifacts.decode", "NoPowerChannel", ArtifactError, RuntimeError),
 ]
 
 

@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 
 from rig.artifacts import srzip
-from rig.artifacts.decode import DecodeError, scan_markers
+from rig.artifacts.decode import scan_markers
 from rig.artifacts.edges import scan_edges
 from rig.artifacts.fastscan import scan_capture, scan_markers_fast
+from rig.errors import ArtifactError
 from rig.model import MarkerScan
 from tests.captures import bounce_then_up, make_capture
 
@@ -130,7 +131,7 @@ def test_transitions_do_not_depend_on_read_blocks(tmp_path: Path, block: int) ->
 def test_engines_fail_alike_without_power(tmp_path: Path) -> None:
     cap = make_capture(tmp_path / "c.sr", 100, {"bootm": [5]})
     for scan in (scan_markers, scan_markers_fast):
-        with pytest.raises(DecodeError, match=r"c\.sr: no 'power' channel \(channels: bootm\)"):
+        with pytest.raises(ArtifactError, match=r"c\.sr: no 'power' channel \(channels: bootm\)"):
             scan(cap)
     with pytest.raises(ValueError, match="debounce_us must be >= 0"):
         scan_markers_fast(cap, -1.0)

@@ -1,4 +1,4 @@
-"""Fuzz the `.sr` readers: a damaged capture is a CaptureError that names the file.
+"""Fuzz the `.sr` readers: a damaged capture is an ArtifactError that names the file.
 
 Hypothesis builds captures from arbitrary bytes, from zips with mutated metadata and
 members, and from valid captures that are truncated or have bytes overwritten. Every
@@ -25,11 +25,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rig.artifacts.decode import DecodeError
 from rig.artifacts.edges import scan_edges
 from rig.artifacts.fastscan import scan_capture, scan_markers_fast
-from rig.artifacts.srzip import CaptureError, read_info, write_sr
-from rig.artifacts.uart import UartError, decode_uart
+from rig.artifacts.srzip import read_info, write_sr
+from rig.artifacts.uart import decode_uart
+from rig.errors import ArtifactError, RigError
 from tests.captures import read_sr
 
 SETTINGS = settings(
@@ -46,24 +46,24 @@ def check(data: bytes) -> None:
         path.write_bytes(data)
         try:
             info = read_info(path)
-        except CaptureError as e:
+        except ArtifactError as e:
             assert str(path) in str(e), e
             return
         assert 1 <= len(info.channels) <= 8 and info.samplerate > 0
         try:
             cap = read_sr(path)
             assert cap.samples == info.samples and cap.channels == info.channels
-        except CaptureError as e:
+        except ArtifactError as e:
             assert str(path) in str(e), e
         try:
             edges = scan_edges(path, list(dict.fromkeys(info.channels)))
             assert edges.samples == info.samples
-        except CaptureError as e:
+        except ArtifactError as e:
             assert str(path) in str(e), e
         for run in (scan_markers_fast, scan_capture):
             try:
                 run(path)
-            except (CaptureError, DecodeError, UartError) as e:
+            except RigError as e:
                 assert str(path) in str(e), e
 
 
@@ -281,7 +281,7 @@ def test_corrupt_capture_errors_say_what_and_which_file(case: str) -> None:
         for read in (read_info, read_sr, scan_markers_fast, lambda p: decode_uart(p)):
             try:
                 read(path)
-            except CaptureError as e:
+            except ArtifactError as e:
                 assert str(e).startswith(f"{path}: ")
                 assert re.search(why, str(e)), str(e)
             else:
@@ -298,11 +298,11 @@ def test_gap_in_chunk_numbers() -> None:
         path = Path(d) / "capture.sr"
         path.write_bytes(buf.getvalue())
         with pytest.raises(
-            CaptureError, match=r"capture\.sr: logic data members logic-1-N are not"
+            ArtifactError, match=r"capture\.sr: logic data members logic-1-N are not"
         ):
             read_info(path)
 
 
 def test_missing_file() -> None:
-    with pytest.raises(CaptureError, match=r"nope\.sr: no such capture file"):
+    with pytest.raises(ArtifactError, match=r"nope\.sr: no such capture file"):
         scan_markers_fast(Path("/nonexistent/nope.sr"))

@@ -15,8 +15,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rig.artifacts.uart import UartError, decode_uart
+from rig.artifacts.uart import decode_uart
 from rig.artifacts.uartbin import read_uart_bin, write_uart_bin
+from rig.errors import ArtifactError
 from rig.model.uart import UartBytes
 
 DUMPS = Path(
@@ -113,15 +114,15 @@ def test_uart_bin_empty_and_damaged(tmp_path: Path) -> None:
     empty = read_uart_bin(path)
     assert (empty.data, empty.baud, len(empty.ss)) == (b"", None, 0)
     path.write_bytes(path.read_bytes() + b"x")
-    with pytest.raises(UartError, match=r"uart\.bin: header says 0 bytes, body has 1 bytes"):
+    with pytest.raises(ArtifactError, match=r"uart\.bin: header says 0 bytes, body has 1 bytes"):
         read_uart_bin(path)
     path.write_bytes(b"not json\n")
-    with pytest.raises(UartError, match=r"uart\.bin: not a bootrig.uart/1 file"):
+    with pytest.raises(ArtifactError, match=r"uart\.bin: not a bootrig.uart/1 file"):
         read_uart_bin(path)
 
 
 def test_errors_name_the_capture(tmp_path: Path) -> None:
-    with pytest.raises(UartError, match=r"trekstor_ebr30_a_uart\.sr: no channel 'uart_tx'"):
+    with pytest.raises(ArtifactError, match=r"trekstor_ebr30_a_uart\.sr: no channel 'uart_tx'"):
         decode_uart(TREKSTOR)
-    with pytest.raises(UartError, match="baud must be positive"):
+    with pytest.raises(ArtifactError, match="baud must be positive"):
         decode_uart(TREKSTOR, "TX", 0)

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from rig.artifacts.uart import UartError
 from rig.artifacts.uartbin import read_uart_bin
 from rig.errors import ArtifactError, InputError
 from rig.instruments.qemu.reference import reference_edges
@@ -38,7 +37,9 @@ def test_uart_bin_header_with_an_infinite_count(tmp_path: Path) -> None:
             "baud": 115200, "baud_detected": False, "frame_errors": 0, "bytes": "@"}  # fmt: skip
     path = tmp_path / "uart.bin"
     path.write_bytes(json.dumps(head).replace('"@"', "Infinity").encode() + b"\n")
-    with pytest.raises(UartError, match=r"uart\.bin: not a bootrig.uart/1 file: Infinity is not"):
+    with pytest.raises(
+        ArtifactError, match=r"uart\.bin: not a bootrig.uart/1 file: Infinity is not"
+    ):
         read_uart_bin(path)
 
 

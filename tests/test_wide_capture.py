@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 from rig.artifacts.edges import scan_edges
-from rig.artifacts.srzip import CaptureError, read_info
+from rig.artifacts.srzip import read_info
+from rig.errors import ArtifactError
 from tests.captures import read_sr
 from tests.test_capture_anywhere import HELLO
 
@@ -125,6 +126,6 @@ def test_bad_sample_layouts_are_named(tmp_path: Path, meta: str, data: bytes, ne
     with zipfile.ZipFile(path, "w") as z:
         z.writestr("metadata", head + meta)
         z.writestr("logic-1-1", data)
-    with pytest.raises(CaptureError, match=r"bad\.sr") as e:
+    with pytest.raises(ArtifactError, match=r"bad\.sr") as e:
         read_info(path)
     assert needle in str(e.value)

@@ -11,7 +11,6 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from rig.artifacts.srmeta import CaptureError
 from rig.errors import ArtifactError, ConfigError, InputError, RigError
 from rig.model import MarkerScan
 from rig.names import CHANNELS, POWER, UART_TX, canonical_marker
@@ -26,18 +25,6 @@ _BOUNCE_RE = re.compile(r"^bounce (\d+)$")
 # sigrok-cli exits 0 even when the decoder raised or a channel name did not resolve; these
 # stderr lines are how such failures show.
 _FAILURE_RE = re.compile(r"^(srd|cli): |Traceback|Fatal Python error", re.MULTILINE)
-
-
-class DecodeError(RigError, RuntimeError):
-    """sigrok-cli or the decoder failed; the message names the capture, command and stderr."""
-
-
-class DecodersDirError(DecodeError, ConfigError):
-    """BOOTRIG_DECODERS_DIR is set but holds no decoder: the user's setting is wrong."""
-
-
-class NoPowerChannel(DecodeError, ArtifactError):
-    """The capture has no `power` channel to take t = 0 from: the artifact is unusable."""
 
 
 def user_decoders_dir() -> Path:
@@ -62,7 +49,7 @@ def find_decoders() -> tuple[Path, str]:
     if env:
         # An explicit setting that is wrong must be loud, not silently replaced.
         if not (Path(env) / DECODER / "pd.py").is_file():
-            raise DecodersDirError(f"{ENV_DIR}={env}: no {DECODER}/pd.py there")
+            raise ConfigError(f"{ENV_DIR}={env}: no {DECODER}/pd.py there")
         return Path(env), "env"
     for d, source in (
         (repo_decoders_dir(), "repo"),
@@ -71,7 +58,7 @@ def find_decoders() -> tuple[Path, str]:
     ):
         if (d / DECODER / "pd.py").is_file():
             return d, source
-    raise DecodeError(
+    raise RigError(
         f"decoder '{DECODER}' not found in {repo_decoders_dir()} or {user_decoders_dir()}; "
         f"run `rig decoders install` or set {ENV_DIR}"
     )
@@ -103,7 +90,7 @@ def contract_channels(
             )
         if len(named.get(name, [])) > 1 and not got:
             a, b = named[name][:2]
-            raise CaptureError(f"{where}: channels {a!r} and {b!r} would both be read as {name}")
+            raise ArtifactError(f"{where}: channels {a!r} and {b!r} would both be read as {name}")
         if found := got or named.get(name):
             out[name] = found[0]
     return out
@@ -135,7 +122,7 @@ def scan_markers(
     info = check_members(capture)  # a directory claiming more samples than the data holds
     mapping = channel_map(info.channels, rename, capture)
     if POWER not in mapping:
-        raise NoPowerChannel(
+        raise ArtifactError(
             f"{capture}: no '{POWER}' channel (channels: {', '.join(info.channels)})"
         )
     opts = [f"debounce_us={float(debounce_us)!r}"] + [f"{k}={v}" for k, v in mapping.items()]
@@ -146,9 +133,9 @@ def scan_markers(
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
     except OSError as e:
-        raise DecodeError(f"{where} could not start: {e}") from None
+        raise RigError(f"{where} could not start: {e}") from None
     if proc.returncode != 0 or _FAILURE_RE.search(proc.stderr):
-        raise DecodeError(f"{where} failed (exit {proc.returncode}):\n{proc.stderr.strip()}")
+        raise RigError(f"{where} failed (exit {proc.returncode}):\n{proc.stderr.strip()}")
     return _parse(proc.stdout, info.samplerate, info.samples, info.channels, tuple(mapping))
 
 

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
-from rig.artifacts.srzip import CHUNK_BYTES, CaptureError, narrow, open_blocks
+from rig.artifacts.srzip import CHUNK_BYTES, narrow, open_blocks
+from rig.errors import ArtifactError
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,7 @@ def scan_edges(path: Path, names: Sequence[str], block: int = CHUNK_BYTES) -> Ed
         if info.unitsize > 1:  # a wide analyzer: the named channels, one byte a sample
             src = sorted(set(bits.values()))
             if len(src) > 8:
-                raise CaptureError(f"{path}: at most 8 channels are scanned at once")
+                raise ArtifactError(f"{path}: at most 8 channels are scanned at once")
             blocks = narrow(blocks, info.unitsize, src)
             bits = {n: src.index(b) for n, b in bits.items()}
         mask = np.uint8(sum({1 << b for b in bits.values()}))

@@ -9,11 +9,12 @@ from pathlib import Path
 
 import numpy as np
 
-from rig.artifacts.decode import NoPowerChannel, channel_map, contract_channels
+from rig.artifacts.decode import channel_map, contract_channels
 from rig.artifacts.edges import Edges, scan_edges
 from rig.artifacts.markerlogic import debounce_samples, replay
 from rig.artifacts.srzip import read_info
-from rig.artifacts.uart import UartError, uart_from_edges
+from rig.artifacts.uart import uart_from_edges
+from rig.errors import ArtifactError
 from rig.model import MarkerScan
 from rig.model.uart import UartBytes
 from rig.names import POWER, UART_TX
@@ -30,7 +31,7 @@ def _check(
         raise ValueError(f"debounce_us must be >= 0, got {debounce_us}")
     mapping = channel_map(channels, rename, capture)
     if need_power and POWER not in mapping:
-        raise NoPowerChannel(f"{capture}: no '{POWER}' channel (channels: {', '.join(channels)})")
+        raise ArtifactError(f"{capture}: no '{POWER}' channel (channels: {', '.join(channels)})")
     return mapping
 
 
@@ -104,5 +105,5 @@ def scan_capture(
     try:
         since = markers.power_up[0] if markers.power_up else 0  # this boot's bytes only
         return CaptureScan(markers, uart_from_edges(edges, uart_channel, baud, since))
-    except UartError as e:
+    except ArtifactError as e:
         return CaptureScan(markers, None, str(e))

@@ -19,10 +19,6 @@ POWER_JSONL = "power.jsonl"
 HOLD_JSONL = "power_hold.jsonl"
 
 
-class PowerLogError(ArtifactError):
-    """power.jsonl is there but unreadable; the message names file and line."""
-
-
 def write(folder: Path, records: Iterable[dict[str, Any]], name: str = POWER_JSONL) -> Path:
     """Write atomically (a reader never sees half a file) and fsync: evidence."""
     path = Path(folder) / name
@@ -47,10 +43,10 @@ def read(folder: Path, name: str = POWER_JSONL) -> list[dict[str, Any]] | None:
             try:
                 r = parse_json(line)
             except ValueError as e:  # not strict JSON (rig.untrusted); UnicodeDecodeError too
-                raise PowerLogError(f"{path}:{n}: not JSON: {e}") from None
+                raise ArtifactError(f"{path}:{n}: not JSON: {e}") from None
             if not _valid(r):
                 expected = "{t_ns: int, v: number, a: number}"
-                raise PowerLogError(f"{path}:{n}: expected {expected}, found {line[:200]!r}")
+                raise ArtifactError(f"{path}:{n}: expected {expected}, found {line[:200]!r}")
             out.append(r)
     return out
 

@@ -27,10 +27,6 @@ MEMBER_ERRORS = (
 )
 
 
-class CaptureError(ArtifactError):
-    """A capture file that cannot be read; the message names the file and the problem."""
-
-
 _RATE_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*(|k|M|G)Hz\s*$")
 _RATE_MUL = {"": 1, "k": 1_000, "M": 1_000_000, "G": 1_000_000_000}
 
@@ -68,16 +64,16 @@ def metadata_ini(path: Path, z: zipfile.ZipFile) -> configparser.ConfigParser:
     only '=' separates, '#' comments); a key or section given twice is refused."""
     size = z.getinfo("metadata").file_size  # what zipfile will decompress, at most
     if size > MAX_METADATA_BYTES:
-        raise CaptureError(
+        raise ArtifactError(
             f"{path}: a metadata member of {size} bytes, more than {MAX_METADATA_BYTES} "
             "for the metadata"
         )
     try:
         text = z.read("metadata").decode("utf-8")
     except UnicodeDecodeError as e:
-        raise CaptureError(f"{path}: metadata is not UTF-8 text (byte offset {e.start})") from None
+        raise ArtifactError(f"{path}: metadata is not UTF-8 text (byte offset {e.start})") from None
     except MEMBER_ERRORS as e:
-        raise CaptureError(f"{path}: metadata is not readable: {e}") from None
+        raise ArtifactError(f"{path}: metadata is not readable: {e}") from None
     cp = configparser.ConfigParser(
         interpolation=None, delimiters=("=",), comment_prefixes=("#",), default_section=""
     )
@@ -85,15 +81,15 @@ def metadata_ini(path: Path, z: zipfile.ZipFile) -> configparser.ConfigParser:
     try:
         cp.read_string("\n".join(line.lstrip() for line in text.splitlines()))
     except configparser.DuplicateOptionError as e:
-        raise CaptureError(
+        raise ArtifactError(
             f"{path}: metadata [{e.section}] key {e.option!r} given twice (line {e.lineno})"
         ) from None
     except configparser.DuplicateSectionError as e:
-        raise CaptureError(
+        raise ArtifactError(
             f"{path}: metadata section [{e.section}] given twice (line {e.lineno})"
         ) from None
     except configparser.Error as e:
-        raise CaptureError(f"{path}: metadata is not readable: {e}") from None
+        raise ArtifactError(f"{path}: metadata is not readable: {e}") from None
     return cp
 
 
@@ -108,26 +104,26 @@ def channel_names(
             continue
         n = number(key[5:])
         if n < 1:
-            raise CaptureError(f"{where} key {key!r}: expected probeN with N from 1")
+            raise ArtifactError(f"{where} key {key!r}: expected probeN with N from 1")
         if n in probes:
-            raise CaptureError(f"{where} keys {probes[n][0]!r} and {key!r} both name channel {n}")
+            raise ArtifactError(f"{where} keys {probes[n][0]!r} and {key!r} both name channel {n}")
         if not name:
-            raise CaptureError(f"{where} {key}: an empty channel name")
+            raise ArtifactError(f"{where} {key}: an empty channel name")
         probes[n] = (key, name)
     if not probes:
-        raise CaptureError(f"{where} names no channels (no probeN keys)")
+        raise ArtifactError(f"{where} names no channels (no probeN keys)")
     if number(total) < 0 or max(number(total), *probes) > 8 * unitsize:
-        raise CaptureError(
+        raise ArtifactError(
             f"{where} total probes {total!r}: 1 to {8 * unitsize} fit in unitsize {unitsize}"
         )
     if past := [n for n in probes if n > number(total) > 0]:
         n = min(past)
-        raise CaptureError(f"{where} probe{n} names channel {n}, but total probes is {total}")
+        raise ArtifactError(f"{where} probe{n} names channel {n}, but total probes is {total}")
     seen: dict[str, str] = {}
     for i in range(max(number(total), *probes)):
         key, name = probes.get(i + 1, (f"channel {i + 1} (no probe{i + 1})", str(i)))
         if name in seen:
-            raise CaptureError(
+            raise ArtifactError(
                 f"{where} names channel {name!r} twice ({seen[name]} and {key}); "
                 "each channel needs a name of its own"
             )

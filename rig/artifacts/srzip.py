@@ -20,12 +20,12 @@ from rig.artifacts.srmeta import (
     MAX_SAMPLERATE,
     MAX_UNITSIZE,
     MEMBER_ERRORS,
-    CaptureError,
     channel_names,
     metadata_ini,
     number,
     parse_samplerate,
 )
+from rig.errors import ArtifactError
 from rig.untrusted import check_regular
 
 #: libsigrok's srzip output splits logic data into files of this size; we do the same so
@@ -156,43 +156,43 @@ class CaptureInfo:
 
 def _open(path: Path) -> zipfile.ZipFile:
     # zipfile reads a device (/dev/zero, a FIFO) until memory runs out: files only.
-    if not check_regular(path, error=CaptureError):
-        raise CaptureError(f"{path}: no such capture file")
+    if not check_regular(path, error=ArtifactError):
+        raise ArtifactError(f"{path}: no such capture file")
     try:
         return zipfile.ZipFile(path)
     except FileNotFoundError:
-        raise CaptureError(f"{path}: no such capture file") from None
+        raise ArtifactError(f"{path}: no such capture file") from None
     except PermissionError as e:
-        raise CaptureError(f"{path}: cannot be read: {e.strerror}") from None
+        raise ArtifactError(f"{path}: cannot be read: {e.strerror}") from None
     except MEMBER_ERRORS as e:
-        raise CaptureError(f"{path}: not a sigrok session (bad zip: {e})") from None
+        raise ArtifactError(f"{path}: not a sigrok session (bad zip: {e})") from None
 
 
 def _info(path: Path, z: zipfile.ZipFile) -> CaptureInfo:
     names = set(z.namelist())
     if "metadata" not in names:
-        raise CaptureError(f"{path}: no 'metadata' member; not a sigrok session file")
+        raise ArtifactError(f"{path}: no 'metadata' member; not a sigrok session file")
     cp = metadata_ini(path, z)
     dev = next((s for s in cp.sections() if s.startswith("device ")), None)
     if dev is None:
-        raise CaptureError(f"{path}: metadata has no [device N] section")
+        raise ArtifactError(f"{path}: metadata has no [device N] section")
     sec = cp[dev]
     prefix = sec.get("capturefile")
     if not prefix:
-        raise CaptureError(f"{path}: metadata [{dev}] has no 'capturefile' key")
+        raise ArtifactError(f"{path}: metadata [{dev}] has no 'capturefile' key")
     try:
         samplerate = parse_samplerate(sec.get("samplerate", ""))
         if not 1 <= samplerate <= MAX_SAMPLERATE:
             raise ValueError("out of range")
     except ValueError:
-        raise CaptureError(
+        raise ArtifactError(
             f"{path}: metadata [{dev}] samplerate: expected e.g. '1 MHz', "
             f"found {sec.get('samplerate')!r} (a whole number of Hz, 1 Hz to 100 GHz)"
         ) from None
     text, total = sec.get("unitsize", "1").strip(), sec.get("total probes", "0")
     unitsize = number(text)
     if not 1 <= unitsize <= MAX_UNITSIZE:
-        raise CaptureError(
+        raise ArtifactError(
             f"{path}: metadata [{dev}] unitsize: expected 1 to {MAX_UNITSIZE} bytes a "
             f"sample, found {text!r}"
         )
@@ -203,12 +203,12 @@ def _info(path: Path, z: zipfile.ZipFile) -> CaptureInfo:
     members = [prefix] if prefix in names else []
     members += [f"{prefix}-{i}" for i in sorted(chunks)]
     if not members:
-        raise CaptureError(f"{path}: no logic data members named {prefix}-N")
+        raise ArtifactError(f"{path}: no logic data members named {prefix}-N")
     if chunks and sorted(chunks) != list(range(1, len(chunks) + 1)):
-        raise CaptureError(f"{path}: logic data members {prefix}-N are not numbered 1..N")
+        raise ArtifactError(f"{path}: logic data members {prefix}-N are not numbered 1..N")
     nbytes = sum(z.getinfo(m).file_size for m in members)
     if nbytes % unitsize:
-        raise CaptureError(
+        raise ArtifactError(
             f"{path}: the logic data holds {nbytes} bytes, not a whole number of "
             f"{unitsize}-byte samples (unitsize {unitsize})"
         )
@@ -218,7 +218,7 @@ def _info(path: Path, z: zipfile.ZipFile) -> CaptureInfo:
 def check_size(path: Path, z: zipfile.ZipFile, member: str, got: int) -> None:
     # A damaged directory entry can claim another size than the (CRC-valid) data has.
     if got != (want := z.getinfo(member).file_size):
-        raise CaptureError(
+        raise ArtifactError(
             f"{path}: logic data member {member!r} holds {got} bytes, the zip directory "
             f"says {want}; the file is damaged"
         )
@@ -237,7 +237,7 @@ def open_blocks(
 ) -> Iterator[tuple[CaptureInfo, Iterator[np.ndarray]]]:
     """`with open_blocks(p) as (info, blocks)`: the metadata, then uint8 sample blocks
     whose concatenation is the capture. Any damage (bad deflate data, CRC mismatch, a
-    member shorter than the directory says) raises CaptureError naming file and member."""
+    member shorter than the directory says) raises ArtifactError naming file and member."""
     path = Path(path)
     with _open(path) as z:
         info = _info(path, z)
@@ -253,7 +253,7 @@ def _blocks(path: Path, z: zipfile.ZipFile, info: CaptureInfo, block: int) -> It
                     got += len(buf)
                     yield np.frombuffer(buf, dtype=np.uint8)
         except MEMBER_ERRORS as e:
-            raise CaptureError(f"{path}: logic data member {member!r} is corrupt: {e}") from None
+            raise ArtifactError(f"{path}: logic data member {member!r} is corrupt: {e}") from None
         check_size(path, z, member, got)
 
 

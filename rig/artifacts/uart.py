@@ -17,10 +17,6 @@ from rig.model.uart import UartBytes
 from rig.names import UART_TX
 
 
-class UartError(ArtifactError):
-    """The console cannot be decoded from this capture; the message says why."""
-
-
 def _levels(at: np.ndarray, level0: int, points: np.ndarray) -> np.ndarray:
     return (level0 ^ (np.searchsorted(at, points, side="right") & 1)).astype(np.uint8)
 
@@ -67,9 +63,9 @@ def uart_from_edges(
     power edge, before which the line belongs to the previous boot (an analyzer armed
     before the power-off sees it talk, then fall with the rail: not this boot's bytes)."""
     if baud is not None and baud <= 0:
-        raise UartError(f"{edges.path}: baud must be positive, got {baud}")
+        raise ArtifactError(f"{edges.path}: baud must be positive, got {baud}")
     if channel in edges.dense:
-        raise UartError(
+        raise ArtifactError(
             f"{edges.path}: channel {channel!r} toggles faster than any console from sample "
             f"{edges.dense[channel]} on (a floating probe or a mis-mapped channel): not decoded"
         )
@@ -79,7 +75,7 @@ def uart_from_edges(
         baud = detect_baud(at, edges.samplerate)
         if baud is None:
             if len(at) > 2:  # it talks, but not like a UART at any rate we can sample
-                raise UartError(
+                raise ArtifactError(
                     f"{edges.path}: channel {channel!r}: no baud rate fits its "
                     f"{len(at)} transitions; set the console baud rate in the config"
                 )
@@ -98,5 +94,7 @@ def decode_uart(
     capture = Path(capture)
     info = read_info(capture)
     if channel not in info.channels:
-        raise UartError(f"{capture}: no channel {channel!r} (channels: {', '.join(info.channels)})")
+        raise ArtifactError(
+            f"{capture}: no channel {channel!r} (channels: {', '.join(info.channels)})"
+        )
     return uart_from_edges(scan_edges(capture, [channel]), channel, baud, since)

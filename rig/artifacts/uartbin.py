@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from rig.artifacts.atomic import atomic_open
-from rig.artifacts.uart import UartError
+from rig.errors import ArtifactError
 from rig.model.uart import UartBytes
 from rig.untrusted import parse_json
 
@@ -54,9 +54,9 @@ def read_uart_bin(path: Path) -> UartBytes:
         meta = (str(h["channel"]), int(h["samplerate"]), baud, bool(h["baud_detected"]))
         errors = int(h["frame_errors"])
     except (ValueError, KeyError, TypeError) as e:
-        raise UartError(f"{path}: not a {SCHEMA} file: {e}") from None
+        raise ArtifactError(f"{path}: not a {SCHEMA} file: {e}") from None
     if n < 0 or len(body) != _PER_BYTE * n:
-        raise UartError(
+        raise ArtifactError(
             f"{path}: header says {n} bytes, body has {len(body)} bytes ({_PER_BYTE} each)"
         )
     channel, samplerate, baud, detected = meta

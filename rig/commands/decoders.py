@@ -53,7 +53,7 @@ def _sigrok_finds_it() -> bool | None:
 @json_option
 def install(dest: Path | None, as_json: bool) -> None:
     """Copy `bootmarkers` to where sigrok-cli and PulseView find it for this user."""
-    src_root, source = find_decoders()  # a DecodeError: exit 2 or 3 by its kind
+    src_root, source = find_decoders()  # a ConfigError (exit 2) or RigError (exit 3)
     root = dest or user_decoders_dir()
     src = src_root / DECODER
     target = root / DECODER

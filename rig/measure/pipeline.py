@@ -12,9 +12,10 @@ from rig import names
 from rig.analysis.report import BootArtifacts, build_report
 from rig.artifacts import powerlog, rundir
 from rig.artifacts.decode import contract_channels, scan_markers
+from rig.artifacts.edges import scan_edges
 from rig.artifacts.fastscan import scan_capture
 from rig.artifacts.srzip import read_info
-from rig.artifacts.uart import UartError, decode_uart
+from rig.artifacts.uart import uart_from_edges
 from rig.artifacts.uartbin import UART_BIN, write_uart_bin
 from rig.config.snapshot import analysis_inputs
 from rig.errors import ArtifactError
@@ -60,10 +61,11 @@ def _scan(
         tap = found.get(names.UART_TX)
         if tap is None:
             return scan, None, None
+        since = scan.power_up[0] if scan.power_up else 0  # this boot's bytes only
+        edges = scan_edges(capture, [tap])  # a damaged capture is an error of the run's
         try:
-            since = scan.power_up[0] if scan.power_up else 0  # this boot's bytes only
-            return scan, decode_uart(capture, tap, baud, since), None
-        except UartError as e:
+            return scan, uart_from_edges(edges, tap, baud, since), None
+        except ArtifactError as e:  # a line no UART rate fits: the report says so
             return scan, None, str(e)
     r = scan_capture(capture, debounce_us, names.UART_TX, baud, rename)
     return r.markers, r.uart, r.uart_error

@@ -12,8 +12,11 @@ from pathlib import Path
 
 from rig.artifacts import rundir
 from rig.artifacts.leftovers import recover_folder
+<<<<<<< Updated upstream
 from rig.artifacts.srzip import CaptureError
 from rig.config.influx import InfluxSettings
+=======
+>>>>>>> Stashed changes
 from rig.errors import ArtifactError
 from rig.measure.pipeline import analyze_folder
 from rig.model import Report
@@ -65,7 +68,7 @@ def finish(
     report: Report | None = None
     try:  # a capture the cycle left raw (or, for a recovered cycle, a killed rig did)
         recover_folder(folder, deferred=not recovered)
-    except (CaptureError, OSError) as e:
+    except (ArtifactError, OSError) as e:
         detail = detail or f"capture not converted (raw file kept): {e}"
     if (folder / rundir.RUN).exists():
         try:
