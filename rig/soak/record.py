@@ -12,11 +12,7 @@ from pathlib import Path
 
 from rig.artifacts import rundir
 from rig.artifacts.leftovers import recover_folder
-<<<<<<< Updated upstream
-from rig.artifacts.srzip import CaptureError
 from rig.config.influx import InfluxSettings
-=======
->>>>>>> Stashed changes
 from rig.errors import ArtifactError
 from rig.measure.pipeline import analyze_folder
 from rig.model import Report
