@@ -29,9 +29,9 @@ from rig.sinks.influx.client import Client  # noqa: E402
 from rig.sinks.influx.deliver import deliver  # noqa: E402
 from rig.sinks.influx.points import report_lines, utc_to_ns  # noqa: E402
 from rig.sinks.influx.replay import replay  # noqa: E402
-from rig.sinks.influx.sample import sample_report  # noqa: E402
 from rig.sinks.influx.server import private_server  # noqa: E402
 from rig.sinks.influx.spool import Spool, spool_dir  # noqa: E402
+from tests.sample_report import sample_report  # noqa: E402
 
 WRITE_MS_MAX = 50.0
 REPLAY_PPS_MIN = 100_000.0

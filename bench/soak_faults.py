@@ -52,9 +52,9 @@ from rig.artifacts import rundir  # noqa: E402
 from rig.config.influx import InfluxSettings  # noqa: E402
 from rig.sinks.influx.client import Client  # noqa: E402
 from rig.sinks.influx.points import report_lines  # noqa: E402
-from rig.sinks.influx.sample import stored_run_ids  # noqa: E402
 from rig.sinks.influx.server import PrivateServer, free_port  # noqa: E402
 from tests.e2e import make_config  # noqa: E402
+from tests.sample_report import stored_run_ids  # noqa: E402
 
 RATES = {"hang": 0.05, "panic": 0.02, "console_lost": 0.02, "analyzer": 0.01}
 OVERHEAD_MAX_S = 0.100

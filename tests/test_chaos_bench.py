@@ -16,9 +16,9 @@ from bench import chaos
 from bench.harness.chaos_env import TOKEN_VAR, SmallDisk
 from rig.config.influx import InfluxSettings
 from rig.sinks.influx.client import Client
-from rig.sinks.influx.sample import stored_run_ids
 from rig.sinks.influx.server import PrivateServer, free_port
 from tests.require import require
+from tests.sample_report import stored_run_ids
 
 pytestmark = pytest.mark.slow
 

@@ -32,12 +32,12 @@ from rig.model.report import ColdBoot
 from rig.sinks.influx.client import Client
 from rig.sinks.influx.deliver import deliver
 from rig.sinks.influx.history import read_history
-from rig.sinks.influx.sample import sample_report
 from rig.sinks.influx.select import read_boots
 from rig.sinks.influx.server import PrivateServer
 from simboard.timeline import load, plan
 from tests.e2e import REPO, make_config
 from tests.influx_env import influx_server, settings_for  # noqa: F401 - the fixture `server`
+from tests.sample_report import sample_report
 
 FAST = REPO / "config" / "boards" / "fast.toml"
 SHIFT_S = 0.020  # the slow profile's kernel stage is this much longer (nominal)

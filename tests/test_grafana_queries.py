@@ -22,11 +22,11 @@ from rig.sinks.grafana.generate import load_dashboards
 from rig.sinks.grafana.query import QueryResult, TimeRange, interval_ms, panels, run_queries
 from rig.sinks.influx.changepoints import Mark
 from rig.sinks.influx.client import Client
+from rig.sinks.influx.deliver import deliver
 from rig.sinks.influx.lineproto import encode_all
 from rig.sinks.influx.points import point_time_ns
-from rig.sinks.influx.sample import sample_report
 from rig.sinks.influx.server import private_server
-from rig.sinks.influx.sink import deliver
+from tests.sample_report import sample_report
 
 REPO = Path(__file__).resolve().parents[1]
 DASHBOARDS = load_dashboards(REPO / "config" / "grafana" / "dashboards")

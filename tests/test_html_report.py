@@ -22,9 +22,9 @@ from rig.sinks.html.console import console_lines
 from rig.sinks.html.flame import pack
 from rig.sinks.html.timeline import boot_figure, end_of_boot
 from rig.sinks.html.write import boot_page
-from rig.sinks.influx.sample import sample_report
 from tests.conftest import REPO
 from tests.e2e import make_config
+from tests.sample_report import sample_report
 
 
 def real_run(tmp: Path) -> Path:

@@ -16,9 +16,9 @@ from rig.artifacts.rundir import write_json
 from rig.commands.influx import influx
 from rig.config.influx import InfluxSettings
 from rig.sinks.influx.client import Client, InfluxError
-from rig.sinks.influx.sample import sample_report, stored_run_ids
+from rig.sinks.influx.deliver import deliver
 from rig.sinks.influx.server import PrivateServer, ensure_admin, free_port, private_server
-from rig.sinks.influx.sink import deliver
+from tests.sample_report import sample_report, stored_run_ids
 
 PASSWORD = "pw-" + secrets.token_urlsafe(18)
 WRONG = "wrong-" + secrets.token_urlsafe(18)

@@ -15,12 +15,12 @@ from rig.sinks.influx.batch import batches, write_split
 from rig.sinks.influx.client import Client
 from rig.sinks.influx.deliver import deliver_or_note
 from rig.sinks.influx.points import utc_to_ns
-from rig.sinks.influx.sample import sample_report, stored_run_ids
 from rig.sinks.influx.server import PrivateServer
 from rig.sinks.influx.sink import push
 from rig.sinks.influx.soak import deliver_soak_point
 from rig.sinks.influx.spool import Spool, spool_dir
 from tests.influx_env import influx_server, settings_for  # noqa: F401 - the fixture `server`
+from tests.sample_report import sample_report, stored_run_ids
 
 UNREACHABLE = "http://127.0.0.1:9"  # nothing listens on the discard port
 

@@ -10,7 +10,7 @@ from rig.errors import ArtifactError
 from rig.model import Report
 from rig.sinks.influx.lineproto import Point, encode, escape_key, field_value
 from rig.sinks.influx.points import report_lines, report_points, utc_to_ns
-from rig.sinks.influx.sample import sample_report
+from tests.sample_report import sample_report
 
 
 def test_utc_to_ns_is_exact() -> None:

@@ -12,11 +12,11 @@ from click.testing import CliRunner
 from rig.commands.influx import influx
 from rig.config.influx import InfluxSettings
 from rig.sinks.influx.client import Client
+from rig.sinks.influx.deliver import Delivery, deliver
 from rig.sinks.influx.points import report_lines
-from rig.sinks.influx.sample import sample_report, stored_run_ids
 from rig.sinks.influx.server import PrivateServer, free_port
-from rig.sinks.influx.sink import Delivery, deliver
 from rig.sinks.influx.spool import Spool, spool_dir
+from tests.sample_report import sample_report, stored_run_ids
 
 BOOTS = 40
 

@@ -12,9 +12,9 @@ from click.testing import CliRunner
 from rig.commands.influx import influx
 from rig.config.influx import InfluxSettings
 from rig.sinks.influx.client import Client
-from rig.sinks.influx.sample import stored_run_ids
 from rig.sinks.influx.server import private_server
 from tests.e2e import make_config, rig_run_json
+from tests.sample_report import stored_run_ids
 
 pytestmark = pytest.mark.slow
 

@@ -21,8 +21,8 @@ from rig.commands.influx import influx
 from rig.config.influx import InfluxSettings
 from rig.errors import ConfigError
 from rig.sinks.influx.client import Client
-from rig.sinks.influx.sample import sample_report, stored_run_ids
 from rig.sinks.influx.server import ADMIN_PASSWORD, admin_password_file, free_port, running_pid
+from tests.sample_report import sample_report, stored_run_ids
 from tests.test_influx_auth import write_config
 
 EVIL = "http://evil.example"

@@ -23,12 +23,13 @@ from rig.commands.influx import influx
 from rig.config.influx import InfluxSettings
 from rig.model.report import PowerSummary
 from rig.sinks.influx.client import Client
+from rig.sinks.influx.deliver import deliver
 from rig.sinks.influx.points import utc_to_ns
-from rig.sinks.influx.sample import sample_report, stored_run_ids
+from rig.sinks.influx.replay import replay
 from rig.sinks.influx.server import PrivateServer, free_port, private_server, running_pid
-from rig.sinks.influx.sink import deliver, replay
 from rig.sinks.influx.spool import Spool, spool_dir
 from tests.influx_env import influx_server, settings_for  # noqa: F401 - the fixture `server`
+from tests.sample_report import sample_report, stored_run_ids
 
 
 def count(client: Client, db: str, measurement: str, field: str) -> int:

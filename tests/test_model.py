@@ -14,7 +14,7 @@ from rig.errors import ArtifactError
 from rig.measure.pipeline import analyze_folder
 from rig.model import Report, Run
 from rig.model.sections import Phase, SystemdSection, UBootSection
-from rig.sinks.influx.sample import sample_report
+from tests.sample_report import sample_report
 
 REAL = Path(__file__).parent / "data" / "real"
 FOLDERS = sorted(p.name for p in REAL.iterdir() if (p / "run.json").exists())

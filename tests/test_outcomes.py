@@ -17,7 +17,7 @@ from rig.model.run import RunTiming
 from rig.outcomes import NOT_THE_BOARDS, BootOutcome, Outcome, is_boards
 from rig.robot.boot import expected_outcome, outcome_is
 from rig.sinks.influx.points import report_lines
-from rig.sinks.influx.sample import sample_report
+from tests.sample_report import sample_report
 from tests.test_faults_outcome import EV, LINE, SCAN, stages
 
 #: docs/contract.md and docs/artifacts.md: tools outside the rig match on these strings.

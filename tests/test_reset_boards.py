@@ -15,11 +15,11 @@ from rig.instruments.qemu.trace import parse_trace
 from rig.model import Report
 from rig.outcomes import is_boards
 from rig.sinks.influx.points import report_lines
-from rig.sinks.influx.sample import sample_report
 from rig.soak.stats import failure_rates
 from simboard.capture import first_sample
 from tests.e2e import make_config
 from tests.qemu_env import qemu_config, rig_run, uboot_only_images
+from tests.sample_report import sample_report
 
 BROWNOUT = '\n[sim.faults]\nbrownout = 1.0\nbrownout_stages = ["kernel"]\n'
 

@@ -21,11 +21,11 @@ from rig.sinks.grafana.query import TimeRange, run_queries
 from rig.sinks.influx.client import Client
 from rig.sinks.influx.deliver import deliver
 from rig.sinks.influx.points import point_time_ns
-from rig.sinks.influx.sample import sample_report
 from rig.sinks.influx.server import PrivateServer
 from rig.trend.command import trend as trend_cmd
 from rig.trend.stats import TrendSettings, detect, is_known, noise
 from tests.influx_env import influx_server  # noqa: F401 - the fixture `server`
+from tests.sample_report import sample_report
 
 REPO = Path(__file__).resolve().parents[1]
 Noise = Callable[[np.random.Generator, int], np.ndarray]

@@ -21,11 +21,11 @@ from rig.config.influx import InfluxSettings
 from rig.model import Report
 from rig.sinks.influx.deliver import deliver
 from rig.sinks.influx.points import point_time_ns
-from rig.sinks.influx.sample import sample_report
 from rig.sinks.influx.server import PrivateServer
 from rig.trend.command import trend as trend_cmd
 from rig.trend.stats import TrendSettings, detect
 from tests.influx_env import influx_server  # noqa: F401 - the fixture `server`
+from tests.sample_report import sample_report
 from tests.test_trend import NOISES, series
 
 STEP_S = 0.050

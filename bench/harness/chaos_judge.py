@@ -31,7 +31,7 @@ from typing import Any
 from bench.harness.soak import expected, journal
 from rig.config.influx import InfluxSettings
 from rig.sinks.influx.client import Client, InfluxError
-from rig.sinks.influx.sample import stored_run_ids
+from tests.sample_report import stored_run_ids
 
 #: SIGTERM this close after the UI tag: the tag may not have reached the rig yet.
 MARGIN_S = 0.05

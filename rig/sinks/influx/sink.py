@@ -1,7 +1,5 @@
 """Boot reports in bulk: `push` backfills artifact folders, `status` answers
-`rig influx status`. One report's delivery is rig.sinks.influx.deliver, the spool's
-drain rig.sinks.influx.replay.
-"""
+`rig influx status`."""
 
 from __future__ import annotations
 
@@ -15,22 +13,8 @@ from rig.config.influx import InfluxSettings
 from rig.errors import ArtifactError
 from rig.sinks.influx.batch import batches, write_split
 from rig.sinks.influx.client import Client, InfluxError
-from rig.sinks.influx.deliver import Delivery, deliver
 from rig.sinks.influx.points import report_lines
-from rig.sinks.influx.replay import ReplayResult, replay
 from rig.sinks.influx.spool import Spool, spool_dir
-
-# Where they were defined before: rig/robot/library.py, tests and bench import them here.
-__all__ = [
-    "Delivery",
-    "PushResult",
-    "ReplayResult",
-    "deliver",
-    "push",
-    "replay",
-    "report_files",
-    "status",
-]
 
 
 def report_files(targets: Iterable[Path]) -> list[Path]:
