@@ -263,3 +263,22 @@ def test_prune_refuses_what_is_not_a_results_folder(results: Path, tmp_path: Pat
     assert set(os.listdir(results / "a-ok-old")) >= RAW
     code, doc = run_prune("--results", str(results), "--older-than", "soon")
     assert code == 2 and "--older-than" in doc["error"]
+
+
+def test_prune_keeps_the_raw_files_of_a_run_json_it_cannot_read(
+    run_folder: Path, tmp_path: Path
+) -> None:
+    """A run.json that does not fit the model proves nothing about the boot: its raw
+    artifacts stay, and the reason names the key (it was read as loose JSON before, and
+    the fine report let them go)."""
+    results = tmp_path / "results"
+    results.mkdir()
+    folder = _boot(results, run_folder, "k-bad-run", started_utc=OLD)  # the report's too
+    run = read_json(folder / "run.json")
+    run["power_on_ns"] = "at dawn"
+    write_json(folder / "run.json", run)
+    code, doc = run_prune("--results", str(results), "--raw")
+    assert code == 0 and doc["files"] == [f for f in doc["files"] if f["kind"] == "derived"]
+    (kept,) = doc["raw_kept"]
+    assert "power_on_ns" in kept["reason"] and "record is incomplete" in kept["reason"]
+    assert set(os.listdir(folder)) >= RAW

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from rig.artifacts.rundir import (
     CAPTURE,
@@ -35,7 +36,7 @@ from rig.artifacts.rundir import (
     check_regular,
 )
 from rig.errors import ArtifactError
-from rig.model import Report
+from rig.model import Report, Run
 from rig.outcomes import Outcome
 from rig.untrusted import load_json
 
@@ -52,6 +53,7 @@ RAW = (
     "qemu.json",
 )
 RECORD = (RUN, REPORT)
+T = TypeVar("T")
 
 
 @dataclass
@@ -65,44 +67,46 @@ class Boot:
     links: list[str] = field(default_factory=list)  # symlinks in the folder: never touched
 
 
-def _read(path: Path) -> tuple[Any, str | None]:
-    """The JSON in `path`, or None and why not (never follows a symlink, never reads a
-    file that is not regular or is absurdly large)."""
+def _read(path: Path, read: Callable[[Any], T]) -> tuple[T | None, str | None]:
+    """The file as `read` types its JSON, or None and why not (never follows a symlink,
+    never reads a file that is not regular or is absurdly large)."""
     try:
         if not check_regular(path, MAX_JSON_BYTES, follow=False):
             return None, f"no {path.name}"
         with open(path, "rb") as f:
-            return load_json(f.read(), str(path)), None
+            doc = load_json(f.read(), str(path))
     except ArtifactError as e:  # not a regular file, larger than any report, not JSON
         return None, str(e)
     except (OSError, ValueError) as e:
         return None, f"{path.name} unreadable: {e}"
-
-
-def keep_raw_reason(run_doc: Any, run_error: str | None, doc: Any, error: str | None) -> str | None:
-    """Why a boot's raw artifacts must be kept, or None when its report proves it fine."""
-    if error is not None:
-        return f"{error}: cannot show the boot was fine"
-    if run_error is not None:
-        return f"{run_error}: the run's record is incomplete"
     try:
-        report = Report.from_json(doc)
-    except Exception as e:  # whatever the reason, a report not read proves nothing
-        return f"{REPORT} unreadable ({e}): cannot show the boot was fine"
+        return read(doc), None
+    except Exception as e:  # whatever the reason, a record not read proves nothing
+        return None, f"{path.name} unreadable ({e})"
+
+
+def keep_raw_reason(
+    run: Run | None, run_error: str | None, report: Report | None, error: str | None
+) -> str | None:
+    """Why a boot's raw artifacts must be kept, or None when its report proves it fine."""
+    if error is not None or report is None:
+        return f"{error}: cannot show the boot was fine"
+    if run_error is not None or run is None:
+        return f"{run_error}: the run's record is incomplete"
     if report.outcome != Outcome.OK:
         return f"outcome {report.outcome}"
     if report.analysis.invalid:
         return f"analysis.invalid: {'; '.join(map(str, report.analysis.invalid))}"
     # The model reads true_cold_boot as true, false or null; anything else is unreadable.
-    if report.cold_boot is not None and report.cold_boot.true_cold_boot is False:
+    if report.not_cold:
         return "flagged: not a true cold boot (cold_boot.true_cold_boot false)"
-    if isinstance(run_doc, dict) and (run_doc.get("rig_error") or run_doc.get("aborted")):
-        return f"{RUN} records {'a rig error' if run_doc.get('rig_error') else 'an abort'}"
+    if run.rig_error or run.aborted:
+        return f"{RUN} records {'a rig error' if run.rig_error else 'an abort'}"
     return None
 
 
-def _utc(value: Any) -> datetime | None:
-    if not isinstance(value, str):
+def _utc(value: str | None) -> datetime | None:
+    if value is None:
         return None
     try:
         t = datetime.fromisoformat(value.replace("Z", "+00:00"))
@@ -123,13 +127,13 @@ def read_boot(folder: Path) -> Boot:
                 links.append(entry.name)
             elif stat.S_ISREG(st.st_mode):
                 files[entry.name] = st.st_size
-    run_doc, run_error = _read(folder / RUN)
-    doc, error = _read(folder / REPORT)
-    started = _utc(run_doc.get("started_utc") if isinstance(run_doc, dict) else None)
-    started = started or _utc(doc.get("started_utc") if isinstance(doc, dict) else None)
+    run, run_error = _read(folder / RUN, Run.from_json)
+    report, error = _read(folder / REPORT, Report.from_json)
+    started = _utc(run.started_utc if run else None)
+    started = started or _utc(report.started_utc if report else None)
     if started is None:
         started = datetime.fromtimestamp(os.lstat(folder).st_mtime, UTC)
-    reason = keep_raw_reason(run_doc, run_error, doc, error)
+    reason = keep_raw_reason(run, run_error, report, error)
     return Boot(folder, started, reason, files, links)
 
 
