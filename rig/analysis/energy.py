@@ -1,35 +1,9 @@
 """Energy per stage from a supply's readings (power.jsonl): pure functions.
 
-A reading is placed on the host clock where the supply took it: its answer time less
-half the shortest request-to-answer time seen (a supply measures while it answers, and
-one that was busy answers late, not early), or at `t_ns` when the record has no
-request and answer times. The host clock maps onto the reference clock with what the
-report knows (`ReadingClock`): on a console-only run t = 0 is the power-on command
-itself; with a capture, the console's host clock map (the least serial delay less a
-character time is the clock offset) narrowed by the power edge as the readings see it
-(after the last reading with no current, before the first with current), or either
-one alone.
-
-Within a stage the power v x a is integrated by trapezoids between the readings inside
-it and held flat from the first and last of them to the stage's ends: a board's draw
-changes where its boot changes stage. A reading averages over the time it took, so one
-whose window straddles a boundary mixes two stages and is used on neither side.
-
-The stated uncertainty adds up, honestly rather than tightly:
-
-- between two readings h apart, a change anywhere in between: h times the larger of
-  |dP| / 2 and half the typical bend of P between readings (wobble, noise), each
-  interval's share added as a root sum of squares;
-- from a stage's end to its nearest reading g away, the draw may have changed anywhere
-  in between (g times the larger of |P_in - P_out| and the typical step between
-  readings; at the power edge P_out is 0 and the inrush hides there);
-- the clock's uncertainty moves readings across a boundary (u |P_in - P_out|) and a
-  boundary's own uncertainty moves the stage's span (u P_in);
-- a stage with no reading inside is the straight line between its neighbours, stated
-  as unknown up to the larger of them over the whole stage.
-
-Sparse readings (a slow supply) make h and g long, so the uncertainty grows with them.
-The supply's own calibration is not included: the energy is what its readings say.
+Readings are placed on the host clock where the supply took them and mapped onto the
+reference clock with what the report knows (`ReadingClock`); within a stage v x a is
+integrated by trapezoids, held flat to the stage's ends, and the uncertainty is a bound
+added up honestly rather than tightly (docs/power.md, "Energy per stage").
 """
 
 from __future__ import annotations

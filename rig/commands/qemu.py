@@ -8,10 +8,10 @@ the reference: the recorded real boots under tests/data/real/.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import shutil
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,11 +19,12 @@ import click
 from rich.markup import escape
 
 from rig.commands.common import config_option, console, emit_json, fail, json_option
-from rig.config.load import RigConfig, load_config
+from rig.config.load import RigConfig
 from rig.errors import EXIT_RIG_FAILED, RigError, exit_code
+from rig.instruments.drivers import driver_specs, load_config
 from rig.instruments.qemu.drivers import QEMU_JSON, TRACE_FILE
 from rig.instruments.qemu.reference import reference_edges
-from rig.instruments.qemu.settings import BUILD_SCRIPT
+from rig.instruments.qemu.settings import BUILD_SCRIPT, QemuConfig
 from rig.instruments.setup import Instruments
 
 #: What a recorded boot keeps: the raw measurement, never the analysis or the images.
@@ -46,9 +47,7 @@ def build(config_path: Path | None, as_json: bool) -> None:
     """Build the images if an input changed; print their folder."""
     script = BUILD_SCRIPT
     if config_path is not None:
-        qemu_cfg = _qemu_config(config_path, as_json).qemu
-        assert qemu_cfg is not None  # _qemu_config ends the command otherwise
-        script = qemu_cfg.build_script
+        script = _qemu_config(config_path, as_json)[1].build_script
     try:
         p = subprocess.run(
             ["bash", str(script)],
@@ -70,36 +69,37 @@ def build(config_path: Path | None, as_json: bool) -> None:
         console.print(f"images: {escape(folder)}", highlight=False)
 
 
-def _qemu_config(path: Path, as_json: bool) -> RigConfig:
+def _qemu_config(
+    path: Path, as_json: bool, overrides: Sequence[str] = ()
+) -> tuple[RigConfig, QemuConfig]:
     """The config, which must describe a QEMU target; any problem ends the command."""
-    cfg = load_config(path)  # a ConfigError: exit 2 (json_option)
-    if cfg.qemu is None:
+    cfg = load_config(path, overrides=overrides)  # a ConfigError: exit 2 (json_option)
+    qemu = driver_specs(cfg).qemu
+    if qemu is None:
         fail(f"{path}: not a QEMU target config (no [qemu] table)", as_json)
-    return cfg
+    return cfg, qemu
 
 
-def _variant(cfg: RigConfig, console_only: bool, kernel_args: str) -> RigConfig:
-    assert cfg.qemu is not None
-    q = cfg.qemu
+def _variant(path: Path, as_json: bool, console_only: bool, kernel_args: str) -> RigConfig:
+    sets = ['analyzer.driver="none"'] if console_only else []
     if kernel_args:
-        q = dataclasses.replace(q, kernel_args=f"{q.kernel_args} {kernel_args}".strip())
-    analyzer = cfg.analyzer
-    if console_only:
-        analyzer = dataclasses.replace(analyzer, driver="none")
-    return dataclasses.replace(cfg, qemu=q, analyzer=analyzer)
+        args = f"{_qemu_config(path, as_json)[1].kernel_args} {kernel_args}".strip()
+        sets.append(f"qemu.kernel_args={json.dumps(args)}")
+    return _qemu_config(path, as_json, sets)[0]
 
 
 def _scrub(folder: Path, cfg: RigConfig) -> None:
     """Recorded boots are committed: no path of the recording machine stays in them."""
-    assert cfg.qemu is not None
+    qemu = driver_specs(cfg).qemu
+    assert qemu is not None
     info = json.loads((folder / QEMU_JSON).read_text(encoding="utf-8"))
     paths = {
         str(Path(info["command"][info["command"].index("-D") + 1]).parent): "<tmp>",
-        str(cfg.qemu.image_dir()): "<images>",
+        str(qemu.image_dir()): "<images>",
         str(cfg.results_dir): "<results>",
     }
-    if cfg.qemu.images != "auto":
-        paths[cfg.qemu.images] = "<images>"
+    if qemu.images != "auto":
+        paths[qemu.images] = "<images>"
     for name in (QEMU_JSON, "run.json"):
         obj = json.loads((folder / name).read_text(encoding="utf-8"))
         if name == "run.json":
@@ -148,7 +148,7 @@ def record(
     as_json: bool,
 ) -> None:
     """Boot the QEMU target and keep each boot's raw artifacts with the traced edges."""
-    cfg = _variant(_qemu_config(config_path, as_json), console_only, kernel_args)
+    cfg = _variant(config_path, as_json, console_only, kernel_args)
     done = []
     try:
         for i in range(1, boots + 1):

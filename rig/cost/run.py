@@ -29,8 +29,9 @@ from typing import Any
 from rig.analysis.choices import OFF, ON, VARIANTS
 from rig.artifacts import rundir
 from rig.compare.inputs import Boot, Side, Source, report_boot, split
-from rig.config.load import RigConfig, load_config
+from rig.config.load import RigConfig
 from rig.errors import ConfigError, InputError
+from rig.instruments.drivers import load_config
 from rig.instruments.setup import Bench, Instruments
 from rig.measure.cycle import run_cycle
 from rig.measure.pipeline import analyze_folder

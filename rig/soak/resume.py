@@ -23,9 +23,10 @@ from typing import Any
 
 from rig.artifacts.rundir import RUN, read_json
 from rig.config.influx import load_influx_config
-from rig.config.load import RigConfig, load_config
+from rig.config.load import RigConfig
+from rig.config.target import place_override
 from rig.errors import ArtifactError, InputError
-from rig.instruments.place import place_override
+from rig.instruments.drivers import load_config
 from rig.model.soak import CycleRecord, HeaderRecord
 from rig.soak.journal import JOURNAL, read_records
 from rig.soak.start import find_folder, fingerprints
