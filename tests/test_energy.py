@@ -3,16 +3,17 @@ whose true energy is known exactly, and power.jsonl itself."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 import pytest
 
 from rig.analysis import energy
+from rig.analysis.hostclock import HostMap
 from rig.artifacts import powerlog
 from rig.errors import ArtifactError
 from rig.model.report import Boundary, Report, Stage, TimeBase
@@ -62,7 +63,9 @@ def analyze(recs: list[dict], clock_u: float = 0.0) -> list[dict[str, Any]]:
     for st in report_stages():
         se = energy.stage_energy(r, st["start_s"], st["end_s"], clock_u, (1e-6, 1e-6))
         assert se is not None
-        out.append({**st, **se.as_dict(), "truth": true_energy(st["start_s"], st["end_s"])})
+        out.append(
+            {**st, **dataclasses.asdict(se), "truth": true_energy(st["start_s"], st["end_s"])}
+        )
     return out
 
 
@@ -76,7 +79,7 @@ def test_dense_readings_give_each_stage_within_half_a_percent() -> None:
         # From the power edge to the first reading (3 ms) nothing is known: inrush.
         assert st["energy_uncertainty_j"] < (0.1 if st is first else 0.05) * st["truth"], st
     assert first["peak_current_a"] == pytest.approx(AMPS[0] * 1.05, rel=0.01)
-    assert first["energy_readings"] == pytest.approx(0.05 * 300, abs=1)
+    assert first["readings"] == pytest.approx(0.05 * 300, abs=1)
 
 
 def test_mean_current_is_the_charge_over_the_duration() -> None:
@@ -93,7 +96,7 @@ def test_sparse_readings_state_a_larger_uncertainty_that_still_holds() -> None:
         assert s["energy_uncertainty_j"] > 2 * d["energy_uncertainty_j"], s["name"]
         assert abs(s["energy_j"] - s["truth"]) <= s["energy_uncertainty_j"], s
     # A stage no reading falls in is stated as unknown up to its neighbours' level.
-    empty = [s for s in sparse if s["energy_readings"] == 0]
+    empty = [s for s in sparse if s["readings"] == 0]
     assert empty and all(s["peak_current_a"] is None for s in empty)
     for s in empty:
         assert s["energy_uncertainty_j"] >= s["truth"] * 0.5
@@ -146,13 +149,12 @@ def test_the_clock_from_the_console_host_map() -> None:
     """ref = host - offset; a console byte's least delay is offset + one char time."""
     offset_s = 123.456
     char = 10 / 115200
-    host = SimpleNamespace(
-        anchors=20, least_s=offset_s + char + 240e-6, low_s=offset_s + char - 60e-6, char_s=char
-    )
+    low = offset_s + char - 60e-6
+    host = HostMap(low, low + 16e-3, 20, char, least_s=offset_s + char + 240e-6)
     clock = energy.clock_from_console(host)
     assert clock is not None and clock.source == "console"
     assert abs(clock.zero_ns / 1e9 - offset_s) <= clock.uncertainty_s + 1e-9
-    assert energy.clock_from_console(SimpleNamespace(anchors=1)) is None
+    assert energy.clock_from_console(HostMap(0.0, 16e-3, 1, char)) is None
     assert energy.pick_clock("host", 42, [], None) == energy.ReadingClock(42.0, 0.0, "host")
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from rig.analysis.hostclock import HostMap
 from rig.model.clocks import PowerClock
 from rig.model.report import Boundary, PowerSummary, Report, Stage
 
@@ -131,23 +132,21 @@ def clock_from_edge(records: Sequence[Mapping[str, Any]], power_on_ns: int) -> R
     return ReadingClock((lo + hi) / 2, (hi - lo) / 2 / 1e9, "power_edge")
 
 
-def clock_from_console(host: Any) -> ReadingClock | None:
-    """From the report's host clock map (rig.analysis.hostclock.HostMap): a console
-    byte's delay is clock offset + one character time (paced) + latency >= 0, so the
-    least delay less a character time is the offset, late by the least latency."""
-    if host is None or getattr(host, "anchors", 0) < MIN_ANCHORS:
+def clock_from_console(host: HostMap | None) -> ReadingClock | None:
+    """From the report's host clock map: a console byte's delay is clock offset + one
+    character time (paced) + latency >= 0, so the least delay less a character time is
+    the offset, late by the least latency."""
+    if host is None or host.anchors < MIN_ANCHORS:
         return None
-    least = getattr(host, "least_s", None)
-    least = host.low_s if least is None else least
-    pacing = getattr(host, "pacing", None)
-    char = host.char_s if pacing is None or getattr(pacing, "paced", True) else 0.0
+    least = host.low_s if host.least_s is None else host.least_s
+    char = host.char_s if host.pacing is None or host.pacing.paced else 0.0
     margin = max(least - host.low_s, LATENCY_FLOOR_S)  # the least latency, at most
     offset_s = least - char - margin / 2
     return ReadingClock(offset_s * 1e9, margin / 2, "console")
 
 
 def pick_clock(
-    reference: str, power_on_ns: int, records: Sequence[Mapping[str, Any]], host: Any = None
+    reference: str, power_on_ns: int, records: Sequence[Mapping[str, Any]], host: HostMap | None
 ) -> ReadingClock:
     """Both intervals hold the truth, so where both exist their overlap does; if they do
     not overlap one of them is wrong, and the console's, from many lines, is kept."""
@@ -176,15 +175,6 @@ class StageEnergy:
     mean_current_a: float
     peak_current_a: float | None
     readings: int
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "energy_j": self.energy_j,
-            "energy_uncertainty_j": self.energy_uncertainty_j,
-            "mean_current_a": self.mean_current_a,
-            "peak_current_a": self.peak_current_a,
-            "energy_readings": self.readings,
-        }
 
 
 def _held(t: np.ndarray, y: np.ndarray, s: float, e: float) -> float:
@@ -284,7 +274,7 @@ def add_energy(
     report: Report,
     power_on_ns: int,
     records: Sequence[Mapping[str, Any]],
-    host: Any = None,
+    host: HostMap | None = None,
 ) -> None:
     """Give each stage of `report` with both ends its energy, mean and peak current and
     reading count, and the report a `power` section. `host`: the timebase's host clock
