@@ -25,6 +25,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Literal, ParamSpec, TypeVar
 
+from rig.model.run import RunStep
+
 P = ParamSpec("P")
 R = TypeVar("R")
 
@@ -203,14 +205,10 @@ class Recorder:
         if event.kind == "stop" and event.step.within(self.scope):
             self.done.append(event.step)  # list.append: atomic across threads
 
-    def as_list(self, origin_ns: int) -> list[dict[str, Any]]:
-        """`{title, start_s, duration_s, depth}` in start order, `start_s` from `origin_ns`."""
+    def to_model(self, origin_ns: int) -> list[RunStep]:
+        """run.json's `timing.steps`: in start order, `start_s` from `origin_ns`."""
         return [
-            {
-                "title": s.title,
-                "start_s": (s.start_ns - origin_ns) / 1e9,
-                "duration_s": s.duration_s,
-                "depth": s.depth - self.scope.depth - 1,
-            }
+            RunStep(s.title, (s.start_ns - origin_ns) / 1e9, s.duration_s,
+                    s.depth - self.scope.depth - 1)
             for s in sorted(self.done, key=lambda s: s.start_ns)
-        ]
+        ]  # fmt: skip

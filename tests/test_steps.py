@@ -136,9 +136,7 @@ def test_threads_nest_under_the_step_whose_context_they_copy() -> None:
                 t.join()
     assert titles == {"console close": 1, "elsewhere": 0}
     # The recorder keeps only what ran inside its scope, depth 0 = the scope's children.
-    assert [(d["title"], d["depth"]) for d in recorder.as_list(outer.start_ns)] == [
-        ("console close", 0)
-    ]
+    assert [(d.title, d.depth) for d in recorder.to_model(outer.start_ns)] == [("console close", 0)]
 
 
 def test_recorder_lists_steps_in_start_order_from_the_origin() -> None:
@@ -149,11 +147,11 @@ def test_recorder_lists_steps_in_start_order_from_the_origin() -> None:
                 pass
             with steps.step("b"):
                 time.sleep(0.01)
-    listed = recorder.as_list(cycle.start_ns)
-    assert [(d["title"], d["depth"]) for d in listed] == [("a", 0), ("a.1", 1), ("b", 0)]
-    assert all(set(d) == {"title", "start_s", "duration_s", "depth"} for d in listed)
-    assert 0 <= listed[0]["start_s"] <= listed[1]["start_s"] <= listed[2]["start_s"]
-    assert listed[2]["duration_s"] >= 0.01
+    listed = recorder.to_model(cycle.start_ns)
+    assert [(d.title, d.depth) for d in listed] == [("a", 0), ("a.1", 1), ("b", 0)]
+    assert all(d.extra == {} for d in listed)
+    assert 0 <= listed[0].start_s <= listed[1].start_s <= listed[2].start_s
+    assert listed[2].duration_s is not None and listed[2].duration_s >= 0.01
 
 
 @pytest.mark.parametrize(

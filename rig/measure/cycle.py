@@ -37,8 +37,7 @@ from rig.instruments.protocols import RawLayout
 from rig.instruments.setup import Bench
 from rig.instruments.target_claim import note_run
 from rig.model import Chunk, Run
-from rig.model.codec import load
-from rig.model.run import RunCapture, RunState, RunStep, RunTiming
+from rig.model.run import RunCapture, RunState, RunTiming
 from rig.outcomes import Outcome
 
 UI_TAG = b"bootrig: marker ui_ready"
@@ -338,7 +337,7 @@ def _cycle(
         hold_work_s=(t_work - t_off) / 1e9,
         ui_ready_seen_ns=watch.t_ns if ui_seen else None,
         # Steps finished so far (the cycle's own is wall_s), from the power-on command.
-        steps=load(list[RunStep], times.as_list(run.power_on_ns), "timing.steps"),
+        steps=times.to_model(run.power_on_ns),
     )
     run.completed_utc = rundir.utc_now()
     run.state = RunState.INTERRUPTED if run.aborted else RunState.COMPLETE

@@ -21,7 +21,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from rig.artifacts.rundir import RUN, read_json
+from rig.artifacts.rundir import read_run
 from rig.config.influx import load_influx_config
 from rig.config.load import RigConfig
 from rig.config.target import place_override
@@ -125,10 +125,11 @@ def _snapshot_differs(folder: Path, cfg: RigConfig, ignore_profile: bool) -> boo
         if not isinstance(rec, CycleRecord):
             continue
         try:
-            snap = read_json(folder / rec.run_id / RUN)["config"]
-        except (OSError, ValueError, KeyError, TypeError):  # ArtifactError is a ValueError
+            snap = read_run(folder / rec.run_id).config
+        except (OSError, ValueError):  # ArtifactError is a ValueError
             continue
-        return _normal(snap, ignore_profile) != _normal(cfg.snapshot(), ignore_profile)
+        if snap is not None:
+            return _normal(snap, ignore_profile) != _normal(cfg.snapshot(), ignore_profile)
     return False
 
 
