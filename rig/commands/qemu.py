@@ -18,6 +18,7 @@ from typing import Any
 import click
 from rich.markup import escape
 
+from rig.artifacts.rundir import CAPTURE, CONSOLE_JSONL, CONSOLE_LOG, RUN, read_run
 from rig.commands.common import config_option, console, emit_json, fail, json_option
 from rig.config.load import RigConfig
 from rig.errors import EXIT_RIG_FAILED, RigError, exit_code
@@ -28,7 +29,7 @@ from rig.instruments.qemu.settings import BUILD_SCRIPT, QemuConfig
 from rig.instruments.setup import Instruments
 
 #: What a recorded boot keeps: the raw measurement, never the analysis or the images.
-KEEP = ("run.json", "console.jsonl", "console.log", "capture.sr", TRACE_FILE, QEMU_JSON)
+KEEP = (RUN, CONSOLE_JSONL, CONSOLE_LOG, CAPTURE, TRACE_FILE, QEMU_JSON)
 REFERENCE = "reference.json"
 
 
@@ -100,10 +101,9 @@ def _scrub(folder: Path, cfg: RigConfig) -> None:
     }
     if qemu.images != "auto":
         paths[qemu.images] = "<images>"
-    for name in (QEMU_JSON, "run.json"):
-        obj = json.loads((folder / name).read_text(encoding="utf-8"))
-        if name == "run.json":
-            obj["host"] = "recorded"
+    run = read_run(folder)
+    run.host = "recorded"
+    for name, obj in ((QEMU_JSON, info), (RUN, run.to_json())):
         text = json.dumps(obj, indent=2)
         for path, placeholder in sorted(paths.items(), key=lambda p: -len(p[0])):
             text = text.replace(path, placeholder)
