@@ -8,7 +8,7 @@ failed, 4 no stage slower but some `inconclusive` (the boots cannot tell; 1 with
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -271,9 +271,11 @@ def compare(
     raise SystemExit(exit_code(doc["regressions"], doc["inconclusive"], fail_inconclusive))
 
 
-def exit_code(regressions: list[str], inconclusive: list[str], fail_inconclusive: bool) -> int:
+def exit_code(
+    regressions: Sequence[object], inconclusive: Sequence[object], fail_inconclusive: bool
+) -> int:
     """1 on a regression; 4 (1 with --fail-inconclusive) when the boots could not tell
-    for some stage: a gate must not read "cannot tell" as "no change"."""
+    (`rig compare`'s stages, `rig trend`'s gate): "cannot tell" is not "no change"."""
     if regressions:
         return EXIT_BOARD_FAILED
     if inconclusive:

@@ -1,24 +1,6 @@
-"""Before/after comparison of boot times (pure: numbers in, a typed verdict out).
-
-For one stage, two samples of durations (seconds): `before` and `after`. The method
-(docs/compare.md):
-
-- difference: the Hodges-Lehmann shift, the median of every after - before pair
-  (robust: one stray boot cannot move it the way it moves a mean);
-- its confidence interval: distribution-free, from the Mann-Whitney U distribution
-  (the pair differences ranked, k cut from each end; exact for small tie-free samples,
-  normal with the tie correction otherwise);
-- p-value: the two-sided Mann-Whitney U test (scipy.stats), exact or asymptotic by the
-  same rule, so the test and the interval agree;
-- verdict: `slower` or `faster` only when p < alpha, the interval excludes 0 and the
-  estimate is at least `threshold_s`; `inconclusive` when these boots could not have
-  told (no outcome of them reaches p < alpha, a difference as large as they detect that
-  p does not confirm, a threshold smaller than they detect), with the boots per side a
-  change of the size seen needs; `no_change` otherwise;
-- power analysis: the smallest change these sample sizes detect with probability
-  `power`, and the boots per side a given change needs (normal approximation with a
-  pooled MAD-scaled spread and Mann-Whitney's efficiency 3/pi against the t-test).
-"""
+"""Before/after comparison of boot times (pure: numbers in, a typed verdict out): the
+Hodges-Lehmann shift, its Mann-Whitney interval and p-value, the verdict and the power
+analysis of docs/compare.md, "Method"."""
 
 from __future__ import annotations
 
@@ -103,20 +85,14 @@ class StageComparison:
         return {k: round(v, 9) if isinstance(v, float) else v for k, v in asdict(self).items()}
 
 
-def hodges_lehmann(before: Sequence[float], after: Sequence[float]) -> float:
-    """The median of all after - before pair differences."""
-    return float(np.median(_pairs(before, after)))
-
-
 def _pairs(before: Sequence[float], after: Sequence[float]) -> np.ndarray:
     return np.sort(np.subtract.outer(np.asarray(after, float), np.asarray(before, float)).ravel())
 
 
 @cache
 def u_pmf(m: int, n: int) -> np.ndarray:
-    """P(U = u), u = 0..m*n, for U = #{after > before} with m after and n before values
-    and no shift (no ties). Recurrence on the largest of the m + n values: it is an after
-    value (probability m / (m + n)) and beats all n befores, or a before value."""
+    """P(U = u), u = 0..m*n, for U = #{after > before} with m after and n before values,
+    no shift, no ties: a recurrence on the largest of the m + n values."""
     prev = [np.ones(1) for _ in range(n + 1)]  # zero after values: U = 0
     for i in range(1, m + 1):
         row = [np.ones(1)]
@@ -135,9 +111,8 @@ def _ties_term(values: np.ndarray) -> float:
 
 
 def cut_count(m: int, n: int, alpha: float, exact: bool, ties: float = 0.0) -> int:
-    """k: how many pair differences to cut from each end for a 1 - alpha interval, the
-    largest k with P(U <= k - 1) <= alpha / 2. 0 means no interval at this confidence:
-    too few boots (e.g. 3 against 3 cannot reach 95 %)."""
+    """k, the pair differences cut from each end for a 1 - alpha interval: the largest k
+    with P(U <= k - 1) <= alpha / 2; 0: too few boots for an interval."""
     if exact:
         cdf = np.cumsum(u_pmf(m, n))
         return int(np.count_nonzero(cdf <= alpha / 2 * (1 + 1e-9)))
@@ -148,8 +123,8 @@ def cut_count(m: int, n: int, alpha: float, exact: bool, ties: float = 0.0) -> i
 
 
 def robust_spread(before: Sequence[float], after: Sequence[float]) -> float | None:
-    """Pooled standard deviation from each side's MAD (scaled to a normal sigma); a side
-    whose MAD is 0 (most boots identical) uses its standard deviation instead."""
+    """Pooled standard deviation from each side's MAD (scaled to a normal sigma), or its
+    standard deviation where the MAD is 0."""
 
     def sd(x: np.ndarray) -> float:
         mad = float(np.median(np.abs(x - np.median(x)))) * MAD_SCALE
@@ -185,9 +160,7 @@ def boots_needed(spread: float, change_s: float, alpha: float, power: float) -> 
 
 
 def smallest_p(m: int, n: int) -> float:
-    """The smallest two-sided p the rank test can give m against n boots: every after
-    boot beyond every before boot, 2 / C(m + n, n) exactly (no ties), or the normal
-    approximation at U = 0 where the test uses it."""
+    """The smallest two-sided p the rank test can give m against n boots (U = 0)."""
     if m == 0 or n == 0:
         return 1.0
     if m * n <= EXACT_MAX_PAIRS:
@@ -300,11 +273,9 @@ def _undecided(
 def _decision_spread(
     spread: float | None, low: float | None, high: float | None, m: int, n: int, alpha: float
 ) -> float | None:
-    """The spread the boots to decide are planned with: the larger of the pooled MAD
-    spread and the one the rank interval implies (half-width * sqrt(ARE) / (z *
-    sqrt(1/m + 1/n))). A stray boot the rank test pays for leaves the MAD untouched, so
-    the MAD alone would promise a verdict from as many boots as already failed to give
-    one."""
+    """The larger of the pooled MAD spread and the one the rank interval implies: a
+    stray boot the rank test pays for leaves the MAD untouched, so the MAD alone would
+    promise a verdict from as many boots as already failed to give one."""
     found = [spread] if spread is not None else []
     if low is not None and high is not None:
         z = float(stats.norm.ppf(1 - alpha / 2))
@@ -315,9 +286,8 @@ def _decision_spread(
 def _to_decide(
     shift: float, spread: float | None, fewest: int, s: Settings
 ) -> tuple[float | None, int | None, str]:
-    """The change a decision is for (the difference seen, or the threshold when that is
-    larger: a smaller change never gets a verdict), the boots per side it needs at this
-    spread, and the clause that says so."""
+    """The change a decision is for (the difference seen, or the larger threshold), the
+    boots per side it needs at this spread, and the clause that says so."""
     size = max(abs(shift), s.threshold_s)
     if spread is None:
         return size, None, f"; the spread is unknown with {fewest} boot(s) on a side"
@@ -350,9 +320,7 @@ def _median(x: Sequence[float]) -> float | None:
 
 def stage_settings(settings: Settings, count: int, correction: str) -> Settings:
     """The settings each of `count` stages is judged with. Bonferroni: alpha / count per
-    stage, so that all verdicts together are wrong with probability <= alpha (a gate that
-    fails on any `slower` stage would otherwise fail ~count * alpha / 2 of the time with
-    nothing changed); the intervals widen to 1 - alpha / count to match."""
+    stage, so that all verdicts together are wrong with probability <= alpha."""
     if correction not in CORRECTIONS:
         raise ValueError(f"correction {correction!r}: expected one of {', '.join(CORRECTIONS)}")
     if correction == BONFERRONI and count > 1:
@@ -370,7 +338,3 @@ def compare_all(
     """`compare` for each name, in order; a name a side lacks compares as empty."""
     each = stage_settings(settings, len(names), correction)
     return [compare(s, before.get(s, ()), after.get(s, ()), each) for s in names]
-
-
-def regressed(results: Sequence[StageComparison]) -> list[StageComparison]:
-    return [r for r in results if r.verdict == SLOWER]

@@ -1,17 +1,7 @@
-"""`rig cost`'s run: interleaved boots with the instrumentation on and off (docs/cost.md).
-
-A variant is the rig config with overrides, as `rig run --set` takes them
-(`on:qemu.kernel_args="initcall_debug loglevel=8"`, `off:sim.quiet=true`). Each variant
-has its own bench of instruments, because what a variant changes lives in the
-instrument: the kernel command line is in the QEMU machine's U-Boot environment flash,
-the board profile's options in the simulator process. On the simulator and on QEMU
-every bench is a process of its own, so both stay open for the whole run and switching
-variant between two boots costs nothing (each QEMU power-off starts a fresh QEMU
-anyway). Anything else shares one set of ports: the bench of the variant about to boot
-is started and the other closed, and `bench_starts` says what that cost.
-
-The boots land in `<results_dir>/cost-<id>/`: `on-0001`, `off-0001`, ... (warm-up boots
-`warmup-on-1`, ...), each a run folder with its report.json, and `cost.json`.
+"""`rig cost`'s run: interleaved boots with the instrumentation on and off, each variant
+(the rig config with `--set` overrides) on a bench of its own, both open at once where
+each is a process of its own (docs/cost.md). The boots land in
+`<results_dir>/cost-<id>/` (`on-0001`, `off-0001`, `warmup-on-1`, ...) with `cost.json`.
 """
 
 from __future__ import annotations
@@ -108,9 +98,8 @@ def variant_configs(
     path: Path, variants: Mapping[str, Variant], common: Sequence[str] = ()
 ) -> dict[str, RigConfig]:
     """Each variant's config: `common` overrides (`rig cost --set`), then its own. On the
-    simulator the `on` variant boots from seed + 1 (unless it sets sim.seed itself): two
-    simulators with one seed would repeat each other's run-to-run variance boot for
-    boot, which no two boots of a real board do."""
+    simulator `on` boots from seed + 1 (unless it sets sim.seed): two simulators with one
+    seed would repeat each other's variance boot for boot."""
     cfgs: dict[str, RigConfig] = {}
     for name, v in variants.items():
         try:
@@ -133,8 +122,7 @@ def concurrent(cfgs: Mapping[str, RigConfig]) -> bool:
 
 
 class Benches(AbstractContextManager["Benches"]):
-    """One bench of instruments per variant (module doc): both open at once on the
-    simulator and QEMU, otherwise one at a time."""
+    """One bench of instruments per variant: both open at once where `concurrent`."""
 
     def __init__(self, cfgs: Mapping[str, RigConfig]) -> None:
         self.cfgs = cfgs

@@ -1,19 +1,6 @@
-"""The observer's cost (pure): what instrumentation costs each stage (docs/cost.md).
-
-Murray's uncertainty principle: console output, `initcall_debug` and the hooks
-themselves cost boot time. `rig cost` boots the target with the instrumentation on and
-off, interleaved; this module orders those boots and turns their stage durations into a
-cost per stage with its interval, using `rig compare`'s statistics
-(rig.compare.stats) with after = on and before = off:
-
-- `cost_s`: the Hodges-Lehmann shift on - off (the estimate the interval and the rank
-  test are built on, always inside its interval); `median_difference_s` is the plain
-  median(on) - median(off) beside it;
-- `ci_low_s`, `ci_high_s`, `p_value`: the Mann-Whitney interval and test, Bonferroni over
-  the stages by default (every interval holds at once with 1 - alpha);
-- `verdict`: `costs` (on is slower: p < alpha and the interval above 0), `saves` (on is
-  faster), `no_cost` otherwise.
-"""
+"""The observer's cost (pure): the order of `rig cost`'s boots, and what instrumentation
+costs each stage, by `rig compare`'s statistics with after = on and before = off
+(docs/cost.md, "Method")."""
 
 from __future__ import annotations
 
@@ -109,8 +96,7 @@ def stage_costs(
     correction: str = BONFERRONI,
 ) -> list[StageCost]:
     """The cost of each named stage: compare's statistics with after = on, before = off.
-    A duration that is no number (NaN, inf) is left out, as a boot that did not measure
-    the stage is: it is no measurement (a NaN ended the whole table in a ValueError)."""
+    A duration that is no number (NaN, inf) is left out: it is no measurement."""
     return [_cost(c) for c in compare_all(names, _finite(off), _finite(on), settings, correction)]
 
 

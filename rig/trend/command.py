@@ -17,9 +17,9 @@ from rich.markup import escape
 
 from rig.analysis.choices import DEFAULT_ALPHA, DEFAULT_MIN_SEGMENT, PENALTY_FACTOR
 from rig.commands.common import config_option, console, emit_json, err_console, fail, json_option
-from rig.compare.command import seconds
+from rig.compare.command import exit_code, seconds
 from rig.config.influx import load_influx_config
-from rig.errors import EXIT_BOARD_FAILED, EXIT_INCONCLUSIVE, EXIT_OK, InputError
+from rig.errors import EXIT_OK, InputError
 from rig.sinks.influx.changepoints import Mark, replace_marks
 from rig.sinks.influx.client import Client
 from rig.sinks.influx.select import is_duration
@@ -35,19 +35,11 @@ def utc(ns: int) -> str:
     return t.isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
-def _cp_json(s: Series, cp: ChangePoint, new: bool | None) -> dict[str, Any]:
-    first = s.boots[cp.index]
+def _at_boot(s: Series, found: ChangePoint | Unconfirmed) -> dict[str, Any]:
+    """A change point or candidate with the first boot after it."""
+    first = s.boots[found.index]
     doc = {"run_id": first.run_id, "time_utc": utc(first.time_ns), "time_ns": first.time_ns}
-    doc |= {"rig": first.rig, **cp.to_json()}
-    if new is not None:
-        doc["new"] = new
-    return doc
-
-
-def _unconfirmed_json(s: Series, u: Unconfirmed) -> dict[str, Any]:
-    first = s.boots[u.index]
-    doc = {"run_id": first.run_id, "time_utc": utc(first.time_ns), "time_ns": first.time_ns}
-    return doc | {"rig": first.rig, **u.to_json()}
+    return doc | {"rig": first.rig, **found.to_json()}
 
 
 def _mark(s: Series, cp: ChangePoint) -> Mark:
@@ -58,32 +50,28 @@ def _mark(s: Series, cp: ChangePoint) -> Mark:
     )  # fmt: skip
 
 
+def _change(d: dict[str, Any]) -> str:
+    return (
+        f"{d['shift_s'] * 1e3:+.2f} ms ({d['median_before_s'] * 1e3:.2f} -> "
+        f"{d['median_after_s'] * 1e3:.2f} ms, p {d['p_value']:.2g}) from boot "
+        f"{escape(d['run_id'])} ({d['time_utc'][:19].replace('T', ' ')} UTC)"
+    )
+
+
 def _print(doc: dict[str, Any]) -> None:
     """One line per change point (a table of these columns does not fit 80 columns)."""
     from rig.compare.stats import SLOWER
 
     for s in doc["series"]:
-        name = f"{s['board']}/{s['variant'] or '-'}/{s['stage']}"
+        name = escape(f"{s['board']}/{s['variant'] or '-'}/{s['stage']}")
         for cp in s["change_points"]:
             style = "bold red" if cp["direction"] == SLOWER else "bold green"
-            console.print(
-                f"{escape(name)}: [{style}]{cp['direction']}[/] {cp['shift_s'] * 1e3:+.2f} ms "
-                f"({cp['median_before_s'] * 1e3:.2f} -> {cp['median_after_s'] * 1e3:.2f} ms, "
-                f"p {cp['p_value']:.2g}) from boot {escape(cp['run_id'])} "
-                f"({cp['time_utc'][:19].replace('T', ' ')} UTC)"
-                + (" [bold]NEW[/]" if cp.get("new") else ""),
-                highlight=False,
-                soft_wrap=True,
-            )
+            new = " [bold]NEW[/]" if cp.get("new") else ""
+            line = f"{name}: [{style}]{cp['direction']}[/] {_change(cp)}{new}"
+            console.print(line, highlight=False, soft_wrap=True)
         for u in s["inconclusive"]:
-            console.print(
-                f"{escape(name)}: [yellow]inconclusive[/] {u['shift_s'] * 1e3:+.2f} ms "
-                f"({u['median_before_s'] * 1e3:.2f} -> {u['median_after_s'] * 1e3:.2f} ms, "
-                f"p {u['p_value']:.2g}) from boot {escape(u['run_id'])} "
-                f"({u['time_utc'][:19].replace('T', ' ')} UTC): {escape(u['note'])}",
-                highlight=False,
-                soft_wrap=True,
-            )
+            line = f"{name}: [yellow]inconclusive[/] {_change(u)}: {escape(u['note'])}"
+            console.print(line, highlight=False, soft_wrap=True)
     n = sum(len(s["change_points"]) for s in doc["series"])
     undecided = sum(len(s["inconclusive"]) for s in doc["series"])
     console.print(
@@ -234,11 +222,11 @@ def trend(
                     is_new = not is_known(times, cp.index, settings.min_segment, mine)
                     first = s.boots[cp.index]
                     found.append(Known(*s.key, first.time_ns, first.run_id, cp.shift_s, now))
-                doc = _cp_json(s, cp, is_new)
+                doc = _at_boot(s, cp) | ({} if is_new is None else {"new": is_new})
                 cps.append(doc)
                 if is_new:
                     new.append({"board": s.board, "variant": s.variant, "stage": s.stage, **doc})
-            unsure = [_unconfirmed_json(s, u) for u in res.inconclusive]
+            unsure = [_at_boot(s, u) for u in res.inconclusive]
             undecided += [{"board": s.board, "variant": s.variant, "stage": s.stage, **u}
                           for u in unsure if u["shift_s"] > 0]  # fmt: skip
             out.append(
@@ -282,16 +270,4 @@ def trend(
                 f"[yellow]{len(undecided)} slower change point(s) the boots cannot confirm yet[/]",
                 highlight=False,
             )
-    raise SystemExit(_exit_code(fail_on_new, bool(new), bool(undecided), fail_inconclusive))
-
-
-def _exit_code(gate: bool, new: bool, undecided: bool, fail_inconclusive: bool) -> int:
-    """The nightly gate's: 1 on a new regression; 4 (1 with --fail-inconclusive) when a
-    slower candidate could not be confirmed, which "no new regression" would hide."""
-    if not gate:
-        return EXIT_OK
-    if new:
-        return EXIT_BOARD_FAILED
-    if undecided:
-        return EXIT_BOARD_FAILED if fail_inconclusive else EXIT_INCONCLUSIVE
-    return EXIT_OK
+    raise SystemExit(exit_code(new, undecided, fail_inconclusive) if fail_on_new else EXIT_OK)

@@ -1,12 +1,6 @@
 """What the nightly gate of `rig trend --fail-on-new` remembers between runs: the
-regressions (slower change points) it has already reported, per board, variant and stage
-(docs/trend.md, "The nightly gate"). Kept in `<results_dir>/.trend/last.json`.
-
-A change point is new when no remembered regression of its series has its first boot
-within `min_segment` boots of the change point's first boot (the same change is placed
-a boot or two apart as more boots come in). A run remembers what it found on top of
-what was remembered before, so a regression fails exactly one nightly run.
-"""
+regressions it has already reported, per board, variant and stage, in
+`<results_dir>/.trend/last.json` (docs/trend.md, "The nightly gate")."""
 
 from __future__ import annotations
 

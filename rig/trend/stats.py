@@ -1,31 +1,8 @@
-"""Change points in a boot-time history (pure: durations in time order in, change points out).
-
-One series is the durations of one stage (or power_to_ui) of one board and variant, in
-power-on order. The method (docs/trend.md):
-
-1. ranks: the series is replaced by its ranks / n, so that a skewed or heavy-tailed
-   stage (a few slow boots) looks to the search like any other: its false alarm rate
-   does not depend on the distribution of the boot times.
-2. noise: sigma = 1.4826 * MAD(first differences) / sqrt(2) of that series.
-   Differences of neighbouring boots cancel any level, so a step does not inflate the
-   noise estimate (it moves one difference of n - 1).
-3. candidates: PELT (ruptures, `l2` cost: the squared deviations from each segment's
-   mean) with the penalty `beta * sigma^2 * ln(n)` per change point, a BIC rule for a
-   change in mean with known variance (beta = 2 is BIC proper: a change point costs
-   two parameters, its place and the new mean); the default beta = 4 is stricter, see
-   `PENALTY_FACTOR`. Segments have at least `min_segment` boots.
-4. verification: each candidate's two adjacent segments are compared with
-   `rig.compare.stats.compare` (Hodges-Lehmann shift, Mann-Whitney p and interval);
-   a candidate stays only with a `slower` or `faster` verdict (p < alpha, interval off
-   zero, shift >= threshold). While one fails, the weakest (largest p) is dropped and
-   its neighbours merged, and the rest are tested again on the merged segments.
-5. the dropped: each is compared once more between the change points that stayed; one
-   whose verdict is `inconclusive` because its segments cannot reach alpha at all, or
-   because it shifts as much as they detect without p confirming it, is reported as
-   such (`Trend.inconclusive`), with the boots a side that would decide it, instead of
-   vanishing as if nothing had changed there.
-
-Deterministic: no randomness anywhere; the same series gives the same change points.
+"""Change points in a boot-time history (pure: durations in time order in, change points
+out). One series is the durations of one stage (or power_to_ui) of one board and variant,
+in power-on order. The method, step by step, is docs/trend.md's: ranks, noise from first
+differences, PELT candidates, verification by the rank test, the dropped re-tested.
+Deterministic: the same series gives the same change points.
 """
 
 from __future__ import annotations
@@ -96,11 +73,15 @@ class ChangePoint:
     n_after: int
 
     def to_json(self) -> dict[str, Any]:
-        # Times to the nanosecond (float dust); p as it is (a tiny p must not read 0).
-        return {
-            k: round(v, 9) if isinstance(v, float) and k != "p_value" else v
-            for k, v in asdict(self).items()
-        }
+        return _json(self)
+
+
+def _json(obj: ChangePoint | Unconfirmed) -> dict[str, Any]:
+    # Times to the nanosecond (float dust); p as it is (a tiny p must not read 0).
+    return {
+        k: round(v, 9) if isinstance(v, float) and k != "p_value" else v
+        for k, v in asdict(obj).items()
+    }
 
 
 @dataclass(frozen=True)
@@ -120,10 +101,7 @@ class Unconfirmed:
     note: str
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            k: round(v, 9) if isinstance(v, float) and k != "p_value" else v
-            for k, v in asdict(self).items()
-        }
+        return _json(self)
 
 
 @dataclass(frozen=True)
@@ -163,8 +141,7 @@ def penalty(values: Sequence[float], factor: float = PENALTY_FACTOR) -> float:
 
 
 class CumulativeL2(BaseCost):  # type: ignore[misc]
-    """ruptures' `l2` cost (sum of squared deviations from the segment's mean), from
-    cumulative sums: O(1) a segment instead of O(length), the same values."""
+    """ruptures' `l2` cost from cumulative sums: O(1) a segment, the same values."""
 
     model = "l2"
 
@@ -189,9 +166,8 @@ class CumulativeL2(BaseCost):  # type: ignore[misc]
 
 
 def candidates(values: Sequence[float], min_segment: int, pen: float) -> list[int]:
-    """PELT's change points: the index of the first boot of each new segment. A long
-    series is searched on a grid of at most MAX_POSITIONS places (ruptures' `jump`),
-    then each change point is moved to the best place within one grid step."""
+    """PELT's change points (the first boot of each new segment). A long series is
+    searched on a grid of MAX_POSITIONS places, each point then refined within a step."""
     x = np.asarray(values, float)
     if len(x) < 2 * min_segment or pen <= 0:
         return []
@@ -267,9 +243,8 @@ def _as_unconfirmed(index: int, r: StageComparison) -> Unconfirmed:
 def _unconfirmed(
     x: np.ndarray, kept: list[int], dropped: list[int], s: Settings
 ) -> list[Unconfirmed]:
-    """Step 5: each dropped candidate between the change points that stayed. Only the
-    verdicts the boots could not reach or did not confirm count: a candidate under the
-    threshold, or smaller than its segments detect, is the noise PELT also proposes."""
+    """Step 5: each dropped candidate between the change points that stayed; one under
+    the threshold, or smaller than its segments detect, is noise and not reported."""
     out = []
     bounds = [0, *kept, len(x)]
     for c in dropped:
@@ -282,9 +257,8 @@ def _unconfirmed(
 
 
 def is_known(times_ns: Sequence[int], index: int, window: int, known_ns: Sequence[int]) -> bool:
-    """Whether a change point at `index` of a series with these boot times is one already
-    reported (a time in `known_ns`): the same change is placed a boot or two apart as
-    boots are added, so a known first boot within `window` boots either side matches."""
+    """Whether a change point at `index` is one already reported (a time in `known_ns`):
+    as boots are added the same change moves a boot or two, so `window` boots match."""
     lo = times_ns[max(index - window, 0)]
     hi = times_ns[min(index + window, len(times_ns) - 1)]
     return any(lo <= t <= hi for t in known_ns)
