@@ -1,18 +1,10 @@
-"""Fitting one clock onto another: the printk clock onto the analyzer clock.
-
-ref = offset + slope * x, least squares over anchor pairs (a GPIO edge and the printk
-timestamp of the tag its hook printed). The fit is reported with its anchors and
-residuals, and each mapped time gets an uncertainty from the fit's prediction error.
-
-The slope is a crystal's: 1 within PRIOR_DRIFT_PPM (taken as 3 sigma), and the anchors
-move it from there only as far as their spread and scatter can measure it. Two hooks
-60 ms apart with 20 us of jitter between them do not show a 350 ppm drift, and a line
-through them would carry that false tilt across the whole boot.
-
-A tag stamped after its edge by a variable path (userspace: the GPIO ioctl, then a
-write to /dev/kmsg) is `late`: its stamp is up to `late_s` after the edge. It is set
-apart when hooks stamped at their edge exist; alone, it gives the offset with half its
-bound added, and the other half stated (`bias_u`).
+"""Fitting the printk clock onto the analyzer clock: ref = offset + slope * x, least
+squares over anchors (a GPIO edge and its tag's printk stamp), each mapped time with the
+fit's prediction error. The slope is a crystal's, 1 within PRIOR_DRIFT_PPM, moved only as
+far as the anchors measure it: two hooks 60 ms apart with 20 us of jitter do not show a
+350 ppm drift. A `late` tag (stamped up to `late_s` after its edge) is set apart when
+anchors stamped at their edge exist; alone, it gives the offset at the middle of its
+bound and states the other half (`bias_u`). docs/analysis.md explains the sources.
 """
 
 from __future__ import annotations

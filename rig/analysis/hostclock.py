@@ -1,27 +1,10 @@
 """Mapping serial arrival times (host clock) onto the reference clock.
 
-The first byte of a console line is
-
-    produced (printk stamp, hook)  <=  emitted (start bit)  <=  arrived - delay
-
-- emitted = max(produced, the moment the bytes before it finished draining): on a paced
-  console (a UART, 10 bits a byte) a line printed while earlier output is still on the
-  wire waits in the target's queue; on an unpaced one (QEMU's PL011) it does not;
-- delay = arrival - emission = clock offset + one character time (paced) + USB-serial
-  latency, latency >= 0 and within the adapter's band.
-
-The queue is the target's and the bytes before a line show it; the latency is the
-adapter's. So the band is learned only from lines whose emission follows from their
-production and the bytes before them, and a line delayed beyond any USB latency was
-held for a reason the bytes do not show (the kernel's log buffer before its console
-registered, a host that read late): it is rejected, not counted as latency.
-
-A line known only by its arrival left within [arrival - high, arrival - low], no
-earlier than the bytes before it could drain (a forward pass), early enough for the
-bytes after it that arrived with or before the next line (a backward pass), and never
-before power-on. A line the reader says it may have read late (readlate.py) is no
-latency sample; it is placed by its arrival all the same (a held window is a bound, and
-most of its reads were on time) and its stated uncertainty grows by how late.
+A line's first byte left no earlier than it was produced and than the bytes before it
+drained (on a paced console), and arrived after a delay: clock offset + one character
+time (paced) + USB-serial latency within the adapter's band. The band is learned only
+from lines whose emission follows from their production; a line known only by its
+arrival is bounded by a forward and a backward pass (docs/analysis.md, "The host clock").
 """
 
 from __future__ import annotations
@@ -53,9 +36,7 @@ GAP_FACTOR = 4.0
 GAP_MIN_S = 2e-3
 GAP_MIN_BELOW = 5
 GAP_MAX_ABOVE = 0.25
-# MAX_LATENCY_S (pacing.py, one figure for both): no USB-serial adapter at its defaults
-# delays a byte longer, so a line later than that above the least-delayed one was held
-# on the target or read late.
+# A delay more than MAX_LATENCY_S (pacing.py) above the least was held or read late.
 
 
 @dataclass(frozen=True, eq=False)
@@ -147,12 +128,10 @@ def supported_floor(values: Sequence[float]) -> float:
 
 
 def keep_latencies(delays: Mapping[int, float]) -> dict[int, float]:
-    """The delays (key: line) that USB latency can explain.
-
-    Beyond MAX_LATENCY_S nothing is latency. Below it, latency has no fixed shape (an
-    adapter flushes a full buffer at once and a lone line only when its timer expires),
-    so a few delays are set apart only across a gap far wider than everything under
-    it: a kernel backlog's last lines, or a host that read late."""
+    """The delays (key: line) that USB latency can explain: none beyond MAX_LATENCY_S.
+    Below it latency has no fixed shape (a full buffer flushes at once, a lone line
+    waits for the timer), so delays are set apart only across a gap far wider than
+    everything under it: a kernel backlog's last lines, or a host that read late."""
     if not delays:
         return {}
     low = supported_floor(list(delays.values()))
@@ -289,14 +268,11 @@ def wire_time(pacing: Pacing, char_s: float) -> float:
 
 
 def timer_high(host: HostMap, pacing: Pacing) -> float:
-    """The band's top, raised to a latency timer the lines may not have shown.
-
-    A USB-serial adapter sends its buffer when it is full or when its latency timer
-    expires. Stamped lines are mostly long, so their first bytes often go with a full
-    buffer; a short line followed by silence waits for the timer. Latencies that flush
-    sooner than the smallest common buffer (MIN_BUFFER_BYTES) fills show a timer at
-    least that short; slower ones leave the timer unknown, and the FTDI default is
-    assumed, counted from the least delay seen (latency >= 0)."""
+    """The band's top, raised to a latency timer the lines may not have shown: an adapter
+    sends its buffer when full or when its timer expires, and long stamped lines mostly
+    go with a full buffer while a short lone line waits for the timer. Latencies that
+    flush sooner than MIN_BUFFER_BYTES fill show a timer at least that short; otherwise
+    the FTDI default is assumed, from the least delay seen (latency >= 0)."""
     # Twice the median: the flush period under uniform latency, which a few late reads
     # of a loaded host do not move.
     lat = sorted(host.latencies_s)

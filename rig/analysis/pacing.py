@@ -1,16 +1,10 @@
 """Was the console paced at its baud rate? One verdict a report, told from the bytes.
 
-On a serial line each byte takes 10/baud s (8N1). Over any stretch of reads, the bytes
-received cannot outrun that by more than the adapter and the host held back (a USB
-latency timer, a late read). When they do, the console is not paced at that rate (an
-emulated UART such as QEMU's PL011, a USB gadget console, a faster line than
-configured): the target never waited for earlier bytes to drain, its bytes cost the
-boot nothing like 10/baud each, and no console cost may be claimed from them.
-
-The verdict is taken from the tapped UART line when there is one (its start bits are
-the wire itself), else from the host's reads. The host clock uses it to model the
-target's queue (`hostclock.py`) and the console analysis to charge console time: both
-read this one verdict (`clocks.host.pacing` and `console.pacing` are the same object).
+Over any stretch of reads, paced bytes (10/baud s each, 8N1) cannot outrun the baud rate
+by more than the adapter and the host held back. When they do (an emulated UART, a USB
+gadget console, a faster line), no console cost may be claimed from them. The verdict is
+taken from the tapped UART when there is one, else from the host's reads; the host clock
+and the console analysis read this one verdict (docs/analysis.md, "Console pacing").
 """
 
 from __future__ import annotations

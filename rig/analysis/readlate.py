@@ -1,14 +1,8 @@
-"""How late the host can have read each console line: the console reader's self-check.
-
-The rig's reader (rig/instruments/reader_check.py) stamps a read when its wait returns
-and checks as it goes how late the host let it see bytes (its own ticks, probe bytes
-through the host's tty layer): as far as it can see, every read is late by at most
-`bound_s`, except those stamped in a `held` window [from, until] (the host was
-unresponsive from `from`), late by at most `probe_s` + stamp - from. The host clock
-takes those lines out of the latency band (their delay is the host's, not the
-adapter's) and lets their first byte have left that much earlier; every host-timed
-uncertainty adds `bound_s`. A run.json without the check (an older rig, another
-recorder) gets READ_JITTER_S and no windows.
+"""How late the host can have read each console line: the console reader's self-check
+(run.json `console_reader`). Every read is late by at most `bound_s`, except those
+stamped in a `held` window [from, until], late by at most `probe_s` + stamp - from: the
+host clock takes those lines out of the latency band and lets them have left that much
+earlier (docs/analysis.md, "The host clock"). Without the check: READ_JITTER_S.
 """
 
 from __future__ import annotations
