@@ -209,16 +209,8 @@ def build_timebase(
         )
 
     host = _settled(analyzer, reads, baud, uart, late)
-    return Timebase(
-        "analyzer",
-        power,
-        scan.samplerate,
-        printk,
-        host,
-        gpio,
-        tapped,
-        _tag_delay(gpio, tags, tapped),
-    )
+    delay = _tag_delay(gpio, tags, tapped)
+    return Timebase("analyzer", power, scan.samplerate, printk, host, gpio, tapped, delay)
 
 
 def line_event(name: str, line: Line, tb: Timebase) -> Event:

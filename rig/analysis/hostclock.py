@@ -104,11 +104,6 @@ def beta_margin(spread: float, n: int) -> float:
     return (1 - (MISS / 2 * (n + 1)) ** (1 / (n + 1))) * width
 
 
-def beta_widen(low: float, high: float, n: int) -> tuple[float, float]:
-    m = beta_margin(high - low, n)
-    return low - m, high + m
-
-
 #: A floor a single line sets is not one: a garbled stamp or a clock glitch can put one
 #: line anywhere below the rest, so the least delay needs this many within
 #: MAX_LATENCY_S above it (when that many exist).
@@ -155,8 +150,8 @@ def fit_host(pairs: Sequence[tuple[int, float]], char_s: float) -> HostMap | Non
     seen = tuple(d - low for d in kept)
     if n < 3:
         return HostMap(low, low + DEFAULT_BAND_S, n, char_s, seen, len(delays) - n, least_s=low)
-    lo, hi = beta_widen(low, high, n)
-    return HostMap(lo, hi, n, char_s, seen, len(delays) - n, least_s=low)
+    m = beta_margin(high - low, n)
+    return HostMap(low - m, high + m, n, char_s, seen, len(delays) - n, least_s=low)
 
 
 def host_only(power_on_ns: int, char_s: float) -> HostMap:
@@ -213,7 +208,6 @@ def drain(
     produced: Mapping[int, float],
     wire_s: float,
     high_s: float | None,
-    floor_s: float = 0.0,
     latest_s: Sequence[float] | None = None,
 ) -> Drain:
     """`produced`: line index -> when the target produced it (reference seconds);
@@ -227,7 +221,7 @@ def drain(
     queue: dict[int, float] = {}
     samples: set[int] = set()
     late = 0
-    ready, known = floor_s, True  # when earlier bytes are out; from productions only?
+    ready, known = 0.0, True  # when earlier bytes are out; from productions only?
     for i, ln in enumerate(lines):
         p = produced.get(i)
         if p is not None and latest_s is not None and p > latest_s[i]:
@@ -288,13 +282,12 @@ def with_bounds(
     lines: Sequence[Line],
     produced: Mapping[int, float],
     pacing: Pacing,
-    floor_s: float = 0.0,
 ) -> HostMap:
-    """`host` with every line's emission interval and the queue it saw."""
+    """`host` with every line's emission interval (none before t = 0) and the queue it saw."""
     wire = wire_time(pacing, host.char_s)
-    hi = [max(h, floor_s) for h in latest(lines, host.low_s, wire)]
-    fwd = drain(lines, produced, wire, host.high_s, floor_s, hi)
-    bounds = {i: (max(a, floor_s), b) for i, (a, b) in enumerate(zip(fwd.lo, hi, strict=True))}
+    hi = [max(h, 0.0) for h in latest(lines, host.low_s, wire)]
+    fwd = drain(lines, produced, wire, host.high_s, hi)
+    bounds = {i: (max(a, 0.0), b) for i, (a, b) in enumerate(zip(fwd.lo, hi, strict=True))}
     queued = [q for i, q in fwd.queue.items() if q > 0 and i in fwd.samples]
     return dataclasses.replace(
         host,
