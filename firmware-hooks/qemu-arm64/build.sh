@@ -11,6 +11,8 @@
 # Output: ${BOOTRIG_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/bootrig}/qemu-arm64/<hash>/
 # where <hash> covers every input (see input_lines). BOOTRIG_APT_DIR overrides where
 # the private arm64 apt state lives (default: beside the outputs, shared by builds).
+# The kernel's object tree (make O=) is kept as <cache>/qemu-arm64-kbuild/<hash>/ (the
+# latest build's only), so bisect-repo.sh starts its builds from it, not cold.
 # Exit codes: 0 ok, 1 not built (--dir), 2 error, 3 arm64 package lists unavailable.
 set -euo pipefail
 
@@ -40,8 +42,12 @@ input_files() (
 # --- build ---------------------------------------------------------------------------------
 begin_build make:make gcc:gcc bc:bc bison:bison flex:flex perl:perl patch:patch xz:xz-utils
 
-# The kernel: allnoconfig + kernel.config, every requested option checked.
+# The kernel: allnoconfig + kernel.config, every requested option checked. Objects go
+# to build/ inside the source (O=): a subfolder makes kbuild's paths relative, so the
+# object tree is kept (kbuild_keep) and reused by bisect-repo.sh from another source.
 src=$tmp/src/linux-source-6.1
+obj=$src/build
+kbuild_keep=$cache_root/qemu-arm64-kbuild
 mkdir -p "$tmp/src"
 step "extracting $ksrc_tarball" tar -xJf "$ksrc_tarball" -C "$tmp/src"
 [[ -d $src ]] || die "$ksrc_tarball has no linux-source-6.1/ directory"
@@ -51,8 +57,8 @@ while read -r f; do
 done < <(cd "$hooks" && input_files | LC_ALL=C sort)
 
 merge_config() (
-	cd "$src" &&
-		ARCH=arm64 CROSS_COMPILE=$cross scripts/kconfig/merge_config.sh -n "$here/kernel.config"
+	mkdir -p "$obj" && cd "$src" &&
+		ARCH=arm64 CROSS_COMPILE=$cross scripts/kconfig/merge_config.sh -n -O build "$here/kernel.config"
 )
 step "configuring the kernel (allnoconfig + kernel.config)" merge_config
 
@@ -60,10 +66,10 @@ check_config() {
 	local line sym bad=()
 	while read -r line; do
 		if [[ $line =~ ^(CONFIG_[A-Za-z0-9_]+)= ]]; then
-			grep -qxF -- "$line" "$src/.config" || bad+=("$line")
+			grep -qxF -- "$line" "$obj/.config" || bad+=("$line")
 		elif [[ $line =~ ^#\ (CONFIG_[A-Za-z0-9_]+)\ is\ not\ set$ ]]; then
 			sym=${BASH_REMATCH[1]}
-			if grep -q "^$sym=" "$src/.config"; then bad+=("$line"); fi
+			if grep -q "^$sym=" "$obj/.config"; then bad+=("$line"); fi
 		fi
 	done <"$here/kernel.config"
 	if ((${#bad[@]})); then
@@ -75,12 +81,12 @@ check_config
 
 tk=$SECONDS
 step "building the kernel Image (make -j$(nproc) Image; log: build.log)" \
-	"${kmake[@]}" -C "$src" -j"$(nproc)" Image
+	"${kmake[@]}" -C "$src" O=build -j"$(nproc)" Image
 kernel_seconds=$((SECONDS - tk))
-kernel_release=$("${kmake[@]}" -s -C "$src" kernelrelease)
-cp "$src/arch/arm64/boot/Image" "$tmp/Image"
+kernel_release=$("${kmake[@]}" -s -C "$src" O=build kernelrelease)
+cp "$obj/arch/arm64/boot/Image" "$tmp/Image"
 cp "$src/scripts/bootgraph.pl" "$tmp/bootgraph.pl"
-cp "$src/.config" "$tmp/kernel.config"
+cp "$obj/.config" "$tmp/kernel.config"
 
 # The root filesystem: busybox, the init script, ui-ready and the kernel for U-Boot.
 root=$tmp/rootfs
@@ -93,6 +99,11 @@ cp "$tmp/Image" "$root/boot/Image"
 step "making rootfs.img (ext4, ${rootfs_mib} MiB)" mke2fs -q -F -t ext4 -L bootrig-root \
 	-E root_owner=0:0 -d "$root" "$tmp/rootfs.img" "${rootfs_mib}M"
 make_flash "$here/u-boot-env.txt"
+
+# Keep the object tree (its source is the tarball and the patches), this build's only.
+rm -rf "$kbuild_keep"
+mkdir -p "$kbuild_keep"
+mv "$obj" "$kbuild_keep/$hash"
 
 files=(Image rootfs.img flash1.img u-boot-env.txt bootgraph.pl kernel.config build.log)
 executables=(bootgraph.pl)
