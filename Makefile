@@ -18,7 +18,7 @@ CONFIG ?= config/rig.toml
 BOARD ?=
 
 .PHONY: setup setup-test labgrid demo test lint fmt pytest robot clean-venv influx-up influx-down
-.PHONY: robot-docs soak nightly nightly-install bench-soak bench-chaos qemu-images qemu-demo robot-qemu
+.PHONY: robot-docs soak nightly nightly-install bench-soak bench-chaos qemu-images qemu-demo robot-qemu bisect-repo
 
 # Debian packages: installed only when missing, so repeated runs do not touch apt.
 define apt_install
@@ -83,6 +83,12 @@ qemu-images: setup $(VENV)/.apt-qemu-ok
 	$(RIG) qemu build
 	$(RIG) qemu build --config config/qemu-arm64-stock.toml
 
+# The git repository `rig bisect` is tested on with the QEMU target (docs/bisect.md):
+# linux-source-6.1 with our hooks plus eight small commits, its kernel objects started
+# from the ones qemu-images keeps; cached outside the repository like the images.
+bisect-repo: qemu-images
+	bash firmware-hooks/qemu-arm64/bisect-repo.sh
+
 # One measured boot of real U-Boot and Linux under QEMU, with initcall_debug so the
 # report has the initcall breakdown (QEMU_ARGS= for a boot without it).
 QEMU_ARGS ?= initcall_debug loglevel=8
@@ -91,7 +97,7 @@ qemu-demo: qemu-images
 
 # Everything the tests need is installed above, so under `make test` no test may skip:
 # a missing tool or image fails its test, and any skip fails the run (tests/require.py).
-pytest: setup-test qemu-images $(LG_VENV)/.installed
+pytest: setup-test qemu-images bisect-repo $(LG_VENV)/.installed
 	BOOTRIG_REQUIRE_ALL=1 $(BIN)/pytest
 
 robot: setup-test
