@@ -1,7 +1,5 @@
-"""Run every advisory rule on one analyzed boot; advisories sorted by gain, largest first.
-
-Gains are measured on this boot but may overlap (a slow USB initcall is also in the USB
-advisory; console time is inside every stage): they rank, they do not add up.
+"""Run every advisory rule on one analyzed boot, largest gain first. Gains may overlap
+(console time is inside every stage): they rank, they do not add up.
 """
 
 from __future__ import annotations

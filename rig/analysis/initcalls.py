@@ -1,10 +1,6 @@
-"""Initcalls and modules on the power-on time base, from initcall_debug lines.
-
-Each initcall starts at its `calling` line (printk stamp through the clock fit; without
-a fit the printk time itself, marked `printk_relative`) and lasts what the kernel
-measured (`after M usecs`). Calls and returns are paired by (async cookie, symbol,
-module), innermost first, so async entries interleaving with the boot thread pair
-correctly; a call that never returns is kept with no duration (the hang suspect).
+"""Initcalls and modules on the power-on time base, from initcall_debug lines: each starts
+at its `calling` line and lasts what the kernel measured; calls and returns pair by
+(async cookie, symbol, module), innermost first (docs/analysis.md, "Initcalls").
 """
 
 from __future__ import annotations

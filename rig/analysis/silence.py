@@ -1,19 +1,8 @@
-"""Unattributed time: console silences that no piece of evidence explains.
-
-Like the "everything else" of FreeBSD's TSLOG tables: the boot spent this time, the
-console says when, but nothing on it says what the time was for. A line that reports a
-result (`Calibrating delay loop (skipped) preset value..`) does not own the silence
-after it; the phases, initcalls and units do own the silences between their evidence.
-
-A silence is measured where it can be:
-- between two printk-stamped lines, on the kernel clock: stamp difference minus the
-  console time of the first line (its bytes at the character time, and any pause the
-  console showed inside it);
-- between a stamped and an unstamped line, on the reference clock (needs the printk fit);
-- otherwise from byte times (UART tap, or host reads): the time from one line's last
-  byte to the next line's first, minus one character; and inside a line, at every read
-  boundary (a 2.6-era console prints `... ` before the work and the result after it).
-A silence smaller than its own uncertainty is not evidence of anything and is dropped.
+"""Unattributed time: console silences that no evidence explains (the "everything else"
+of FreeBSD's TSLOG tables). A silence is measured on the kernel clock between stamped
+lines, on the reference clock between a stamped and an unstamped one, else from byte
+times, also inside a line at read boundaries; one smaller than its uncertainty is
+dropped (docs/analysis.md, "Unattributed time").
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
-"""Times for parsed records: points and spans on the reference clock, from line indices.
-
-Both ends of a span go through `events.line_event` (printk fit or host arrival) and
-`events.interval_uncertainty` (a clock's shared offset cancels in a difference); two
-printk stamps without a fit still give a good difference on the kernel clock.
+"""Times for parsed records: points and spans on the reference clock, from line indices
+(a clock's shared offset cancels in a span; two printk stamps without a fit still give a
+good difference on the kernel clock).
 """
 
 from __future__ import annotations

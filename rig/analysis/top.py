@@ -1,10 +1,6 @@
 """The "where is the time going" table (after FreeBSD's TSLOG top-N): the slowest items
-of every kind in one list, and the unattributed silences beside them.
-
-A module's initcalls appear once, as the module's total; items may nest (a BOOTSTAGE row
-holds the countdown, a USB initcall is inside the kernel stage), so the column ranks the
-items, it does not add up to the boot time. `unattributed` rows are time no evidence
-explains ("everything else"): they never overlap an item.
+of every kind in one list, unattributed silences beside them. Items may nest, so the
+column ranks, it does not add up (docs/analysis.md, "Where is the time going").
 """
 
 from __future__ import annotations
