@@ -25,6 +25,7 @@ from rig.instruments.setup import Instruments
 from rig.measure.cycle import run_cycle
 from rig.measure.pipeline import analyze_folder
 from rig.model import MarkerScan, Report, Run
+from rig.model.capture import PowerReading
 from rig.model.options import AnalysisOptions
 from rig.model.report import ColdBoot
 from rig.model.run import RunStep, RunTiming
@@ -36,12 +37,12 @@ MS = 1_000_000
 ON = 10_000 * MS  # host ns of the power-on command in the unit tests
 
 
-def _recs(t0_ms: float, t1_ms: float, v: float, step_ms: float = 3.0) -> list[dict[str, Any]]:
+def _recs(t0_ms: float, t1_ms: float, v: float, step_ms: float = 3.0) -> list[PowerReading]:
     """Readings every `step_ms` from t0 to t1 (ms from ON), 1 ms per query."""
     out, t = [], t0_ms
     while t < t1_ms:
         req = ON + round(t * MS)
-        out.append({"t_ns": req + MS // 2, "v": v, "a": 0.0, "t_req_ns": req, "t_ans_ns": req + MS})
+        out.append(PowerReading(req + MS // 2, v, 0.0, req, req + MS))
         t += step_ms
     return out
 
@@ -129,7 +130,7 @@ def test_options_are_checked_with_their_key() -> None:
 
 
 def test_readings_without_windows_use_their_stamp() -> None:
-    (r,) = readings([{"t_ns": 5, "v": 1.0, "a": 0.0}])
+    (r,) = readings([PowerReading(5, 1.0, 0.0)])
     assert (r.lo, r.hi, r.v) == (5, 5, 1.0)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from rig.analysis import energy
 from rig.analysis.hostclock import HostMap
 from rig.artifacts import powerlog
 from rig.errors import ArtifactError
+from rig.model.capture import PowerReading
 from rig.model.report import Boundary, Report, Stage, TimeBase
 
 #: Stage ends (s) and levels (W at 5 V): a board whose draw steps at its boundaries.
@@ -36,14 +38,14 @@ def true_energy(s: float, e: float) -> float:
     return float(np.trapezoid(VOLTS * true_amps(t), t))
 
 
-def records(rate_hz: float, window_s: float = 1e-3, start_s: float = -0.004) -> list[dict]:
+def records(rate_hz: float, window_s: float = 1e-3, start_s: float = -0.004) -> list[PowerReading]:
     """What a supply answering every 1/rate s reads: the mean over each window."""
     out = []
     for t1 in np.arange(start_s + window_s, 0.33, 1 / rate_hz):
         tt = np.linspace(t1 - window_s, t1, 50)
         a = float(true_amps(tt).mean())
         req, ans = ZERO_NS + round((t1 - window_s) * 1e9), ZERO_NS + round(t1 * 1e9)
-        out.append({"t_ns": (req + ans) // 2, "v": VOLTS, "a": a, "t_req_ns": req, "t_ans_ns": ans})
+        out.append(PowerReading((req + ans) // 2, VOLTS, a, req, ans))
     return out
 
 
@@ -56,7 +58,7 @@ def report_stages() -> list[dict[str, Any]]:
     ]
 
 
-def analyze(recs: list[dict], clock_u: float = 0.0) -> list[dict[str, Any]]:
+def analyze(recs: list[PowerReading], clock_u: float = 0.0) -> list[dict[str, Any]]:
     clock = energy.ReadingClock(float(ZERO_NS), clock_u, "test")
     r = energy.place(recs, clock)
     out = []
@@ -124,8 +126,10 @@ def test_a_reading_answered_late_is_not_used() -> None:
     clock = energy.ReadingClock(float(ZERO_NS), 0.0, "test")
     base = energy.stage_energy(energy.place(recs, clock), 0.05, 0.17, 0.0)
     for k in range(20, 30):  # kernel readings, answered 40 ms late with a bootloader value
-        recs[k] = {**recs[k], "a": AMPS[0], "t_ans_ns": recs[k]["t_ans_ns"] + 40_000_000}
-        recs[k]["t_ns"] = (recs[k]["t_req_ns"] + recs[k]["t_ans_ns"]) // 2
+        req, ans = recs[k].t_req_ns, recs[k].t_ans_ns
+        assert req is not None and ans is not None
+        late = ans + 40_000_000
+        recs[k] = replace(recs[k], t_ns=(req + late) // 2, a=AMPS[0], t_ans_ns=late)
     r = energy.place(recs, clock)
     assert r.dropped == 10 and len(r.t_s) == len(recs) - 10
     assert r.place_u_s == pytest.approx(0.5e-3)  # a 1 ms window around each reading
@@ -142,7 +146,7 @@ def test_the_clock_from_the_readings_brackets_the_power_edge() -> None:
     assert abs(clock.zero_ns - ZERO_NS) <= clock.uncertainty_s * 1e9
     assert clock.uncertainty_s < 4e-3
     with pytest.raises(ValueError, match="never rose"):
-        energy.clock_from_edge([{**r, "a": 0.0} for r in recs], ZERO_NS)
+        energy.clock_from_edge([replace(r, a=0.0) for r in recs], ZERO_NS)
 
 
 def test_the_clock_from_the_console_host_map() -> None:
@@ -200,6 +204,12 @@ def test_powerlog_round_trip_and_errors(tmp_path: Path) -> None:
     assert powerlog.read(tmp_path / "nowhere") is None
     (tmp_path / powerlog.POWER_JSONL).write_text('{"t_ns": 1, "v": 5.0, "a": 0.1}\n{"t_ns": 2}\n')
     with pytest.raises(ArtifactError, match=r"power.jsonl:2: expected"):
+        powerlog.read(tmp_path)
+    # A request or answer stamp that is not an integer of ns is refused with its line.
+    (tmp_path / powerlog.POWER_JSONL).write_text(
+        '{"t_ns": 1, "v": 5.0, "a": 0.1, "t_req_ns": "soon"}\n'
+    )
+    with pytest.raises(ArtifactError, match=r"power.jsonl:1: expected"):
         powerlog.read(tmp_path)
 
 

@@ -10,11 +10,11 @@ crossing is bracketed, never guessed.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from rig.model import MarkerScan, Run
+from rig.model.capture import PowerReading
 from rig.model.report import ColdBoot
 
 #: A swing smaller than this (V) is no rise to time.
@@ -30,19 +30,19 @@ class Reading:
     v: float
 
 
-def readings(records: Sequence[Mapping[str, Any]]) -> list[Reading]:
+def readings(records: Sequence[PowerReading]) -> list[Reading]:
     """The voltage readings of power.jsonl or power_hold.jsonl records, in time order:
     each taken between its current query's answer and the next record's request."""
-    recs = sorted(records, key=lambda r: int(r["t_ns"]))
+    recs = sorted(records, key=lambda r: r.t_ns)
     out: list[Reading] = []
     for i, r in enumerate(recs):
-        ans, req = r.get("t_ans_ns"), r.get("t_req_ns")
-        if not isinstance(ans, int) or not isinstance(req, int):  # `t_ns` is all there is
-            out.append(Reading(int(r["t_ns"]), int(r["t_ns"]), float(r["v"])))
+        ans, req = r.t_ans_ns, r.t_req_ns
+        if ans is None or req is None:  # `t_ns` is all there is
+            out.append(Reading(r.t_ns, r.t_ns, float(r.v)))
             continue
-        nxt = recs[i + 1].get("t_req_ns") if i + 1 < len(recs) else None
-        hi = nxt if isinstance(nxt, int) and nxt >= ans else ans + 2 * max(ans - req, 0)
-        out.append(Reading(ans, hi, float(r["v"])))
+        nxt = recs[i + 1].t_req_ns if i + 1 < len(recs) else None
+        hi = nxt if nxt is not None and nxt >= ans else ans + 2 * max(ans - req, 0)
+        out.append(Reading(ans, hi, float(r.v)))
     return out
 
 
@@ -158,8 +158,8 @@ def assess(
     run: Run,
     scan: MarkerScan | None,
     edge_sample: int | None,
-    power: Sequence[Mapping[str, Any]] | None,
-    hold: Sequence[Mapping[str, Any]] | None,
+    power: Sequence[PowerReading] | None,
+    hold: Sequence[PowerReading] | None,
     min_off_s: float,
     rail_off_v: float,
 ) -> ColdBoot | None:

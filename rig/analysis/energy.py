@@ -11,13 +11,13 @@ from __future__ import annotations
 import contextlib
 import itertools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from rig.analysis.hostclock import HostMap
+from rig.model.capture import PowerReading
 from rig.model.clocks import PowerClock
 from rig.model.report import Boundary, PowerSummary, Report, Stage
 
@@ -74,27 +74,27 @@ class HostTimes:
 STALL_FACTOR = 2.0
 
 
-def host_times(records: Sequence[Mapping[str, Any]]) -> HostTimes:
+def host_times(records: Sequence[PowerReading]) -> HostTimes:
     """Where each reading was taken on the host clock: within [request, answer] (a
     record without them: at `t_ns`, exactly)."""
-    t = np.array([r["t_ns"] for r in records], dtype=np.float64)
-    if records and all("t_req_ns" in r and "t_ans_ns" in r for r in records):
-        req = np.array([r["t_req_ns"] for r in records], dtype=np.float64)
-        ans = np.array([r["t_ans_ns"] for r in records], dtype=np.float64)
+    t = np.array([r.t_ns for r in records], dtype=np.float64)
+    if records and all(r.t_req_ns is not None and r.t_ans_ns is not None for r in records):
+        req = np.array([r.t_req_ns for r in records], dtype=np.float64)
+        ans = np.array([r.t_ans_ns for r in records], dtype=np.float64)
         rt = ans - req
         kept = rt <= STALL_FACTOR * max(float(np.median(rt)), 0.0)
         return HostTimes((req + ans) / 2, req, ans, kept)
     return HostTimes(t, t, t, np.ones(len(t), dtype=bool))
 
 
-def place(records: Sequence[Mapping[str, Any]], clock: ReadingClock) -> Readings:
+def place(records: Sequence[PowerReading], clock: ReadingClock) -> Readings:
     ht = host_times(records)
     keep = np.flatnonzero(ht.kept)
     order = keep[np.argsort(ht.t_ns[keep], kind="stable")]
     return Readings(
         t_s=(ht.t_ns[order] - clock.zero_ns) / 1e9,
-        v=np.array([records[i]["v"] for i in order], dtype=np.float64),
-        a=np.array([records[i]["a"] for i in order], dtype=np.float64),
+        v=np.array([records[i].v for i in order], dtype=np.float64),
+        a=np.array([records[i].a for i in order], dtype=np.float64),
         half_s=(ht.ans_ns[order] - ht.req_ns[order]) / 2 / 1e9,
         dropped=len(records) - len(keep),
     )
@@ -104,14 +104,14 @@ def off_threshold(a: np.ndarray) -> float:
     return max(OFF_SHARE * float(np.median(np.abs(a))), OFF_FLOOR_A) if len(a) else OFF_FLOOR_A
 
 
-def edge_bracket(records: Sequence[Mapping[str, Any]], power_on_ns: int) -> tuple[float, float]:
+def edge_bracket(records: Sequence[PowerReading], power_on_ns: int) -> tuple[float, float]:
     """Host ns between which the rail rose, as the readings see it: after the last
     reading without current that precedes the first with current (it was taken after
     its request), never before the power-on command, and before that first reading's
     answer. Late answers count too: their bounds hold all the same."""
     ht = host_times(records)
     order = np.argsort(ht.ans_ns, kind="stable")
-    a = np.array([records[i]["a"] for i in order], dtype=np.float64)
+    a = np.array([records[i].a for i in order], dtype=np.float64)
     on = np.flatnonzero(a > off_threshold(a))
     if not len(on):
         raise ValueError("no reading shows current: the rail never rose while sampled")
@@ -127,7 +127,7 @@ def edge_bracket(records: Sequence[Mapping[str, Any]], power_on_ns: int) -> tupl
     return lo, max(hi, lo)
 
 
-def clock_from_edge(records: Sequence[Mapping[str, Any]], power_on_ns: int) -> ReadingClock:
+def clock_from_edge(records: Sequence[PowerReading], power_on_ns: int) -> ReadingClock:
     lo, hi = edge_bracket(records, power_on_ns)
     return ReadingClock((lo + hi) / 2, (hi - lo) / 2 / 1e9, "power_edge")
 
@@ -146,7 +146,7 @@ def clock_from_console(host: HostMap | None) -> ReadingClock | None:
 
 
 def pick_clock(
-    reference: str, power_on_ns: int, records: Sequence[Mapping[str, Any]], host: HostMap | None
+    reference: str, power_on_ns: int, records: Sequence[PowerReading], host: HostMap | None
 ) -> ReadingClock:
     """Both intervals hold the truth, so where both exist their overlap does; if they do
     not overlap one of them is wrong, and the console's, from many lines, is kept."""
@@ -273,7 +273,7 @@ def _bound_u(stage: Stage) -> tuple[float, float]:
 def add_energy(
     report: Report,
     power_on_ns: int,
-    records: Sequence[Mapping[str, Any]],
+    records: Sequence[PowerReading],
     host: HostMap | None = None,
 ) -> None:
     """Give each stage of `report` with both ends its energy, mean and peak current and

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from rig import __version__, names
 from rig.analysis import reset, validity
@@ -24,6 +23,7 @@ from rig.analysis.lines import Line, split_lines
 from rig.analysis.outcome import classify
 from rig.analysis.stages import build_stages, stage_notes
 from rig.model import Chunk, MarkerScan, Run
+from rig.model.capture import PowerReading
 from rig.model.clocks import Clocks, UartTap, UartTapFailed
 from rig.model.options import AnalysisOptions
 from rig.model.report import (
@@ -59,8 +59,8 @@ class BootArtifacts:
     scan: MarkerScan | None = None
     uart: UartBytes | None = None
     uart_error: str | None = None
-    power: Sequence[Mapping[str, Any]] | None = None
-    power_hold: Sequence[Mapping[str, Any]] | None = None
+    power: Sequence[PowerReading] | None = None
+    power_hold: Sequence[PowerReading] | None = None
 
 
 def build_report(

@@ -7,10 +7,11 @@ import json
 import math
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 from rig.artifacts.atomic import atomic_open
 from rig.errors import ArtifactError
+from rig.model.capture import PowerReading
+from rig.model.codec import dump
 from rig.untrusted import check_regular, parse_json, read_line
 
 POWER_JSONL = "power.jsonl"
@@ -19,21 +20,21 @@ POWER_JSONL = "power.jsonl"
 HOLD_JSONL = "power_hold.jsonl"
 
 
-def write(folder: Path, records: Iterable[dict[str, Any]], name: str = POWER_JSONL) -> Path:
+def write(folder: Path, records: Iterable[PowerReading], name: str = POWER_JSONL) -> Path:
     """Write atomically (a reader never sees half a file) and fsync: evidence."""
     path = Path(folder) / name
     with atomic_open(path, "w") as f:
         for r in records:
-            f.write(json.dumps(r, separators=(",", ":"), allow_nan=False) + "\n")
+            f.write(json.dumps(dump(r), separators=(",", ":"), allow_nan=False) + "\n")
     return path
 
 
-def read(folder: Path, name: str = POWER_JSONL) -> list[dict[str, Any]] | None:
-    """The records, or None when the folder has no such file."""
+def read(folder: Path, name: str = POWER_JSONL) -> list[PowerReading] | None:
+    """The readings, or None when the folder has no such file."""
     path = Path(folder) / name
     if not check_regular(path):
         return None
-    out: list[dict[str, Any]] = []
+    out: list[PowerReading] = []
     with path.open("rb") as f:
         n = 0
         while line := read_line(f, f"{path}:{n + 1}"):
@@ -45,16 +46,23 @@ def read(folder: Path, name: str = POWER_JSONL) -> list[dict[str, Any]] | None:
             except ValueError as e:  # not strict JSON (rig.untrusted); UnicodeDecodeError too
                 raise ArtifactError(f"{path}:{n}: not JSON: {e}") from None
             if not _valid(r):
-                expected = "{t_ns: int, v: number, a: number}"
+                expected = "{t_ns: int, v: number, a: number[, t_req_ns: int, t_ans_ns: int]}"
                 raise ArtifactError(f"{path}:{n}: expected {expected}, found {line[:200]!r}")
-            out.append(r)
+            out.append(
+                PowerReading(r["t_ns"], r["v"], r["a"], r.get("t_req_ns"), r.get("t_ans_ns"))
+            )
     return out
 
 
+def _int(x: object) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
 def _valid(r: object) -> bool:
-    if not isinstance(r, dict) or not isinstance(r.get("t_ns"), int):
+    if not isinstance(r, dict) or not _int(r.get("t_ns")):
         return False
     nums = [r.get("v"), r.get("a")]
+    times = [r.get(k) for k in ("t_req_ns", "t_ans_ns")]
     return all(
         isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x) for x in nums
-    )
+    ) and all(x is None or _int(x) for x in times)

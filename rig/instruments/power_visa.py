@@ -27,6 +27,7 @@ from rig.config.tomlcheck import Table
 from rig.errors import InstrumentError
 from rig.instruments.protocols import PowerProtocol
 from rig.instruments.registry import POWER, BenchContext
+from rig.model.capture import PowerReading
 from rig.steps import as_step
 
 #: `resource` values that mean the simulated board's supply (TCP, or its pty).
@@ -130,14 +131,14 @@ class VisaPower(PowerProtocol):
         self._io = threading.Lock()  # one command at a time: the sampler shares the port
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._records: list[dict[str, Any]] = []
+        self._records: list[PowerReading] = []
         self._error: str | None = None
         # The off-hold: readings from an OUTP OFF (its stamp) to the next OUTP ON.
         self._holding = False
-        self._hold: list[dict[str, Any]] = []
+        self._hold: list[PowerReading] = []
         self._hold_off_ns = 0
         self._hold_error: str | None = None
-        self._last_hold: tuple[int, list[dict[str, Any]], str | None] | None = None
+        self._last_hold: tuple[int, list[PowerReading], str | None] | None = None
         self._rm: Any = None
         self._inst: Any = None
         self._errors: tuple[type[BaseException], ...] = (pyvisa.Error, OSError, ValueError)
@@ -278,7 +279,7 @@ class VisaPower(PowerProtocol):
             "t_ns": "midpoint of the MEAS:CURR? request (t_req_ns) and answer (t_ans_ns)",
         }
         if len(recs) > 1:
-            span = (recs[-1]["t_ns"] - recs[0]["t_ns"]) / 1e9
+            span = (recs[-1].t_ns - recs[0].t_ns) / 1e9
             out["sample_hz"] = (len(recs) - 1) / span if span > 0 else None
         if self._error:
             out["error"] = self._error
@@ -310,14 +311,14 @@ class VisaPower(PowerProtocol):
             self._thread = None
         self._holding = False
 
-    def _start(self, records: list[dict[str, Any]], what: str) -> None:
+    def _start(self, records: list[PowerReading], what: str) -> None:
         self._stop.clear()
         self._thread = threading.Thread(
             target=self._sample, args=(records, what), name=f"visa-{what}", daemon=True
         )
         self._thread.start()
 
-    def _sample(self, records: list[dict[str, Any]], what: str) -> None:
+    def _sample(self, records: list[PowerReading], what: str) -> None:
         period = 1.0 / self.sample_hz if self.sample_hz > 0 else 0.0
         due = time.monotonic()
         while not self._stop.is_set():
@@ -333,9 +334,7 @@ class VisaPower(PowerProtocol):
                 else:
                     self._error = str(e)
                 return
-            records.append(
-                {"t_ns": (req + ans) // 2, "v": v, "a": a, "t_req_ns": req, "t_ans_ns": ans}
-            )
+            records.append(PowerReading((req + ans) // 2, v, a, req, ans))
             if period:
                 due += period
                 now = time.monotonic()

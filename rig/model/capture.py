@@ -1,8 +1,11 @@
-"""Plain data passed between the layers (artifacts -> analysis -> sinks)."""
+"""What the instruments recorded, as the analysis reads it: a capture's markers, the
+console's reads, a supply's readings."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+from rig.model.codec import opt
 
 
 @dataclass(frozen=True)
@@ -38,3 +41,16 @@ class Chunk:
 
     t_ns: int
     data: bytes
+
+
+@dataclass(frozen=True)
+class PowerReading:
+    """One line of power.jsonl (docs/contract.md): host CLOCK_MONOTONIC ns, volts,
+    amperes; the visa driver adds when it asked for the current and when the answer came
+    (`t_ns` is their midpoint)."""
+
+    t_ns: int
+    v: float
+    a: float
+    t_req_ns: int | None = opt()
+    t_ans_ns: int | None = opt()
