@@ -21,6 +21,12 @@ MARKER_ALIASES = {"init_post": "kernel_init"}
 #: when the rail rose.
 POWER_ON_STEP = "power on"
 
+#: The whole boot (power-on to UI) where a stage's name may stand: compare, trend, bisect's
+#: --stage, soak statistics, Robot keywords. Its seconds are `power_to_ui_s`.
+TOTAL = "power_to_ui"
+#: A soak's or a bisect's journal, in its folder.
+JOURNAL = "journal.jsonl"
+
 #: The console tag every firmware hook prints next to its GPIO toggle.
 TAG_RE = re.compile(rb"bootrig: marker ([A-Za-z0-9_]+)")
 

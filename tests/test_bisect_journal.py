@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from rig.bisect.journal import JOURNAL, Header, Journal, StepRecord, read
+from rig.bisect.journal import Header, Journal, StepRecord, read
 from rig.errors import ArtifactError
+from rig.names import JOURNAL
 
 HEADER = Header("/r", ["a" * 40, "b" * 40, "c" * 40], ["make"], ["k=1"], "/c.toml", "kernel",
                 0.05, 8, 4, 8, 60.0)  # fmt: skip

@@ -22,7 +22,8 @@ from rig.model.soak import (
     ResumeRecord,
     record_from_json,
 )
-from rig.soak.journal import JOURNAL, SCHEMA, Journal, read_records
+from rig.names import JOURNAL
+from rig.soak.journal import SCHEMA, Journal, read_records
 from tests.conftest import REPO
 from tests.e2e import interrupt_when, make_config
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from rig.artifacts import rundir
-from rig.soak.journal import JOURNAL
+from rig.names import JOURNAL
 from tests.conftest import REPO
 from tests.e2e import make_config
 

@@ -9,7 +9,8 @@ import pytest
 
 from rig.errors import ArtifactError
 from rig.model.soak import CycleRecord, EndRecord, HeaderRecord, ResumeRecord
-from rig.soak.journal import JOURNAL, SCHEMA, Journal, read_journal
+from rig.names import JOURNAL
+from rig.soak.journal import SCHEMA, Journal, read_journal
 
 HEAD = HeaderRecord(schema=SCHEMA, soak_id="s")
 

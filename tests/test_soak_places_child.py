@@ -12,6 +12,7 @@ from pathlib import Path
 from rich.console import Console
 
 from rig.commands.common import fmt_ms
+from rig.errors import MAX_MESSAGE
 from rig.model.summary import SoakSummary
 from rig.soak.command_places import _table
 from rig.soak.places import PlaceSoak, _collect
@@ -50,3 +51,11 @@ def test_a_summary_that_does_not_fit_is_the_places_error() -> None:
     p = _child(json.dumps({"soak_id": "night-b1", "cycles": 3}), 1)
     assert p.summary is None
     assert p.error is not None and "its summary does not fit" in p.error
+
+
+def test_a_crashed_childs_output_is_bounded_like_every_message() -> None:
+    """A child that ends without its JSON: its output is the error, cut by `bounded`
+    (with how much was cut), not by hand."""
+    p = _child("x" * (MAX_MESSAGE + 3000), 7)
+    assert p.summary is None and p.exit_code == 7
+    assert p.error == "x" * MAX_MESSAGE + "… (3000 more characters)"

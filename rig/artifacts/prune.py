@@ -16,9 +16,7 @@ from rig.artifacts.leftovers import is_locked
 from rig.artifacts.retention import RECORD, Boot, Window, deletable, outside, read_boot
 from rig.artifacts.rundir import REPORT, RUN
 from rig.errors import InputError
-
-#: A soak folder's journal (rig.soak.journal.JOURNAL; artifacts do not import the soak).
-JOURNAL = "journal.jsonl"
+from rig.names import JOURNAL
 
 
 @dataclass

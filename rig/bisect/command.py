@@ -30,8 +30,8 @@ from rig.commands.common import (
     recover_leftovers,
     spinner,
 )
-from rig.compare.inputs import TOTAL
 from rig.errors import EXIT_INCONCLUSIVE, EXIT_INPUT, EXIT_OK, InputError
+from rig.names import TOTAL
 from rig.soak.signals import StopFlag
 
 if TYPE_CHECKING:

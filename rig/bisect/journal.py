@@ -19,9 +19,9 @@ from typing import Any
 
 from rig.artifacts.atomic import fsync_dir
 from rig.errors import ArtifactError, InputError, RigError
+from rig.names import JOURNAL
 
 SCHEMA = "bootrig.bisect/1"
-JOURNAL = "journal.jsonl"
 
 
 @dataclass(frozen=True)

@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from rig.model.report import Report
+from rig.names import TOTAL
 from rig.outcomes import Outcome
 
-TOTAL = "power_to_ui"
 #: The default warm-up rule: the first boot of each sequence.
 DEFAULT_WARMUP = 1
 

@@ -18,10 +18,10 @@ from rig.artifacts.rundir import REPORT, RUN, read_report
 from rig.compare.inputs import Boot, Side, Source, report_boot, split
 from rig.config.influx import load_influx_config
 from rig.errors import ArtifactError, InputError
+from rig.names import JOURNAL
 from rig.sinks.influx.select import load_query
 
 INFLUX_PREFIX = "influx:"
-JOURNAL = "journal.jsonl"  # a soak folder's (rig.soak.journal)
 DEFAULT_CONFIG = Path("config/rig.toml")
 
 

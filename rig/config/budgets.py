@@ -21,7 +21,7 @@ from typing import Any
 
 from rig.config.tomlcheck import Table, load_toml
 from rig.errors import ConfigError
-from rig.model.budgets import NO_BUDGETS, TOTAL, BoardBudgets, BudgetFile, BudgetTable
+from rig.model.budgets import NO_BUDGETS, TOTAL_KEY, BoardBudgets, BudgetFile, BudgetTable
 
 SCHEMA = "bootrig.budgets/1"
 #: The file the tools read when given none: `rig grafana build` from the repository,
@@ -40,7 +40,7 @@ def _positive(t: Table, key: str, unit: str) -> float:
 def _per_stage(t: Table, unit: str = "seconds", total_ok: bool = False) -> dict[str, float]:
     out: dict[str, float] = {}
     for key in list(t.data):
-        if key == TOTAL and not total_ok:
+        if key == TOTAL_KEY and not total_ok:
             raise ConfigError(f"{t.path}: key '{t.key(key)}': not a stage")
         out[key] = _positive(t, key, unit)
     t.done()
@@ -68,7 +68,7 @@ def _percentiles(t: Table) -> tuple[dict[float, dict[str, float]], dict[float, s
 
 
 def _budget_table(t: Table) -> BudgetTable:
-    total = _positive(t, TOTAL, "seconds") if t.has(TOTAL) else None
+    total = _positive(t, TOTAL_KEY, "seconds") if t.has(TOTAL_KEY) else None
     pct, keys = _percentiles(t.table("percentiles"))
     return BudgetTable(
         key=t.where,

@@ -18,9 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rig.errors import ConfigError
+from rig.names import TOTAL
 
 #: The key of the power-to-UI budget, in a board's table and in a percentile's.
-TOTAL = "power_to_ui_s"
+TOTAL_KEY = f"{TOTAL}_s"
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,7 @@ class BudgetTable:
             yield f"{self.key}.stages.{name}", name
         for q, table in self.percentiles.items():
             for name in table:
-                if name != TOTAL:
+                if name != TOTAL_KEY:
                     yield f"{self.key}.percentiles.{self.percentile_keys[q]}.{name}", name
         for name in self.energy:
             yield f"{self.key}.energy.{name}", name

@@ -8,9 +8,8 @@ from datetime import timedelta
 from pathlib import Path
 
 from rig.model.report import Report, Stage
+from rig.names import TOTAL
 from rig.outcomes import HANG_PREFIX, BootOutcome, Outcome
-
-TOTAL = "power_to_ui"
 
 
 @dataclass(frozen=True)

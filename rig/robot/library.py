@@ -17,10 +17,11 @@ from rig.artifacts.rundir import REPORT, read_report
 from rig.config.budgets import read_budgets
 from rig.config.load import RigConfig
 from rig.measure.pipeline import analyze_folder
-from rig.model.budgets import Budgets
+from rig.model.budgets import TOTAL_KEY, Budgets
+from rig.names import TOTAL
 from rig.outcomes import Outcome
 from rig.robot import messages
-from rig.robot.boot import TOTAL, Boot, describe_outcome, expected_outcome, outcome_is, seconds
+from rig.robot.boot import Boot, describe_outcome, expected_outcome, outcome_is, seconds
 from rig.robot.doc import LIBRARY_DOC
 from rig.robot.energy import EnergyBudgets
 from rig.robot.regression import RegressionCheck
@@ -258,7 +259,7 @@ class BootRig(SoakStatistics, EnergyBudgets, RegressionCheck):
 
     def _budget(self, what: str, q: float | None = None) -> float:
         b = self._budget_or_load()
-        key = "power_to_ui_s" if what == TOTAL else what
+        key = TOTAL_KEY if what == TOTAL else what
         table = b.percentiles.get(q, {}) if q is not None else b.stages
         value = b.power_to_ui_s if (q is None and what == TOTAL) else table.get(key)
         if value is None:

@@ -13,11 +13,12 @@ from typing import Any
 from robot.api import logger
 from robot.api.deco import keyword
 
-from rig.compare.inputs import DEFAULT_WARMUP, TOTAL, Source, report_boot, split
+from rig.compare.inputs import DEFAULT_WARMUP, Source, report_boot, split
 from rig.compare.sources import load_source
 from rig.compare.stats import INCONCLUSIVE, SLOWER, Settings, StageComparison, compare
 from rig.config.load import RigConfig
 from rig.errors import InputError
+from rig.names import TOTAL
 from rig.robot.boot import Boot, seconds
 
 

@@ -10,9 +10,10 @@ from typing import Any
 from robot.api import logger
 from robot.api.deco import keyword
 
+from rig.names import TOTAL
 from rig.outcomes import Outcome, is_boards
 from rig.robot import messages
-from rig.robot.boot import TOTAL, Boot, seconds
+from rig.robot.boot import Boot, seconds
 from rig.soak.stats import describe, percentile
 
 

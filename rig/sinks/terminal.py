@@ -14,6 +14,7 @@ from rich.table import Table
 
 from rig.model.clocks import UartTap
 from rig.model.report import Report, Stage
+from rig.names import TOTAL
 from rig.sinks.clocks import KERNEL_CLOCK, has_t0, start_clock
 
 
@@ -64,7 +65,7 @@ def stage_table(report: Report) -> Table:
         )
     t.add_section()
     t.add_row(
-        "[bold]power_to_ui[/]",
+        f"[bold]{TOTAL}[/]",
         fmt_s(0.0 if report.power_to_ui_s is not None else None),
         f"[bold]{fmt_s(report.power_to_ui_s)}[/]",
         "",

@@ -10,12 +10,10 @@ from pathlib import Path
 
 from rig.config.budgets import beside, read_budgets, read_budgets_if_any
 from rig.config.load import RigConfig
-from rig.model.budgets import TOTAL, Budgets
+from rig.model.budgets import TOTAL_KEY, Budgets
 from rig.model.summary import BudgetCheck, SoakBudgets
+from rig.names import TOTAL
 from rig.soak.stats import finite, percentile
-
-#: The name power-to-UI has in the summary (its `power_to_ui` statistics).
-POWER_TO_UI = "power_to_ui"
 
 
 def soak_budgets(cfg: RigConfig, path: Path | None = None) -> Budgets | None:
@@ -37,7 +35,7 @@ def verdicts(budgets: Budgets, values: dict[str, list[float]]) -> SoakBudgets:
     checks: list[BudgetCheck] = []
     for q, table in budgets.percentiles.items():
         for key, limit in table.items():
-            what = POWER_TO_UI if key == TOTAL else key
+            what = TOTAL if key == TOTAL_KEY else key
             got = finite(values.get(what, []))
             value = percentile(got, q)
             ok = value is not None and value <= limit

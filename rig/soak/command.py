@@ -21,7 +21,8 @@ from rig.commands.common import (
 from rig.config.load import load_config
 from rig.instruments.place import place_override
 from rig.model.summary import SoakBudgets
-from rig.soak.journal import JOURNAL, read_header
+from rig.names import JOURNAL, TOTAL
+from rig.soak.journal import read_header
 
 if TYPE_CHECKING:
     from rig.soak.run import SoakResult
@@ -46,7 +47,7 @@ def print_summary(result: SoakResult) -> None:
     t.add_column("stage")
     for col in ("n", "min", "p50", "p95", "p99", "max", "stddev"):
         t.add_column(col if col == "n" else f"{col} (ms)", justify="right")
-    for name, st in [*((x.name, x) for x in s.stages), ("power_to_ui", s.power_to_ui)]:
+    for name, st in [*((x.name, x) for x in s.stages), (TOTAL, s.power_to_ui)]:
         t.add_row(
             escape(name),
             str(st.n),

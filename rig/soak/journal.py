@@ -22,10 +22,10 @@ from rig.artifacts.atomic import fsync_dir
 from rig.errors import ArtifactError, RigError
 from rig.model.codec import JSONObject, dump
 from rig.model.soak import HEADER, HeaderRecord, Record, record_from_json
+from rig.names import JOURNAL
 from rig.untrusted import Refused, parse_json
 
 SCHEMA = "bootrig.soak/1"
-JOURNAL = "journal.jsonl"
 T = TypeVar("T")
 
 

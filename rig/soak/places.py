@@ -28,10 +28,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from rig.errors import ArtifactError, InputError
+from rig.errors import (
+    EXIT_BOARD_FAILED,
+    EXIT_INPUT,
+    EXIT_OK,
+    EXIT_RIG_FAILED,
+    EXIT_SIGINT,
+    EXIT_SIGTERM,
+    ArtifactError,
+    InputError,
+    bounded,
+)
 from rig.model.soak import CYCLE
 from rig.model.summary import SoakSummary
-from rig.soak.journal import JOURNAL
+from rig.names import JOURNAL
 from rig.soak.start import check_id
 from rig.untrusted import parse_json
 
@@ -39,7 +49,7 @@ _PR_SET_PDEATHSIG = 1
 #: How long a child has to finish its cycle, power off and release after SIGTERM.
 STOP_TIMEOUT_S = 120.0
 #: Worst first: the exit code of the whole is the worst of its places'.
-_SEVERITY = (3, 143, 130, 2, 1, 0)
+_SEVERITY = (EXIT_RIG_FAILED, EXIT_SIGTERM, EXIT_SIGINT, EXIT_INPUT, EXIT_BOARD_FAILED, EXIT_OK)
 
 
 def _sigterm_with_parent() -> None:
@@ -129,9 +139,9 @@ class PlacesResult:
     def exit_code(self) -> int:
         """The worst place's (a rig error first); stopped by a signal: 128 + it,
         unless a place had a rig error."""
-        codes = [c if (c := p.exit_code) in _SEVERITY else 3 for p in self.places]
-        worst = min(codes, key=_SEVERITY.index, default=0)
-        if self.signal is not None and worst != 3:
+        codes = [c if (c := p.exit_code) in _SEVERITY else EXIT_RIG_FAILED for p in self.places]
+        worst = min(codes, key=_SEVERITY.index, default=EXIT_OK)
+        if self.signal is not None and worst != EXIT_RIG_FAILED:
             return 128 + self.signal
         return worst
 
@@ -232,4 +242,4 @@ def _collect(p: PlaceSoak) -> None:
     elif isinstance(doc, dict) and "error" in doc:
         p.error = str(doc["error"])
     elif p.exit_code != 0:
-        p.error = (err or out.decode(errors="replace")).strip()[-2000:] or f"exit {p.exit_code}"
+        p.error = bounded((err or out.decode(errors="replace")).strip()) or f"exit {p.exit_code}"

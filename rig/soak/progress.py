@@ -24,6 +24,7 @@ from rich.progress import (
 from rich.table import Table
 
 from rig.model.soak import CycleRecord
+from rig.names import TOTAL
 from rig.outcomes import Outcome
 from rig.soak.stats import finite, percentile
 from rig.soak.summary import counted, samples
@@ -88,7 +89,7 @@ class SoakDisplay:
         t.add_column("n", justify="right")
         t.add_column("p50 (ms)", justify="right")
         t.add_column("p95 (ms)", justify="right")
-        for name in [*self.stage_names, "power_to_ui"]:
+        for name in [*self.stage_names, TOTAL]:
             vals = finite(samples(ok, name))
             t.add_row(name, str(len(vals)), _ms(percentile(vals, 50)), _ms(percentile(vals, 95)))
         return t

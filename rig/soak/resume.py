@@ -28,7 +28,8 @@ from rig.config.target import place_override
 from rig.errors import ArtifactError, InputError
 from rig.instruments.drivers import load_config
 from rig.model.soak import CycleRecord, HeaderRecord
-from rig.soak.journal import JOURNAL, read_records
+from rig.names import JOURNAL
+from rig.soak.journal import read_records
 from rig.soak.start import find_folder, fingerprints
 
 DEFAULT_CONFIG = Path("config/rig.toml")

@@ -30,13 +30,14 @@ from rig.errors import (
 from rig.model.budgets import Budgets
 from rig.model.soak import EndRecord, ResumeRecord
 from rig.model.summary import SoakSummary
+from rig.names import JOURNAL
 from rig.sinks.html import soak as html
 from rig.sinks.influx.client import Client, InfluxError
 from rig.sinks.influx.replay import replay
 from rig.sinks.influx.soak import deliver_soak_point
 from rig.sinks.influx.spool import Spool, spool_dir
 from rig.soak import recover
-from rig.soak.journal import JOURNAL, read_records
+from rig.soak.journal import read_records
 from rig.soak.progress import SoakDisplay
 from rig.soak.runner import ABORTED, COMPLETED, INTERRUPTED, Limits, SoakRunner
 from rig.soak.signals import StopFlag

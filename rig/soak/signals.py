@@ -13,7 +13,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
 
-EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143}  # 128 + signal number
+from rig.errors import EXIT_SIGINT, EXIT_SIGTERM
+
+EXIT_CODES = {signal.SIGINT: EXIT_SIGINT, signal.SIGTERM: EXIT_SIGTERM}
 
 
 class StopFlag:
@@ -30,7 +32,9 @@ class StopFlag:
 
     @property
     def exit_code(self) -> int:
-        return EXIT_CODES.get(signal.Signals(self.signum), 130) if self.signum else 130
+        return (
+            EXIT_CODES.get(signal.Signals(self.signum), EXIT_SIGINT) if self.signum else EXIT_SIGINT
+        )
 
     def _handle(self, signum: int, _frame: FrameType | None) -> None:
         if self.event.is_set() and signum == signal.SIGINT:

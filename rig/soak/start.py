@@ -24,7 +24,8 @@ from rig.model.soak import (
     Record,
     ResumeRecord,
 )
-from rig.soak.journal import JOURNAL, SCHEMA, Journal
+from rig.names import JOURNAL
+from rig.soak.journal import SCHEMA, Journal
 from rig.soak.runner import Limits, SoakState
 
 PREFIX = "soak-"

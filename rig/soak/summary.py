@@ -34,8 +34,9 @@ from rig.model.summary import (
     SoakSummary,
     StageDistribution,
 )
+from rig.names import TOTAL
 from rig.outcomes import Outcome
-from rig.soak.budgets import POWER_TO_UI, verdicts
+from rig.soak.budgets import verdicts
 from rig.soak.recover import orphans
 from rig.soak.stats import describe, failure_rates
 
@@ -82,7 +83,7 @@ def counted(cycles: list[CycleRecord], include_warm: bool = False) -> list[Cycle
 def samples(boots: list[CycleRecord], name: str) -> list[float]:
     """A stage's durations over `boots` (or their power-to-UI, `name` = power_to_ui):
     the numbers the statistics, the histograms and the budgets are all made of."""
-    if name == POWER_TO_UI:
+    if name == TOTAL:
         return [r.power_to_ui_s for r in boots if r.power_to_ui_s is not None]
     return [v for r in boots if (v := r.stages.get(name)) is not None]
 
@@ -107,7 +108,7 @@ def summarize(
     stage_names = list(header.stages or [])
     for r in cycles:  # stages the config did not name (an older journal) still count
         stage_names += [n for n in r.stages if n not in stage_names]
-    values = {name: samples(ok, name) for name in [*stage_names, POWER_TO_UI]}
+    values = {name: samples(ok, name) for name in [*stage_names, TOTAL]}
     stages = [StageDistribution(name=name, **vars(_dist(values[name]))) for name in stage_names]
     overheads = [r.overhead_s for r in cycles if isinstance(r.overhead_s, float)]
     rates = failure_rates(r.outcome for r in cycles)
@@ -139,7 +140,7 @@ def summarize(
         failures=rates["failures"],
         failure_rate=rates["failure_rate"],
         failure_rates=rates["rates"],
-        power_to_ui=_dist(values[POWER_TO_UI]),
+        power_to_ui=_dist(values[TOTAL]),
         stages=stages,
         overhead=_dist(overheads),
         influx=_influx(cycles),

@@ -14,6 +14,7 @@ from plotly.subplots import make_subplots
 from rig.artifacts.atomic import write_text
 from rig.compare.inputs import Side
 from rig.compare.stats import Settings, StageComparison
+from rig.names import TOTAL
 from rig.sinks.html.page import document, figure_div, section
 from rig.sinks.html.style import base_layout
 
@@ -102,7 +103,7 @@ def figure(results: list[StageComparison], before: Side, after: Side) -> go.Figu
 def page(results: list[StageComparison], before: Side, after: Side, s: Settings) -> str:
     regressions = [r.name for r in results if r.verdict == "slower"]
     undecided = [r.name for r in results if r.verdict == "inconclusive"]
-    total = next((r for r in results if r.name == "power_to_ui"), None)
+    total = next((r for r in results if r.name == TOTAL), None)
     headline = _ms(total.difference_s, True) if total else "–"
     header = (
         "<h1>Before / after</h1>"

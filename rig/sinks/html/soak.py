@@ -10,8 +10,8 @@ import numpy as np
 
 from rig.model.soak import CycleRecord
 from rig.model.summary import Distribution, SoakSummary
+from rig.names import TOTAL
 from rig.outcomes import Outcome
-from rig.soak.budgets import POWER_TO_UI
 from rig.soak.summary import counted, samples
 
 _W, _H, _PAD = 560, 120, 24
@@ -114,9 +114,9 @@ def render(summary: SoakSummary, cycles: list[CycleRecord]) -> str:
     boots = counted(cycles)
     head = ["stage"] + [f"{k} (ms)" if k != "n" else k for k in _STAT_KEYS]
     rows = [_stats_row(s.name, s) for s in summary.stages]
-    rows.append(_stats_row(POWER_TO_UI, summary.power_to_ui))
+    rows.append(_stats_row(TOTAL, summary.power_to_ui))
     charts = [histogram(s.name, samples(boots, s.name), s) for s in summary.stages]
-    charts.append(histogram(POWER_TO_UI, samples(boots, POWER_TO_UI), summary.power_to_ui))
+    charts.append(histogram(TOTAL, samples(boots, TOTAL), summary.power_to_ui))
     outcomes = "".join(
         f'<tr><td class="{"ok" if k == Outcome.OK else "bad"}">{_e(k)}</td><td>{v}</td>'
         f"<td>{100 * v / max(1, summary.cycles.run):.2f} %</td></tr>"

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from rig.compare.inputs import TOTAL
+from rig.names import TOTAL
 from rig.outcomes import Outcome
 from rig.sinks.influx import influxql
 from rig.sinks.influx.client import Client

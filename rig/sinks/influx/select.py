@@ -14,9 +14,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-from rig.compare.inputs import TOTAL, Boot, Source, split
+from rig.compare.inputs import Boot, Source, split
 from rig.config.influx import InfluxSettings, load_influx_config
 from rig.errors import InputError
+from rig.names import TOTAL
 from rig.sinks.influx import influxql
 from rig.sinks.influx.client import Client
 from rig.sinks.influx.points import BOOT, STAGE
