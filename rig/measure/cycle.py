@@ -2,15 +2,9 @@
 
 The cycle only records (artifacts); analysis happens afterwards from the files alone.
 run.json is written before power-on and again at the end, so a crash in between still
-leaves a folder that says what was attempted.
-
-Callers that run many cycles (a soak, a Robot suite) may hand in work to do while the
-board is held unpowered (`during_hold`: analyzing the previous cycle costs no extra
-time then) and an `abort` event (Ctrl-C) that ends the wait for the boot early.
-
-Progress is reported as steps (rig.steps): the cycle and its instruments emit them,
-displays subscribe, and the cycle's own subscriber writes them to run.json
-`timing.steps`.
+leaves a folder that says what was attempted. Callers that run many cycles may hand in
+work for the off-hold (`during_hold`) and an `abort` event that ends the wait early.
+Progress is reported as steps (rig.steps), which run.json's `timing.steps` records.
 """
 
 from __future__ import annotations
@@ -57,10 +51,9 @@ class CycleResult:
 
 
 class _TagWatch:
-    """Spots the ui_ready tag, or a kernel panic, in the console stream, also when split
-    across chunks. A panicked kernel never reaches the UI: waiting out the boot timeout
-    would only cost time. `ui_lines`: console patterns that also mean the UI is ready
-    (the config's stand-in for ui_ready, which a `quiet` kernel keeps off the console)."""
+    """Spots the ui_ready tag, or a kernel panic (no UI will come), in the console
+    stream, also when split across chunks. `ui_lines`: the config's stand-ins for
+    ui_ready, which a `quiet` kernel keeps off the console."""
 
     def __init__(self, ui_lines: tuple[re.Pattern[str], ...] = ()) -> None:
         self.seen = threading.Event()

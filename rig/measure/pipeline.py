@@ -1,7 +1,5 @@
-"""Analyze an artifact folder: read the artifacts, decode the capture, build the report.
-This is what `rig analyze DIR` does, and what `rig run` does after capture; the caller
-chooses where the report goes (rig.sinks.files: report.json and report.html; InfluxDB;
-the terminal)."""
+"""Analyze an artifact folder: read the artifacts, decode the capture, build the report;
+`rig analyze DIR`, and `rig run` after capture. The caller chooses where it goes."""
 
 from __future__ import annotations
 
@@ -50,9 +48,8 @@ def _scan(
     baud: int | None,
     rename: Mapping[str, str] | None = None,
 ) -> tuple[MarkerScan, UartBytes | None, str | None]:
-    """Markers and the tapped console. `sigrok` runs the bootmarkers decoder through
-    sigrok-cli (the reference); `fast` scans the chunks with numpy, same results. The
-    decoder needs a power channel: a capture without one is scanned by `fast` only."""
+    """Markers and the tapped console, by sigrok-cli (the reference) or `fast`; a
+    capture without a power channel is scanned by `fast` only (the decoder needs one)."""
     if engine not in ENGINES:
         raise ValueError(f"engine: expected one of {ENGINES}, found {engine!r}")
     found = contract_channels(read_info(capture).channels, rename, capture)

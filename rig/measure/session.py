@@ -1,8 +1,6 @@
-"""A rig session: instruments kept open across many cycles (a soak, a Robot suite).
-
-Instruments are opened on first use. A console that died during a cycle (adapter
-unplugged, pty closed) is reopened by its path before the next one, waiting for the
-device to come back; after a rig error everything is closed and reopened afresh.
+"""A rig session: instruments kept open across many cycles (a soak, a Robot suite),
+opened on first use. A console that died in a cycle is reopened by its path before the
+next; after a rig error everything is closed and reopened afresh.
 """
 
 from __future__ import annotations
@@ -12,7 +10,6 @@ import threading
 import time
 from collections.abc import Callable
 from contextlib import ExitStack
-from types import TracebackType
 
 from rig.artifacts.rundir import probe_results_dir
 from rig.config.load import RigConfig
@@ -101,10 +98,5 @@ class Session:
     def __enter__(self) -> Session:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()

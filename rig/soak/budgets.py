@@ -1,8 +1,5 @@
-"""A soak's budget verdicts: the percentile budgets (`[boards.<b>.percentiles.<q>]`) of
-its board and variant, read through `rig.config.budgets` as Robot and the dashboards read them,
-against the soak's own `ok` boots. A soak is many boots, so what it judges is their
-percentiles; each boot against the per-boot budgets is Robot's `Stage Should Be Within
-Budget`."""
+"""A soak's budget verdicts: the percentile budgets of its board and variant
+(`rig.config.budgets`) against the soak's own `ok` boots (docs/soak.md, "Budgets")."""
 
 from __future__ import annotations
 
@@ -18,9 +15,8 @@ from rig.soak.stats import finite, percentile
 
 def soak_budgets(cfg: RigConfig, path: Path | None = None) -> Budgets | None:
     """The budgets of the config's board and variant: from `path` (`--budgets`), else
-    the file the config names (`[board] budgets`; both must exist and name the board),
-    else from budgets.toml next to the config if it names the board. None: no budgets
-    to check. A bad file is an error naming file and key."""
+    the file the config names, else budgets.toml next to the config if it names the
+    board; None: no budgets to check."""
     stage_names = tuple(s.name for s in cfg.stages)
     if path is not None or cfg.budgets is not None:
         return read_budgets(path or cfg.budgets_file).budgets(cfg.board, cfg.variant, stage_names)
@@ -30,8 +26,7 @@ def soak_budgets(cfg: RigConfig, path: Path | None = None) -> Budgets | None:
 
 def verdicts(budgets: Budgets, values: dict[str, list[float]]) -> SoakBudgets:
     """Each percentile budget against `values` (seconds per stage and `power_to_ui`, of
-    the boots the statistics count); percentiles as `rig.soak.stats.percentile` (and
-    Robot's percentile keywords) compute them."""
+    the boots the statistics count)."""
     checks: list[BudgetCheck] = []
     for q, table in budgets.percentiles.items():
         for key, limit in table.items():

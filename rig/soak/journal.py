@@ -1,10 +1,7 @@
-"""The soak journal: an append-only JSON-lines file, fsynced line by line.
-
-Line 1 is the header (what the soak is: config, board, limits); then one line per
-cycle, plus `resume`, `interrupted` and `end` lines. A line is on disk before the next
-cycle powers the board on, so a crash (or SIGKILL) loses at most the cycle in flight.
-A torn last line (the crash hit mid-write) is cut off when the journal is reopened.
-One process writes a journal at a time (an advisory lock the kernel drops on death).
+"""The soak journal: an append-only JSON-lines file, fsynced line by line: a header,
+then a line per cycle and `resume`, `interrupted` and `end` lines. A crash loses at most
+the cycle in flight; a torn last line is cut off on reopening. One process writes a
+journal at a time (an advisory lock the kernel drops on death).
 """
 
 from __future__ import annotations

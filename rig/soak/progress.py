@@ -1,15 +1,11 @@
 """The soak's live display: a progress bar with ETA, running per-stage p50/p95, outcomes.
-
-It is redrawn only when a cycle is journaled, which happens while the board is held
-off: a redraw never competes with the console reader for the interpreter while a boot
-is being timed. What the cycle in flight is doing comes from its steps (`notify`, a
-rig.steps subscriber).
+Redrawn only when a cycle is journaled, while the board is held off, so a redraw never
+competes with the console reader while a boot is timed.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from types import TracebackType
 
 from rich.console import Console, Group
 from rich.live import Live
@@ -67,8 +63,8 @@ class SoakDisplay:
         return len(self.records) if self.by_cycles else 0
 
     def notify(self, event: StepEvent) -> None:
-        """Name the step just started, with its soak cycle's number (the `cycle` arg of
-        the step around it); drawn with the next refresh."""
+        """Name the step just started, with its soak cycle's number (drawn with the
+        next refresh)."""
         if event.kind != "start" or "cycle" in event.args:
             return
         n = event.step.arg("cycle")
@@ -110,12 +106,7 @@ class SoakDisplay:
             self.live.start(refresh=True)
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         if self.enabled:
             self.live.update(self._render(), refresh=True)
             self.live.stop()

@@ -1,9 +1,6 @@
-"""Turn a captured cycle into its journal record: analyze, deliver, summarise.
-
-The outcome always comes from the artifacts (the report's evidence). Where the rig
-itself failed (an instrument raised, the rig was killed mid-cycle, the analysis
-crashed) the cycle is a `rig_error`, said so in run.json so that the report, and
-everything downstream of it, says the same.
+"""Turn a captured cycle into its journal record: analyze, deliver, summarise. The
+outcome always comes from the artifacts; where the rig itself failed the cycle is a
+`rig_error`, said so in run.json so that the report, and all after it, say the same.
 """
 
 from __future__ import annotations

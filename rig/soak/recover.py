@@ -1,15 +1,7 @@
-"""On resume: account for cycle folders the journal does not mention.
-
-A rig killed mid-soak can leave at most two such folders: the cycle that was captured
-but not yet journaled (its analysis runs during the next cycle's hold), and the cycle
-in flight. Decision (docs/soak.md): every one of them gets a journal line.
-- run.json says the cycle ended (`state` not "running"; a folder of a rig before
-  `state`: `completed_utc`): the capture finished; the cycle is analyzed from its
-  artifacts like any other (the report is the same one it would have had).
-- otherwise the capture was cut short by the crash: the cycle is a `rig_error`
-  ("interrupted: the rig stopped during this cycle"), noted in run.json, analyzed so
-  that its report and InfluxDB point say so too.
-Nothing is deleted: partial artifacts stay for whoever wants to look.
+"""On resume: a journal line for each cycle folder the journal does not mention (a
+killed rig leaves at most two). A cycle whose run.json says it ended is analyzed like
+any other; one cut short is a `rig_error`, noted in run.json (docs/soak.md, "Stopping
+and resuming"). Nothing is deleted.
 """
 
 from __future__ import annotations
@@ -27,8 +19,7 @@ KILLED = "interrupted: the rig stopped during this cycle (killed or crashed); ar
 
 
 def journaled(records: list[Record]) -> set[str]:
-    """The cycle folders the journal has a line for (a cycle, one cut short, or a kind
-    this rig does not know that names one)."""
+    """The cycle folders the journal has a line for (a kind this rig does not know too)."""
     known = {r.run_id for r in records if isinstance(r, CycleRecord | InterruptedRecord)}
     other = (r.extra.get("run_id") for r in records if isinstance(r, OtherRecord))
     return known | {str(run_id) for run_id in other if run_id}

@@ -1,11 +1,5 @@
-"""A whole soak session: open (or resume) the journal, recover, cycle, summarise.
-
-Used by `rig soak` and by the Robot library's `Run Soak`. Exit codes, for CI:
-0 completed within `max_failure_rate` and the percentile budgets; 1 completed with more
-failures, or over a percentile budget; 2 (the command's) bad usage or a rig that cannot
-start; 3 gave up after consecutive rig errors; 130 / 143 stopped by SIGINT / SIGTERM
-(the journal is closed, resumable).
-"""
+"""A whole soak session: open (or resume) the journal, recover, cycle, summarise; for
+`rig soak` and Robot's `Run Soak` (exit codes: docs/soak.md, "Exit codes")."""
 
 from __future__ import annotations
 
@@ -19,14 +13,7 @@ from rich.console import Console
 from rig import steps
 from rig.artifacts import rundir
 from rig.config.load import RigConfig, SoakConfig
-from rig.errors import (
-    EXIT_BOARD_FAILED,
-    EXIT_INPUT,
-    EXIT_OK,
-    EXIT_RIG_FAILED,
-    InputError,
-    RigError,
-)
+from rig.errors import EXIT_BOARD_FAILED, EXIT_OK, EXIT_RIG_FAILED, InputError, RigError
 from rig.model.budgets import Budgets
 from rig.model.soak import EndRecord, ResumeRecord
 from rig.model.summary import SoakSummary
@@ -39,13 +26,11 @@ from rig.sinks.influx.spool import Spool, spool_dir
 from rig.soak import recover
 from rig.soak.journal import read_records
 from rig.soak.progress import SoakDisplay
-from rig.soak.runner import ABORTED, COMPLETED, INTERRUPTED, Limits, SoakRunner
+from rig.soak.runner import ABORTED, INTERRUPTED, Limits, SoakRunner
 from rig.soak.signals import StopFlag
 from rig.soak.start import Opened, begin, header, new_soak_id, reopen
 from rig.soak.summary import SUMMARY_HTML, SUMMARY_JSON, cycle_records, summarize
 
-# The rig's exit codes (rig.errors): aborted = gave up after rig errors in a row.
-EXIT_FAILURES, EXIT_USAGE, EXIT_ABORTED = EXIT_BOARD_FAILED, EXIT_INPUT, EXIT_RIG_FAILED
 #: Cycles of a soak given neither cycles nor a duration (nor `[soak]` in the config):
 #: `rig soak` and Robot's `Run Soak` alike.
 DEFAULT_CYCLES = 100
@@ -102,10 +87,10 @@ def _finish(
 def exit_code(reason: str, summary: SoakSummary, max_failure_rate: float, stop: StopFlag) -> int:
     if reason == INTERRUPTED:
         return stop.exit_code
-    if reason == ABORTED:
-        return EXIT_ABORTED
+    if reason == ABORTED:  # gave up after rig errors in a row
+        return EXIT_RIG_FAILED
     over_budget = summary.budgets is not None and not summary.budgets.within
-    return EXIT_FAILURES if summary.failure_rate > max_failure_rate or over_budget else EXIT_OK
+    return EXIT_BOARD_FAILED if summary.failure_rate > max_failure_rate or over_budget else EXIT_OK
 
 
 def run_soak(
@@ -121,8 +106,8 @@ def run_soak(
     handle_signals: bool = True,
     budgets: Budgets | None = None,
 ) -> SoakResult:
-    """Run (or resume, `resume` = the soak folder) a soak; see the module doc. `budgets`
-    (the board's and variant's, `rig.soak.budgets.soak_budgets`) are judged at the end."""
+    """Run (or resume, `resume` = the soak folder) a soak. `budgets` (the board's and
+    variant's, `rig.soak.budgets.soak_budgets`) are judged at the end."""
     soak_cfg = cfg.soak or SoakConfig()
     if max_failure_rate is not None and not 0.0 <= max_failure_rate <= 1.0:
         # Checked before the journal exists: a NaN passed click's range, was refused by
@@ -202,6 +187,3 @@ def _resume(opened: Opened, runner: SoakRunner) -> None:
         cycle = opened.state.next_cycle
         opened.state.next_cycle += 1
         runner.journal_cycle(cycle, orphan, None, detail=detail, recovered=True)
-
-
-__all__ = ["COMPLETED", "EXIT_USAGE", "SoakResult", "run_soak"]

@@ -1,11 +1,7 @@
-"""The soak loop: measured power cycles until a count or a duration, each one journaled.
-
-Cycle k is analyzed, delivered and journaled while cycle k+1 holds the board off (the
-hold is idle time anyway), so the journal line of cycle k is on disk before k+1 powers
-on. A cycle the rig failed is a `rig_error`; the instruments are then reopened, and
-after `max_consecutive_rig_errors` in a row the soak gives up (the rig, not the board,
-is broken). A stop request (Ctrl-C, SIGTERM) ends the cycle in flight early, powers
-the target off and journals everything captured so far.
+"""The soak loop: measured power cycles until a count or a duration, each journaled.
+Cycle k is analyzed and journaled while cycle k+1 holds the board off, so its line is on
+disk before k+1 powers on. A rig error reopens the instruments; after
+`max_consecutive_rig_errors` in a row the soak gives up.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""Ctrl-C and SIGTERM as a request to stop the soak cleanly.
-
-The first signal only sets a flag: the cycle in flight stops waiting for the boot, the
-target is powered off, pending cycles are journaled and the journal is closed. A second
-Ctrl-C raises KeyboardInterrupt at once, for when even that takes too long.
-"""
+"""Ctrl-C and SIGTERM as a request to stop the soak cleanly: the first only sets a flag
+(the cycle in flight ends, the target is powered off, the journal closed); a second
+Ctrl-C raises KeyboardInterrupt at once."""
 
 from __future__ import annotations
 

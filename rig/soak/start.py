@@ -1,8 +1,5 @@
-"""Start a new soak or pick up an old one: its folder, its journal header, its state.
-
-A soak lives in `<results_dir>/<soak-id>/`: `journal.jsonl`, `summary.json`,
-`summary.html`, and one artifact folder per cycle (`<run-id>/`, as `rig run` writes).
-"""
+"""Start a new soak or pick up an old one: its folder, its journal header, its state
+(the folder's layout: docs/soak.md, "What a soak writes")."""
 
 from __future__ import annotations
 
@@ -76,8 +73,7 @@ def file_sha256(path: Path) -> str:
 
 
 def fingerprints(cfg: RigConfig) -> dict[str, str | None]:
-    """What the header keeps to tell, on --resume, whether the config is still the same
-    (rig.soak.resume): the config file's bytes and the simulated board profile's."""
+    """What the header keeps to tell, on --resume, whether the config is still the same."""
     profile = cfg.sim.profile if cfg.sim else None
     return {
         "config_sha256": file_sha256(cfg.path),

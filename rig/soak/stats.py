@@ -1,7 +1,6 @@
 """Distribution statistics of stage durations and failure rates by outcome class.
-
-Percentiles interpolate linearly between closest ranks (numpy's default, "R-7"), the
-same definition the Robot library's percentile budgets use.
+Percentiles interpolate linearly between closest ranks (numpy's default, "R-7"), as
+the Robot library's percentile budgets do.
 """
 
 from __future__ import annotations
@@ -19,9 +18,8 @@ PERCENTILES = (50, 95, 99)
 
 
 def finite(values: Iterable[float]) -> list[float]:
-    """The values that are numbers. A NaN or an infinity is no duration: the journal,
-    report.json and the model refuse them, so only an in-process caller can hold one,
-    and the statistics leave it out as they leave out a boot that did not measure."""
+    """The values that are numbers: a NaN or an infinity (only an in-process caller can
+    hold one) is no duration."""
     return [float(v) for v in values if math.isfinite(v)]
 
 
@@ -33,8 +31,7 @@ def percentile(values: Sequence[float], q: float) -> float | None:
 
 def describe(values: Sequence[float]) -> dict[str, Any]:
     """n, min, p50, p95, p99, max, mean and stddev (sample, n - 1) of the finite
-    `values`; only n = 0 when there are none, stddev 0 for a single value. Equal values,
-    or values equal but for float rounding, give a spread of (about) 0, never NaN."""
+    `values`; only n = 0 when there are none, stddev 0 for a single value."""
     a = np.asarray(finite(values), dtype=np.float64)
     if not a.size:
         return {"n": 0}
@@ -52,10 +49,8 @@ def describe(values: Sequence[float]) -> dict[str, Any]:
 
 
 def failure_rates(outcomes: Iterable[str]) -> dict[str, Any]:
-    """Counts by outcome and, for each of the board's failure classes, its share of the
-    cycles that measured the board. Cycles the rig or the operator ended (interrupted,
-    rig_error, invalid_artifacts, analyzer_error) are counted apart (`not_measured`):
-    they say nothing of the board."""
+    """Counts by outcome and each board failure class's share of the cycles that
+    measured the board; cycles the rig or the operator ended are `not_measured`."""
     counts = Counter(outcomes)
     board = {k: v for k, v in counts.items() if is_boards(k)}
     n = sum(board.values())

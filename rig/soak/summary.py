@@ -1,12 +1,6 @@
-"""The soak summary (summary.json), computed from the journal alone.
-
-Stage statistics are over the boots whose outcome is `ok`: a failed boot is not a
-sample of the same process (a hang's earlier stages are fine, but mixing them in would
-weight each stage by a different set of boots). Nor is a boot that was not a true cold
-boot (the rail not off long enough, or back-powered: docs/cold-boot.md): it keeps its
-outcome but stays out of the statistics, counted in `not_cold`, unless `include_warm`.
-Failure rates are over every cycle. The percentile budgets of the board and variant, when
-given, are judged over the boots the statistics count (rig.soak.budgets).
+"""The soak summary (summary.json), computed from the journal alone. Stage statistics
+count the `ok` boots that were true cold boots (a failed or warm boot is no sample of
+the same process); failure rates count every cycle (docs/soak.md).
 """
 
 from __future__ import annotations
@@ -67,7 +61,7 @@ def _rss(cycles: list[CycleRecord]) -> Memory:
 
 def status(records: list[Record]) -> str:
     """How the last session ended: completed, interrupted, aborted, or running (no end
-    line yet: still running, or killed)."""
+    line yet)."""
     last_end = next((r for r in reversed(records) if isinstance(r, EndRecord | ResumeRecord)), None)
     if not isinstance(last_end, EndRecord):
         return "running"
@@ -81,8 +75,8 @@ def counted(cycles: list[CycleRecord], include_warm: bool = False) -> list[Cycle
 
 
 def samples(boots: list[CycleRecord], name: str) -> list[float]:
-    """A stage's durations over `boots` (or their power-to-UI, `name` = power_to_ui):
-    the numbers the statistics, the histograms and the budgets are all made of."""
+    """A stage's durations over `boots` (or their power-to-UI): what the statistics,
+    the histograms and the budgets are all made of."""
     if name == TOTAL:
         return [r.power_to_ui_s for r in boots if r.power_to_ui_s is not None]
     return [v for r in boots if (v := r.stages.get(name)) is not None]
