@@ -51,7 +51,7 @@ from rig.analysis.events import build_timebase, line_event  # noqa: E402
 from rig.analysis.lines import split_lines  # noqa: E402
 from rig.artifacts import rundir  # noqa: E402
 from rig.artifacts.fastscan import scan_capture  # noqa: E402
-from rig.config.load import load_config  # noqa: E402
+from rig.instruments.drivers import load_config  # noqa: E402
 from rig.instruments.setup import Instruments  # noqa: E402
 from rig.measure.cycle import run_cycle  # noqa: E402
 from rig.model.codec import dump  # noqa: E402

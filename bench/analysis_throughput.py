@@ -32,7 +32,7 @@ from rig.artifacts.fastscan import scan_capture  # noqa: E402
 from rig.artifacts.srzip import write_sr  # noqa: E402
 from simboard.board import Board  # noqa: E402
 from simboard.capture import Arming, blocks, sample_count  # noqa: E402
-from simboard.profile import load  # noqa: E402
+from simboard.timeline import load  # noqa: E402
 
 MIN_MSPS = 500.0
 MIN_RATIO = 15.0

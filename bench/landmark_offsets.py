@@ -54,7 +54,7 @@ from rig.analysis.landmarks import (  # noqa: E402
 )
 from rig.analysis.lines import Line, split_lines  # noqa: E402
 from rig.artifacts import rundir  # noqa: E402
-from rig.config.load import load_config  # noqa: E402
+from rig.instruments.drivers import driver_specs, load_config  # noqa: E402
 
 DEFAULT_BOOTS = REPO / "tests" / "data" / "real"
 DEFAULT_CONFIG = REPO / "config" / "qemu-arm64.toml"
@@ -182,8 +182,9 @@ def images_hash(build: Path) -> str | None:
 def target_info(boots: list[Path], config: Path = DEFAULT_CONFIG) -> dict[str, Any]:
     """What the boots ran on: the config, the bootloader, kernel and init they printed."""
     cfg = load_config(config)
-    assert cfg.qemu is not None, f"{config}: not a QEMU target"
-    build = cfg.qemu.build_script
+    qemu = driver_specs(cfg).qemu
+    assert qemu is not None, f"{config}: not a QEMU target"
+    build = qemu.build_script
     log = (boots[0] / "console.log").read_text(errors="replace").splitlines()
     uboot = next((ln.strip() for ln in log if ln.startswith("U-Boot 20")), "")
     kernel = next((ln.split("] ", 1)[-1] for ln in log if "Linux version" in ln), "")

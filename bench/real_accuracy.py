@@ -39,7 +39,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench.harness.result import percentile, result, spread  # noqa: E402
-from rig.config.load import RigConfig, load_config  # noqa: E402
+from rig.config.load import RigConfig  # noqa: E402
+from rig.instruments.drivers import driver_specs, load_config  # noqa: E402
 from rig.instruments.qemu.reference import command_lag_s, report_edges  # noqa: E402
 from rig.instruments.setup import Instruments  # noqa: E402
 from rig.measure.cycle import run_cycle  # noqa: E402
@@ -57,15 +58,16 @@ Row = dict[str, Any]
 
 def built(cfg: RigConfig) -> bool:
     """The images exist (the build script's --dir answers without building)."""
-    assert cfg.qemu is not None
-    script = cfg.qemu.build_script
+    qemu = driver_specs(cfg).qemu
+    assert qemu is not None
+    script = qemu.build_script
     p = subprocess.run(["bash", str(script), "--dir"], capture_output=True, check=False)
     return p.returncode == 0
 
 
-def variant(cfg: RigConfig, console_only: bool, results: Path) -> RigConfig:
-    analyzer = dataclasses.replace(cfg.analyzer, driver="none") if console_only else cfg.analyzer
-    return dataclasses.replace(cfg, analyzer=analyzer, results_dir=results)
+def variant(path: Path, console_only: bool, results: Path) -> RigConfig:
+    cfg = load_config(path, overrides=['analyzer.driver="none"'] if console_only else ())
+    return dataclasses.replace(cfg, results_dir=results)
 
 
 def boundaries(report: dict[str, Any], truth: dict[str, float]) -> list[Row]:
@@ -88,7 +90,7 @@ def boundaries(report: dict[str, Any], truth: dict[str, float]) -> list[Row]:
 def run_mode(
     cfg: RigConfig, mode: str, boots: int, rows: list[Row], lags: list[float], keep: Path | None
 ) -> None:
-    console_only = cfg.analyzer.driver == "none"
+    console_only = driver_specs(cfg).analyzer.name == "none"
     with Instruments(cfg) as bench:
         for k in range(boots):
             res = run_cycle(cfg, bench)
@@ -163,10 +165,9 @@ def main() -> None:
         elif args.stock_boots > 0:
             print("stock images not built: no landmark boundaries measured", file=sys.stderr)
         for path, name, boots in plan:
-            cfg = load_config(path)
             for console_only in (True, False):
                 mode = f"{name}-{'console' if console_only else 'capture'}"
-                run_mode(variant(cfg, console_only, results), mode, boots, rows, lags, args.keep)
+                run_mode(variant(path, console_only, results), mode, boots, rows, lags, args.keep)
     figs = figures(rows)
     print(f"{'source':9s} {'n':>4s} {'p50':>9s} {'p99':>9s} {'max':>9s}  (ms)  beyond u  boots ok")
     for src, f in figs.items():

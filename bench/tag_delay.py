@@ -39,7 +39,7 @@ sys.path.insert(0, str(REPO))
 from bench.harness.result import result  # noqa: E402
 from rig.analysis.events import DEFAULT_HOOK_BOUND_S, HOOK_BOUND_S, first_tags  # noqa: E402
 from rig.analysis.lines import split_lines  # noqa: E402
-from rig.config.load import load_config  # noqa: E402
+from rig.instruments.drivers import load_config  # noqa: E402
 from rig.instruments.qemu.reference import reference_edges  # noqa: E402
 from rig.instruments.setup import Instruments  # noqa: E402
 from rig.measure.cycle import run_cycle  # noqa: E402
@@ -85,11 +85,10 @@ def measure(folder: Path) -> dict[str, Any]:
 
 
 def boot(config: Path, n: int, keep: Path | None) -> list[dict[str, Any]]:
-    cfg = load_config(config)
+    cfg = load_config(config, overrides=['analyzer.driver="none"'])
     rows = []
     with tempfile.TemporaryDirectory() as tmpd:
-        analyzer = dataclasses.replace(cfg.analyzer, driver="none")
-        cfg = dataclasses.replace(cfg, analyzer=analyzer, results_dir=Path(tmpd))
+        cfg = dataclasses.replace(cfg, results_dir=Path(tmpd))
         with Instruments(cfg) as bench:
             machine = bench.power.machine  # type: ignore[attr-defined]
             machine.trace_events += (CONSOLE_EVENT,)

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from rig.config.load import load_config
+from rig.instruments.drivers import load_config
 from rig.instruments.setup import Instruments
 from rig.measure.cycle import run_cycle
 from rig.measure.pipeline import analyze_folder

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from rig.artifacts.fastscan import scan_capture
-from rig.config.load import load_config
 from rig.errors import ConfigError
+from rig.instruments.drivers import load_config
 from rig.instruments.setup import Instruments
 from rig.measure.cycle import run_cycle
 from rig.measure.pipeline import analyze_folder

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from rig.config.budgets import read_budgets, read_budgets_if_any
-from rig.config.load import load_config
 from rig.errors import ConfigError
+from rig.instruments.drivers import load_config
 from rig.model.budgets import NO_BUDGETS
 from rig.robot.library import BootRig
 from rig.sinks.grafana.generate import render

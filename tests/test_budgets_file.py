@@ -12,8 +12,8 @@ import pytest
 from robot.api import ExecutionResult
 from robot.run import run as robot_run
 
-from rig.config.load import load_config
 from rig.errors import ConfigError
+from rig.instruments.drivers import load_config
 from rig.soak.budgets import soak_budgets
 from tests.e2e import REPO, make_config
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from rig.artifacts.srmeta import MAX_METADATA_BYTES
-from rig.config.load import load_config
 from rig.errors import ConfigError
+from rig.instruments.drivers import load_config
 from tests.e2e import make_config
 from tests.test_errors_cli import REPO, no_traceback, rig
 from tests.test_fuzz_sr import _patch_directory

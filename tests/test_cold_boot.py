@@ -19,8 +19,8 @@ import pytest
 import rig.instruments.power_visa  # noqa: F401 - registers the "visa" power driver
 from rig.analysis.coldboot import assess, readings
 from rig.compare.inputs import Boot, Source, split
-from rig.config.load import load_config
 from rig.errors import InputError
+from rig.instruments.drivers import load_config
 from rig.instruments.setup import Instruments
 from rig.measure.cycle import run_cycle
 from rig.measure.pipeline import analyze_folder

@@ -5,8 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from rig.config.load import DEFAULT_STAGES, load_config
+from rig.config.stages import DEFAULT_STAGES
 from rig.errors import ConfigError
+from rig.instruments.drivers import driver_specs, load_config
 
 MINIMAL = """
 [power]
@@ -25,7 +26,7 @@ def write(tmp_path: Path, text: str) -> Path:
 def test_default_config_loads(repo: Path) -> None:
     cfg = load_config(repo / "config" / "rig.toml")
     assert cfg.sim is not None and cfg.sim.profile.name == "ecovec-optimised.toml"
-    assert cfg.analyzer.channels["power"] == 0
+    assert cfg.analyzer.channels["power"] == "D0"
     assert [s.name for s in cfg.stages] == [s.name for s in DEFAULT_STAGES]
     assert cfg.board == "ecovec" and cfg.variant == "optimised"
 
@@ -38,7 +39,7 @@ def test_board_override_names_board(repo: Path) -> None:
 
 def test_minimal_hardware_config(tmp_path: Path) -> None:
     cfg = load_config(write(tmp_path, MINIMAL))
-    assert cfg.sim is None and cfg.analyzer.driver == "none"
+    assert cfg.sim is None and driver_specs(cfg).analyzer.name == "none"
     assert cfg.stages == DEFAULT_STAGES
 
 
@@ -140,7 +141,8 @@ def test_command_line_overrides(tmp_path: Path, repo: Path) -> None:
         repo / "config" / "qemu-arm64.toml",
         overrides=['qemu.kernel_args="initcall_debug loglevel=8"', "timeouts.boot_s=12.5"],
     )
-    assert cfg.qemu is not None and cfg.qemu.kernel_args == "initcall_debug loglevel=8"
+    qemu = driver_specs(cfg).qemu
+    assert qemu is not None and qemu.kernel_args == "initcall_debug loglevel=8"
     assert cfg.boot_timeout_s == 12.5
     assert cfg.snapshot()["qemu"]["kernel_args"] == "initcall_debug loglevel=8"
     path = write(tmp_path, MINIMAL)
@@ -164,9 +166,10 @@ def test_sigrok_channels_are_the_devices_own_names(tmp_path: Path) -> None:
         'trigger = "0=r"\n[analyzer.options]\nvoltage_threshold = "1.2-1.2"\n'
         '[analyzer.channels]\npower = "0"\nbootm = "1"\nuart_tx = "15"\n'
     )
-    a = load_config(write(tmp_path, text)).analyzer
-    assert a.device_channels == {"power": "0", "bootm": "1", "uart_tx": "15"}
-    assert a.settings.options == {"voltage_threshold": "1.2-1.2"} and a.settings.trigger == "0=r"
+    cfg = load_config(write(tmp_path, text))
+    assert cfg.analyzer.channels == {"power": "0", "bootm": "1", "uart_tx": "15"}
+    s = driver_specs(cfg).analyzer.settings
+    assert s.options == {"voltage_threshold": "1.2-1.2"} and s.trigger == "0=r"
 
 
 def test_analysis_options_are_a_config_table(tmp_path: Path) -> None:

@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 
 from rig.artifacts import rundir
-from rig.config.load import load_config
 from rig.instruments.console_reader import ProcReader
 from rig.instruments.console_serial import SerialConsole
+from rig.instruments.drivers import load_config
 from rig.instruments.reader_proc import RT_PRIORITY, realtime
 from rig.instruments.setup import Instruments
 from rig.measure.cycle import run_cycle

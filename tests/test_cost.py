@@ -17,7 +17,7 @@ from rig.cost.run import parse_variant, parse_variants
 from rig.cost.stats import OFF, ON, schedule
 from rig.errors import InputError
 from simboard.instrumentation import Instrumentation
-from simboard.profile import load
+from simboard.timeline import load
 from simboard.timeline import plan
 from tests.e2e import REPO, make_config
 

@@ -18,7 +18,8 @@ from rig.analysis.events import build_timebase
 from rig.analysis.lines import split_lines
 from rig.artifacts import powerlog, rundir
 from rig.artifacts.fastscan import scan_capture
-from rig.config.load import RigConfig, load_config
+from rig.config.load import RigConfig
+from rig.instruments.drivers import load_config
 from rig.instruments.setup import Instruments
 from rig.measure.cycle import run_cycle
 from rig.measure.pipeline import analyze_folder

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rig.config.load import load_config
+from rig.instruments.drivers import driver_specs, load_config
 from tests.e2e import REPO
 
 CONFIGS = sorted(
@@ -27,9 +27,10 @@ def test_every_shipped_config_loads(path: Path) -> None:
 def test_the_real_board_example_is_a_real_bench() -> None:
     cfg = load_config(REPO / "config" / "examples" / "real-board.toml")
     assert cfg.sim is None and cfg.qemu is None  # real ports only
-    assert cfg.power.driver == "ch340"
-    assert cfg.console.port.startswith("/dev/") and cfg.console.driver == "serial"
-    assert cfg.analyzer.driver == "sigrok" and cfg.analyzer.settings.device == "fx2lafw"
+    d = driver_specs(cfg)
+    assert d.power.name == "ch340"
+    assert cfg.console.port.startswith("/dev/") and d.console.name == "serial"
+    assert d.analyzer.name == "sigrok" and d.analyzer.settings.device == "fx2lafw"
 
 
 def test_every_key_of_the_real_board_example_is_explained() -> None:
@@ -52,10 +53,10 @@ def test_the_configs_in_real_board_md_load(tmp_path: Path) -> None:
     blocks = re.findall(r"```toml\n(.*?)```", doc, re.S)
     bench = next(b for b in blocks if b.startswith("# config/bench-myboard.toml"))
     (tmp_path / "bench.toml").write_text(bench)
-    assert load_config(tmp_path / "bench.toml").power.driver == "ch340"
+    assert driver_specs(load_config(tmp_path / "bench.toml")).power.name == "ch340"
     command = next(b for b in blocks if 'driver = "command"' in b)
     power = re.search(r"^\[power\]\n.*?(?=^\[|\Z)", bench, re.S | re.M)
     assert power is not None
     (tmp_path / "command.toml").write_text(bench.replace(power.group(0), command + "\n"))
-    cfg = load_config(tmp_path / "command.toml")
-    assert cfg.power.driver == "command" and cfg.power.settings.on[0] != ""
+    power = driver_specs(load_config(tmp_path / "command.toml")).power
+    assert power.name == "command" and power.settings.on[0] != ""

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import serial
 
-from rig.config.load import load_config
 from rig.errors import ConfigError
+from rig.instruments.drivers import load_config
 from simboard.client import SimControl, SimProcess
 from simboard.faults import FaultRates, FaultSpecError, draw, parse_rates
 from simboard.timeline import PANICS, Fault, load, plan

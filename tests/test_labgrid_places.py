@@ -25,8 +25,8 @@ from typing import Any
 
 import pytest
 
-from rig.config.load import load_config
 from rig.instruments.analyzer_sigrok import SigrokAnalyzer
+from rig.instruments.drivers import load_config
 from rig.instruments.setup import Instruments
 from tests.e2e import REPO, truth_boot
 from tests.labgrid_boards import BoardLab, SimBoard, boards

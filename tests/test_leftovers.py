@@ -18,7 +18,7 @@ import pytest
 
 from rig.artifacts import rundir
 from rig.artifacts.leftovers import RunLock, is_locked, recover_folder
-from rig.config.load import load_config
+from rig.instruments.drivers import load_config
 from rig.instruments.setup import Instruments
 from rig.measure.cycle import run_cycle
 from tests.captures import read_sr

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from rig.config.load import load_config
 from rig.errors import ConfigError, InstrumentError
+from rig.instruments.drivers import driver_specs, load_config
 from rig.instruments.place import PlaceInfo
 from rig.model.run import Run
 from tests.e2e import make_config
@@ -85,22 +85,25 @@ def test_run_json_round_trips_the_place() -> None:
 def test_a_place_replaces_power_console_and_the_default_analyzer(tmp_path: Path) -> None:
     cfg = make_config(tmp_path, extra='\n[target]\ncoordinator = "127.0.0.1:1"\n')
     plain = load_config(cfg)
-    assert plain.target is None and plain.power.driver == "ch340"
+    assert plain.target is None and driver_specs(plain).power.name == "ch340"
     c = load_config(cfg, overrides=['target.place="b3"'])
     assert c.target is not None and c.target.place == "b3"
-    assert (c.power.driver, c.power.settings.place) == ("labgrid", "b3")
-    assert c.power.settings.coordinator == "127.0.0.1:1"
-    assert c.console.driver == "labgrid"
-    assert c.analyzer.driver == "sim"  # the config names one: kept
+    d = driver_specs(c)
+    assert (d.power.name, d.power.settings.place) == ("labgrid", "b3")
+    assert d.power.settings.coordinator == "127.0.0.1:1"
+    assert d.console.name == "labgrid"
+    assert d.analyzer.name == "sim"  # the config names one: kept
     text = re.sub(r'^driver = "sim" .*\n', "", cfg.read_text(), flags=re.M)
     no_analyzer = tmp_path / "none.toml"
     no_analyzer.write_text(text)
-    assert load_config(no_analyzer, overrides=['target.place="b3"']).analyzer.driver == "labgrid"
+    c = load_config(no_analyzer, overrides=['target.place="b3"'])
+    assert driver_specs(c).analyzer.name == "labgrid"
     # Only [target]: no [power] or [console] table is needed.
     bare = tmp_path / "bare.toml"
     bare.write_text('[target]\nplace = "b1"\n[power]\noff_hold_s = 1\n')
     b = load_config(bare)
-    assert (b.power.driver, b.power.off_hold_s, b.console.driver) == ("labgrid", 1.0, "labgrid")
+    d = driver_specs(b)
+    assert (d.power.name, b.power.off_hold_s, d.console.name) == ("labgrid", 1.0, "labgrid")
 
 
 def test_target_errors_name_the_key(tmp_path: Path) -> None:

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from rig.config.load import load_config
 from rig.errors import ConfigError, InstrumentError
+from rig.instruments.drivers import load_config
 from rig.instruments.power_command import CommandPower
 from rig.instruments.relay_numato import NumatoRelay
 from simboard.client import SimProcess

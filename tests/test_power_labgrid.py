@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from rig.config.load import load_config
 from rig.errors import ConfigError, InstrumentError
+from rig.instruments.drivers import driver_specs, load_config
 from rig.instruments.power_labgrid import LabgridPower
 from simboard.pdu_http import PduServer
 from tests.e2e import make_config, truth_boot
@@ -213,7 +213,7 @@ def test_config_errors_name_the_key(tmp_path: Path) -> None:
             load_config(_set_power(cfg, body))
     # A relative python is the config's neighbour, its venv symlink kept (not resolved).
     c = load_config(_set_power(cfg, 'driver = "labgrid"\nplace = "b1"\npython = "lg/bin/python"\n'))
-    assert c.power.settings.python == str(tmp_path / "lg" / "bin" / "python")
+    assert driver_specs(c).power.settings.python == str(tmp_path / "lg" / "bin" / "python")
     with pytest.raises(ConfigError, match=r"key 'sim\.pdu_port': expected a TCP port"):
         load_config(make_config(tmp_path, sim={"pdu_port": 70000}))
 

@@ -222,9 +222,9 @@ def test_sampling_that_fails_mid_boot_is_recorded_not_raised(tmp_path: Path) -> 
 def test_build_uses_the_simulated_supply_and_rewires_the_bench() -> None:
     with ExitStack() as stack, SimProcess(FAST, seed=6) as sim:
         assert sim.control({"cmd": "status"})["power_switch"] == "relay"
-        ctx = BenchContext(cfg=None, stack=stack, sim=sim)  # type: ignore[arg-type]
+        ctx = BenchContext(shared=None, stack=stack, sim=sim)  # type: ignore[arg-type]
         psu = VisaPower.build(settings(resource="sim"), ctx)
         assert psu.resource == sim.supply
         assert sim.control({"cmd": "status"})["power_switch"] == "supply"
         with pytest.raises(InstrumentError, match="needs a \\[sim\\] table"):
-            VisaPower.build(settings(resource="sim"), BenchContext(cfg=None, stack=stack))  # type: ignore[arg-type]
+            VisaPower.build(settings(resource="sim"), BenchContext(shared=None, stack=stack))  # type: ignore[arg-type]

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from rig.config.load import load_config
 from rig.errors import ConfigError
+from rig.instruments.drivers import load_config
 from rig.instruments.qemu.reference import reference_edges
 from tests.qemu_env import qemu_config, rig_run, rig_soak
 from tests.require import require

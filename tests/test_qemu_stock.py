@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from rig.config.load import load_config
 from rig.errors import ConfigError
+from rig.instruments.drivers import load_config
 from rig.instruments.qemu.reference import reference_edges
 from tests.e2e import REPO
 from tests.require import require

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from rig.config.load import load_config
 from rig.errors import ArtifactError, ConfigError
+from rig.instruments.drivers import load_config
 from rig.instruments.qemu.reference import reference_edges
 from rig.instruments.qemu.trace import parse_trace
 from rig.instruments.qemu.ubootenv import env_image, parse_env_text

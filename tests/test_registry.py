@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from rig.config.load import load_config
 from rig.config.tomlcheck import Table
 from rig.errors import ConfigError
+from rig.instruments.drivers import load_config
 from rig.instruments.registry import POWER, BenchContext, Registry
 
 

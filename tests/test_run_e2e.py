@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from rig.config.load import load_config
+from rig.instruments.drivers import load_config
 from rig.instruments.setup import Instruments
 from rig.measure.cycle import run_cycle
 from rig.measure.pipeline import analyze_folder

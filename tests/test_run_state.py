@@ -19,8 +19,8 @@ import pytest
 
 from rig import steps
 from rig.artifacts import rundir
-from rig.config.load import load_config
 from rig.errors import ArtifactError
+from rig.instruments.drivers import load_config
 from rig.instruments.setup import Instruments
 from rig.measure.cycle import run_cycle
 from rig.measure.pipeline import analyze_folder

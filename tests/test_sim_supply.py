@@ -16,7 +16,7 @@ import pyvisa
 from simboard import scpi
 from simboard.client import SimProcess
 from simboard.current import rail
-from simboard.profile import load
+from simboard.timeline import load
 
 FAST = Path(__file__).parent.parent / "config" / "boards" / "fast.toml"
 

@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from rig.config.load import RigConfig, load_config
+from rig.config.load import RigConfig
+from rig.instruments.drivers import load_config
 from rig.measure.session import Session
 from rig.model.soak import HeaderRecord
 from rig.model.summary import SoakSummary

@@ -15,8 +15,8 @@ import pytest
 from rich.console import Console
 
 from rig import steps
-from rig.config.load import load_config
 from rig.instruments import drivers  # noqa: F401 - registers every driver
+from rig.instruments.drivers import load_config
 from rig.instruments.registry import ANALYZER, POWER
 from rig.instruments.setup import Instruments
 from rig.measure.cycle import CYCLE_STEP, run_cycle

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from rig.config.load import load_config
 from rig.errors import InstrumentError
+from rig.instruments.drivers import driver_specs, load_config
 from rig.instruments.target_claim import (
     Target,
     TargetClaims,
@@ -70,13 +70,14 @@ def test_a_config_names_what_its_bench_drives(tmp_path: Path) -> None:
         '[power]\ndriver = "command"\non = ["pdu", "on", "3"]\noff = ["pdu", "off", "3"]\n'
         '[console]\nport = "socket://127.0.0.1:4000"\n'
     )
-    got = targets(load_config(cfg))
+    c = load_config(cfg)
+    got = targets(c.console.port, driver_specs(c))
     assert [t.what for t in got] == [
         "console socket://127.0.0.1:4000", "power command ['pdu', 'on', '3']",
     ]  # fmt: skip
     assert len(got[1].keys) == 2  # the on and the off command each
     sim = load_config(REPO / "config" / "rig.toml")
-    assert targets(sim) == []  # the simulated board is the rig's own process
+    assert targets(sim.console.port, driver_specs(sim)) == []  # the rig's own process
 
 
 def test_a_claim_goes_with_its_holder_even_when_killed(tmp_path: Path) -> None:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from rig.config.load import load_config
 from rig.errors import ConfigError
+from rig.instruments.drivers import load_config
 from rig.measure.cycle import _TagWatch, _ui_lines
 from rig.model import Chunk
 from tests.e2e import REPO

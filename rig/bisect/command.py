@@ -94,7 +94,7 @@ def _start(opts: dict[str, Any], config_path: Path, engine: str) -> Search:
     from rig.bisect import git
     from rig.bisect.journal import Header, Journal
     from rig.bisect.runner import Search, search_budget
-    from rig.config.load import load_config
+    from rig.instruments.drivers import load_config
 
     for name in ("repo", "good", "bad", "build"):
         if not opts[name]:

@@ -23,9 +23,10 @@ from rig.bisect.git import Snapshot, Worktree, subject
 from rig.bisect.journal import Header, Journal, StepRecord
 from rig.compare.inputs import report_boot
 from rig.compare.stats import UNREACHABLE, Settings, StageComparison, compare
-from rig.config.load import RigConfig, load_config
+from rig.config.load import RigConfig
 from rig.cost.run import concurrent
 from rig.errors import InputError, RigError
+from rig.instruments.drivers import load_config
 from rig.instruments.setup import Bench, Instruments
 from rig.measure.cycle import run_cycle
 from rig.measure.pipeline import analyze_folder

@@ -1,7 +1,10 @@
 """The rig configuration (`config/rig.toml`), validated on load.
 
 Every error names the file, the key, what was expected and what was found, because a
-lab engineer editing a config at 2 a.m. should not have to guess.
+lab engineer editing a config at 2 a.m. should not have to guess. This reads the keys the
+rig shares; `[power]`, `[console]` and `[analyzer]` keep `driver` and the driver's own keys
+in their `table`, and `[qemu]` stays a table, for the instrument drivers to read
+(rig.instruments.drivers.load_config, which every command uses, reads both).
 """
 
 from __future__ import annotations
@@ -18,53 +21,28 @@ from rig.config.analyzer import AnalyzerConfig, parse_analyzer
 from rig.config.budgets import beside
 from rig.config.influx import InfluxSettings, parse_settings
 from rig.config.snapshot import DEFAULT_BAUD
-from rig.config.stages import DEFAULT_STAGES, parse_stages, stages_from_snapshot
+from rig.config.stages import parse_stages
+from rig.config.target import TargetConfig, parse_target
 from rig.config.tomlcheck import Table, apply_overrides, load_toml
 from rig.errors import ConfigError, InputError
-from rig.instruments import drivers as _drivers  # noqa: F401 - registers every driver
-from rig.instruments.place import TargetConfig, parse_target
-from rig.instruments.qemu.settings import QemuConfig, parse_qemu
-from rig.instruments.registry import CONSOLE, POWER, DriverSpec
 from rig.model.options import AnalysisOptions
-from rig.model.stagespec import Boundary, StageSpec
-
-__all__ = [
-    "DEFAULT_STAGES",
-    "AnalyzerConfig",
-    "Boundary",
-    "ConfigError",
-    "RigConfig",
-    "SoakConfig",
-    "StageSpec",
-    "load_config",
-    "stages_from_snapshot",
-]
+from rig.model.stagespec import StageSpec
 
 _SECRET_KEYS = re.compile(r"pass|secret|token|key$", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
 class PowerConfig:
-    driver: str  # a registered power driver (rig.instruments.registry.POWER)
-    settings: Any  # the driver's own keys, parsed by the driver
     off_hold_s: float
     power_off_after: bool
-
-    @property
-    def spec(self) -> DriverSpec:
-        return DriverSpec("power", self.driver, self.settings)
+    table: Table  # [power]: `driver` and its own keys, read by the driver
 
 
 @dataclass(frozen=True)
 class ConsoleConfig:
     port: str  # a device or pyserial URL, "sim" (the simulated board's), or "qemu"
     baud: int
-    driver: str = "serial"
-    settings: Any = None
-
-    @property
-    def spec(self) -> DriverSpec:
-        return DriverSpec("console", self.driver, self.settings)
+    table: Table  # [console]: `driver` and its own keys, read by the driver
 
 
 @dataclass(frozen=True)
@@ -103,7 +81,7 @@ class RigConfig:
     raw: dict[str, Any]
     influx: InfluxSettings | None = None
     soak: SoakConfig | None = None
-    qemu: QemuConfig | None = None  # the emulated board (config/qemu-arm64.toml)
+    qemu: Table | None = None  # [qemu], the emulated board's, read by its drivers
     analysis: AnalysisOptions = field(default_factory=AnalysisOptions)  # [analysis]
     target: TargetConfig | None = None  # [target]: a labgrid place (rig run --place)
     budgets: Path | None = None  # [board] budgets: the board's budgets file, if named
@@ -130,9 +108,9 @@ def redact(obj: Any) -> Any:
     return obj
 
 
-def load_config(path: Path, board: Path | None = None, overrides: Sequence[str] = ()) -> RigConfig:
-    """Load and validate a rig config; `board` replaces the simulated board profile,
-    `overrides` are `KEY=VALUE` settings from the command line."""
+def read_config(path: Path, board: Path | None = None, overrides: Sequence[str] = ()) -> RigConfig:
+    """Read and validate the shared keys of a rig config; `board` replaces the simulated
+    board profile, `overrides` are `KEY=VALUE` settings from the command line."""
     path = Path(path)
     data = load_toml(path)
     apply_overrides(data, overrides, path)
@@ -146,32 +124,15 @@ def load_config(path: Path, board: Path | None = None, overrides: Sequence[str] 
 
     target = parse_target(root.table("target"), base)
     p = root.table("power", required=target is None)
-    if target is None or p.has("driver"):
-        pspec = POWER.parse(p, base, "ch340")
-    if target is not None:
-        # The place supplies power: whatever [power] names is checked, then unused, so
-        # one config serves every place of a kind (`rig run --place NAME`).
-        pspec = DriverSpec("power", "labgrid", target.power_settings())
-    power = PowerConfig(
-        driver=pspec.name,
-        settings=pspec.settings,
-        off_hold_s=p.seconds("off_hold_s", 0.5),
-        power_off_after=p.bool("power_off_after", True),
-    )
-    p.done()
+    power = PowerConfig(p.seconds("off_hold_s", 0.5), p.bool("power_off_after", True), p)
 
     c = root.table("console", required=target is None)
     port = c.str("port", None if target else ...)
-    cspec = CONSOLE.parse(c, base, "qemu" if port == "qemu" else "serial")
-    if target is not None:  # ... and the console: its NetworkSerialPort
-        port, cspec = f"labgrid place {target.place}", DriverSpec("console", "labgrid", None)
-    console = ConsoleConfig(
-        port, c.int("baud", DEFAULT_BAUD, min=1, max=100_000_000), cspec.name, cspec.settings
-    )
-    c.done()
+    if target is not None:  # the place's NetworkSerialPort
+        port = f"labgrid place {target.place}"
+    console = ConsoleConfig(port, c.int("baud", DEFAULT_BAUD, min=1, max=100_000_000), c)
 
-    a_table = root.table("analyzer")
-    analyzer = parse_analyzer(a_table, base)
+    analyzer = parse_analyzer(root.table("analyzer"))
     if analyzer.arm_before_off:
         # The rail must still be up when the analyzer arms: a board switched off at the
         # end of the previous run fell before any capture began (docs/cold-boot.md).
@@ -182,9 +143,6 @@ def load_config(path: Path, board: Path | None = None, overrides: Sequence[str] 
                 "before the next capture begins"
             )
         power = dataclasses.replace(power, power_off_after=False)
-    if target is not None and not a_table.has("driver"):
-        # ... and, unless [analyzer] says otherwise, the analyzer it exports (if any).
-        analyzer = dataclasses.replace(analyzer, driver="labgrid", settings=None)
 
     sim: SimConfig | None = None
     if root.has("sim") or board is not None:
@@ -237,32 +195,10 @@ def load_config(path: Path, board: Path | None = None, overrides: Sequence[str] 
     analysis = _analysis(root.table("analysis")) if root.has("analysis") else AnalysisOptions()
     influx = parse_settings(root.table("influx"), base) if root.has("influx") else None
     soak = _soak(root.table("soak")) if root.has("soak") else None
-    qemu = parse_qemu(root.table("qemu"), base) if root.has("qemu") else None
+    qemu = root.table("qemu") if root.has("qemu") else None
     root.done()
-
-    wants_qemu = [
-        key
-        for key, uses in (
-            ("power.driver", power.driver == "qemu"),
-            ("console.port", console.driver == "qemu"),
-            ("analyzer.driver", analyzer.driver == "qemu"),
-        )
-        if uses
-    ]
-    if wants_qemu and qemu is None:
-        raise ConfigError(f"{path}: key '{wants_qemu[0]}': 'qemu' needs a [qemu] table")
-    if qemu is not None and len(wants_qemu) < 2:
-        raise ConfigError(
-            f"{path}: key 'qemu': the emulated board needs power.driver = 'qemu' and "
-            "console.port = 'qemu'"
-        )
-
-    relay_port = getattr(power.settings, "port", "")
-    for port, key in ((relay_port, "power.port"), (console.port, "console.port")):
-        if port == "sim" and sim is None:
-            raise ConfigError(f"{path}: key '{key}': port 'sim' needs a [sim] table")
-    if analyzer.driver == "sim" and sim is None:
-        raise ConfigError(f"{path}: key 'analyzer.driver': 'sim' needs a [sim] table")
+    if console.port == "sim" and sim is None:
+        raise ConfigError(f"{path}: key 'console.port': port 'sim' needs a [sim] table")
 
     raw = dict(data)
     if board:

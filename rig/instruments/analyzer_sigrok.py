@@ -63,15 +63,15 @@ class SigrokAnalyzer(AnalyzerProtocol):
 
     @classmethod
     def build(cls, s: SigrokSettings, bench: BenchContext) -> SigrokAnalyzer:
-        a = bench.cfg.analyzer
+        shared = bench.shared
         analyzer = cls(
             s.device,
-            a.samplerate,
-            a.device_channels,
+            shared.samplerate,
+            shared.channels,
             options=s.options,
             trigger=s.trigger,
             start_timeout_s=s.start_timeout_s,
-            config=bench.cfg.path,
+            config=shared.config,
         )
         bench.stack.callback(analyzer.close)
         return analyzer

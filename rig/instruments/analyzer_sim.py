@@ -6,6 +6,7 @@ device channel order, from arming to stop.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -17,20 +18,24 @@ from rig.instruments.registry import ANALYZER, BenchContext
 from rig.steps import as_step
 
 Control = Callable[[dict[str, Any]], dict[str, Any]]
+_CHANNEL = re.compile(r"^D[0-7]$")
 
 
 @ANALYZER.register("sim")
 class SimAnalyzer(AnalyzerProtocol):
     @classmethod
     def parse(cls, t: Table, base: Path) -> None:
-        return None
+        channels = t.table("channels")
+        for name, dev in channels.data.items():
+            if not _CHANNEL.match(dev):
+                channels.error(name, "a device channel D0..D7 (the simulated analyzer's)", dev)
 
     @classmethod
     def build(cls, _s: None, bench: BenchContext) -> SimAnalyzer:
         if bench.sim is None:
             raise InstrumentError("sim analyzer: no simulated board")
-        a = bench.cfg.analyzer
-        return cls(bench.sim.control, a.samplerate, a.channels)
+        wiring = {name: int(dev[1:]) for name, dev in bench.shared.channels.items()}
+        return cls(bench.sim.control, bench.shared.samplerate, wiring)
 
     def __init__(self, control: Control, samplerate: int, wiring: Mapping[str, int]) -> None:
         self._control = control

@@ -29,7 +29,7 @@ class LabgridConsole:
                 "console labgrid: no labgrid place: set [target] place (or [power] driver "
                 "= 'labgrid')"
             )
-        target = bench.cfg.target
+        target = bench.shared.target
         url, speed = bench.place.console_url(target.console_resource if target else None)
         try:
             console = SerialConsole(url, speed)

@@ -45,8 +45,8 @@ class SerialConsole:
 
     @classmethod
     def build(cls, _s: None, bench: BenchContext) -> SerialConsole:
-        port = bench.port(bench.cfg.console.port, "console", "console")
-        console = cls(port, bench.cfg.console.baud)
+        port = bench.port(bench.shared.console_port, "console", "console")
+        console = cls(port, bench.shared.baud)
         bench.stack.callback(console.close)
         return console
 

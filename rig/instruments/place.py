@@ -4,68 +4,21 @@ The place supplies the board's power (its power resource, switched by labgrid's 
 driver through the bridge of `power_labgrid.py`), its serial console (a
 `NetworkSerialPort`, read here with bootrig's own pyserial) and, where it exports one, a
 sigrok analyzer. The bridge acquires the place once for the run and releases it at its
-end, whatever ends it. This module reads `[target]` and turns the resources the bridge
-reports into what the console and analyzer drivers open; it opens nothing itself.
+end, whatever ends it. This module turns the resources the bridge reports into what the
+console and analyzer drivers open (`[target]` is rig.config.target's); it opens nothing.
 """
 
 from __future__ import annotations
 
-import json
 import socket
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from rig.config.tomlcheck import Table
 from rig.errors import InstrumentError
-from rig.instruments.power_labgrid import LabgridSettings, labgrid_settings
 from rig.model.run import RunPlace
 
 #: labgrid's resource classes of a sigrok analyzer, as a place lists them.
 SIGROK_CLASSES = ("SigrokDevice", "NetworkSigrokUSBDevice", "NetworkSigrokUSBSerialDevice")
-
-
-@dataclass(frozen=True)
-class TargetConfig:
-    """`[target]`: which labgrid place the board is, and how to reach labgrid."""
-
-    place: str
-    coordinator: str | None  # None: $LG_COORDINATOR, else labgrid's default
-    python: str | None  # labgrid's interpreter (its own environment)
-    power_resource: str | None  # which power resource, when the place has several
-    console_resource: str | None  # which NetworkSerialPort, when it has several
-    timeout_s: float
-
-    def power_settings(self) -> LabgridSettings:
-        return LabgridSettings(
-            self.place, self.coordinator, self.python, self.power_resource, self.timeout_s
-        )
-
-
-def parse_target(t: Table, base: Path) -> TargetConfig | None:
-    """`[target]`, or None without a `place`: the table may still say how to reach
-    labgrid, for `rig run --place NAME` to name the place."""
-    place = t.str("place", None)
-    if place is not None and not place.strip():
-        t.error("place", "a labgrid place name", place)
-    s = labgrid_settings(t, base, place or "")
-    out = TargetConfig(
-        place=place or "",
-        coordinator=s.coordinator,
-        python=s.python,
-        power_resource=t.str("power_resource", None),
-        console_resource=t.str("console_resource", None),
-        timeout_s=s.timeout_s,
-    )
-    t.done()
-    return out if place is not None else None
-
-
-def place_override(place: str | None) -> tuple[str, ...]:
-    """The `--set` that `--place NAME` stands for (no place: none). `rig run`, `rig soak`
-    and the Robot library all add it this way, so run.json's config snapshot shows the
-    place as `config.target.place` whichever way it was named."""
-    return () if place is None else (f"target.place={json.dumps(place)}",)
 
 
 @dataclass

@@ -22,13 +22,14 @@ import shutil
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from rig.config.target import TargetConfig, labgrid_place
 from rig.config.tomlcheck import Table
 from rig.errors import InstrumentError
 from rig.instruments.children import stop_child
+from rig.instruments.place import PlaceInfo
 from rig.instruments.protocols import PowerProtocol
 from rig.instruments.registry import POWER, BenchContext
 from rig.steps import as_step
@@ -40,15 +41,6 @@ LOCAL_CLIENT = Path(__file__).resolve().parents[2] / ".venv-labgrid" / "bin" / "
 DEFAULT_COORDINATOR = "127.0.0.1:20408"
 #: An answer longer than this is not the bridge's.
 MAX_ANSWER = 1 << 20
-
-
-@dataclass(frozen=True)
-class LabgridSettings:
-    place: str
-    coordinator: str | None  # None: $LG_COORDINATOR, else labgrid's default
-    python: str | None  # labgrid's interpreter; None: the one behind labgrid-client
-    resource: str | None  # which power resource, when the place has several
-    timeout_s: float
 
 
 def labgrid_python(configured: str | None) -> str:
@@ -72,35 +64,15 @@ def labgrid_python(configured: str | None) -> str:
     )
 
 
-def labgrid_settings(
-    t: Table, base: Path, place: str, resource_key: str = "power_resource"
-) -> LabgridSettings:
-    """The keys of `[power]` (driver labgrid) and `[target]` alike."""
-    python = t.str("python", None)
-    if python and "/" in python:
-        # Not resolve(): a venv's bin/python is a symlink to an interpreter that
-        # would lose the venv's site-packages.
-        python = os.path.abspath(base / python)
-    return LabgridSettings(
-        place=place,
-        coordinator=t.str("coordinator", None),
-        python=python,
-        resource=t.str(resource_key, None),
-        timeout_s=t.seconds("timeout_s", 15.0, min=0.1),
-    )
-
-
 @POWER.register("labgrid")
 class LabgridPower(PowerProtocol):
     @classmethod
-    def parse(cls, t: Table, base: Path) -> LabgridSettings:
-        return labgrid_settings(t, base, t.str("place"), resource_key="resource")
+    def parse(cls, t: Table, base: Path) -> TargetConfig:
+        return labgrid_place(t, base, t.str("place"), "resource")
 
     @classmethod
-    def build(cls, s: LabgridSettings, bench: BenchContext) -> LabgridPower:
-        from rig.instruments.place import PlaceInfo  # it builds on this module
-
-        power = cls(s.place, s.coordinator, s.python, s.resource, s.timeout_s)
+    def build(cls, s: TargetConfig, bench: BenchContext) -> LabgridPower:
+        power = cls(s.place, s.coordinator, s.python, s.power_resource, s.timeout_s)
         bench.stack.callback(power.close)
         # The console and analyzer drivers open what this acquired place exports.
         bench.place = PlaceInfo(power.identity, power.coordinator)

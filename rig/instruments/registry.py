@@ -5,10 +5,11 @@ that brings two classmethods:
 
 - `parse(t: Table, base: Path) -> settings`: reads and validates *its own* keys of the
   `[power]` / `[console]` / `[analyzer]` table (errors name file, key, expected, found);
-- `build(settings, bench: BenchContext) -> instance`: opens the instrument.
+- `build(settings, bench: BenchContext) -> instance`: opens the instrument, with the
+  config's shared keys (`bench.shared`) and what the bench has opened so far.
 
-So rig/config/load.py knows no driver's fields, and a new driver is one module plus its
-tests, imported by rig/instruments/drivers.py.
+So rig/config/ knows no driver's fields, and a new driver is one module plus its tests,
+imported by rig/instruments/drivers.py.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from rig.errors import InstrumentError
 
 if TYPE_CHECKING:
     from rig.config.load import RigConfig
+    from rig.config.target import TargetConfig
     from rig.instruments.place import PlaceInfo
     from rig.instruments.qemu.machine import QemuMachine
     from simboard.client import SimProcess
@@ -41,19 +43,39 @@ class Driver(Protocol):
 
 @dataclass(frozen=True)
 class DriverSpec:
-    """A driver's name and its parsed settings, as the config holds it."""
+    """A driver's name and the settings it parsed from its table."""
 
     kind: str
     name: str
     settings: Any
 
 
+@dataclass(frozen=True)
+class Shared:
+    """The config keys every driver may use; a driver's own keys are its settings."""
+
+    config: Path  # the config file, named by what a device finds wrong in it
+    console_port: str
+    baud: int
+    samplerate: int
+    channels: dict[str, str]  # contract name -> the analyzer's channel name
+    target: TargetConfig | None
+
+    @classmethod
+    def of(cls, cfg: RigConfig) -> Shared:
+        a = cfg.analyzer
+        return cls(
+            cfg.path, cfg.console.port, cfg.console.baud, a.samplerate, a.channels, cfg.target
+        )
+
+
 @dataclass
 class BenchContext:
-    """What drivers share while a bench is built: the simulated board's ports, the one
-    QEMU machine behind power, console and analyzer, and the stack that releases all."""
+    """What drivers share while a bench is built: the config's shared keys, the simulated
+    board's ports, the one QEMU machine behind power, console and analyzer, and the stack
+    that releases all."""
 
-    cfg: RigConfig  # the shared keys ([console] port/baud, [analyzer] rate/channels)
+    shared: Shared
     stack: ExitStack
     sim: SimProcess | None = None
     qemu_factory: Callable[[], QemuMachine] | None = None

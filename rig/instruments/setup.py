@@ -11,20 +11,19 @@ from __future__ import annotations
 from contextlib import ExitStack
 from dataclasses import dataclass
 from types import TracebackType
-from typing import TYPE_CHECKING
 
 from rig.config.load import RigConfig
 from rig.errors import ConfigError, InstrumentError
 from rig.instruments.analyzer_sim import Control
 from rig.instruments.console_serial import SerialConsole
+from rig.instruments.drivers import driver_specs
 from rig.instruments.place_claim import PlaceClaim
 from rig.instruments.protocols import AnalyzerProtocol, PowerProtocol
-from rig.instruments.registry import ANALYZER, CONSOLE, POWER, BenchContext, DriverSpec
+from rig.instruments.qemu.machine import QemuMachine
+from rig.instruments.qemu.settings import QemuConfig
+from rig.instruments.registry import ANALYZER, CONSOLE, POWER, BenchContext, Shared
 from rig.instruments.target_claim import TargetClaims, targets
 from rig.model.run import RunPlace
-
-if TYPE_CHECKING:
-    from rig.instruments.qemu.machine import QemuMachine
 
 
 @dataclass
@@ -50,14 +49,15 @@ class Instruments:
     def __enter__(self) -> Bench:
         cfg = self.cfg
         try:
-            ctx = BenchContext(cfg=cfg, stack=self._stack)
+            specs = driver_specs(cfg)
+            ctx = BenchContext(Shared.of(cfg), self._stack)
             if cfg.target is not None:  # before labgrid, which lets any process of ours in
                 claim = PlaceClaim(cfg.target.place, cfg.target.coordinator)
                 claim.claim()
                 self._stack.callback(claim.release)
             # Before any port is opened: a second rig on this board is told which rig
             # drives it, not which processes have a device open.
-            claims = TargetClaims(targets(cfg), cfg.results_dir)
+            claims = TargetClaims(targets(cfg.console.port, specs), cfg.results_dir)
             claims.claim()
             self._stack.callback(claims.release)
             if cfg.sim is not None:
@@ -66,31 +66,27 @@ class Instruments:
                 ctx.sim = self._stack.enter_context(
                     SimProcess(cfg.sim.profile, seed=cfg.sim.seed, options=cfg.sim.options)
                 )
-            if cfg.qemu is not None:
-                ctx.qemu_factory = self._qemu_machine
-            power = POWER.build(cfg.power.spec, ctx)
-            console = CONSOLE.build(cfg.console.spec, ctx)
-            a = cfg.analyzer
-            analyzer = ANALYZER.build(DriverSpec("analyzer", a.driver, a.settings), ctx)
+            if (qemu := specs.qemu) is not None:
+                ctx.qemu_factory = lambda: self._qemu_machine(qemu)
+            power = POWER.build(specs.power, ctx)
+            console = CONSOLE.build(specs.console, ctx)
+            analyzer = ANALYZER.build(specs.analyzer, ctx)
             sim = ctx.sim
-            pid = sim.pid if sim is not None else (ctx.qemu().pid if cfg.qemu else None)
+            pid = sim.pid if sim is not None else (ctx.qemu().pid if qemu else None)
             place = ctx.place.record() if ctx.place else None
             return Bench(power, console, analyzer, pid, sim.control if sim else None, place)
         except BaseException:
             self._stack.close()
             raise
 
-    def _qemu_machine(self) -> QemuMachine:
+    def _qemu_machine(self, qemu: QemuConfig) -> QemuMachine:
         """The emulated board: one QEMU process per power cycle, owned by the power
         driver; the console and the trace analyzer follow the process now running."""
-        from rig.instruments.qemu.machine import QemuMachine
-
-        assert self.cfg.qemu is not None
         try:
-            images = self.cfg.qemu.image_dir()
+            images = qemu.image_dir()
         except ConfigError as e:
             raise InstrumentError(str(e)) from None
-        machine = QemuMachine(self.cfg.qemu, images)
+        machine = QemuMachine(qemu, images)
         self._stack.callback(machine.close)
         return machine
 

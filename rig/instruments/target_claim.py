@@ -42,9 +42,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rig.errors import InstrumentError
+from rig.instruments.power_command import CommandSettings
+from rig.instruments.power_visa import SIM_RESOURCES, VisaSettings
+from rig.instruments.relay_ch340 import Ch340Settings
+from rig.instruments.relay_numato import NumatoSettings
 
 if TYPE_CHECKING:
-    from rig.config.load import RigConfig
+    from rig.instruments.drivers import DriverSpecs
 
 #: This process's claims: lock file -> [fd, holders].
 _HELD: dict[Path, list[int]] = {}
@@ -127,26 +131,23 @@ def command_key(argv: Iterable[str]) -> str:
     return f"command:{json.dumps(args)}"
 
 
-def targets(cfg: RigConfig) -> list[Target]:
-    """What the config's bench drives. A simulated or emulated board is this rig's own
-    process, and a labgrid place is claimed as a place (rig/instruments/place_claim.py)."""
-    from rig.instruments.power_command import CommandSettings
-    from rig.instruments.power_visa import SIM_RESOURCES, VisaSettings
-
+def targets(console_port: str, specs: DriverSpecs) -> list[Target]:
+    """What a bench drives. A simulated or emulated board is this rig's own process, and
+    a labgrid place is claimed as a place (rig/instruments/place_claim.py)."""
     out = []
-    c = cfg.console
-    if c.spec.name == "serial" and c.port != "sim" and (keys := port_keys(c.port)):
-        out.append(Target(f"console {c.port}", keys))
-    s = cfg.power.spec.settings
+    port = console_port
+    if specs.console.name == "serial" and port != "sim" and (keys := port_keys(port)):
+        out.append(Target(f"console {port}", keys))
+    s = specs.power.settings
     if isinstance(s, CommandSettings):
         on, off = command_key(s.on), command_key(s.off)
         out.append(Target(f"power command {list(s.on)}", (on,) if on == off else (on, off)))
     elif isinstance(s, VisaSettings):
         if s.resource not in SIM_RESOURCES:
             out.append(Target(f"power supply {s.resource}", visa_keys(s.resource)))
-    elif isinstance(port := getattr(s, "port", None), str) and port != "sim":
-        keys = port_keys(port)  # a relay (ch340, numato)
-        out += [Target(f"power relay {port}", keys)] if keys else []
+    elif isinstance(s, Ch340Settings | NumatoSettings) and s.port != "sim":
+        keys = port_keys(s.port)
+        out += [Target(f"power relay {s.port}", keys)] if keys else []
     return out
 
 

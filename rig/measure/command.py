@@ -20,9 +20,9 @@ from rig.commands.common import (
     recover_leftovers,
     spinner,
 )
-from rig.config.load import load_config
+from rig.config.target import place_override
 from rig.errors import EXIT_RIG_FAILED, ArtifactError, RigError, exit_code
-from rig.instruments.place import place_override
+from rig.instruments.drivers import load_config
 from rig.instruments.setup import Instruments
 from rig.sinks.influx.deliver import Delivery, deliver_or_note
 from rig.sinks.terminal import print_report

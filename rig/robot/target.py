@@ -18,8 +18,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rig.config.load import RigConfig, load_config
-from rig.instruments.place import place_override
+from rig.config.load import RigConfig
+from rig.config.target import place_override
+from rig.instruments.drivers import load_config
 from rig.instruments.place_claim import PlaceClaim
 from rig.measure.session import Session
 

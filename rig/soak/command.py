@@ -18,8 +18,8 @@ from rig.commands.common import (
     json_option,
     recover_leftovers,
 )
-from rig.config.load import load_config
-from rig.instruments.place import place_override
+from rig.config.target import place_override
+from rig.instruments.drivers import load_config
 from rig.model.summary import SoakBudgets
 from rig.names import JOURNAL, TOTAL
 from rig.soak.journal import read_header

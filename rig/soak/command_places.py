@@ -10,9 +10,9 @@ from rich.markup import escape
 from rich.table import Table
 
 from rig.commands.common import console, emit_json, fmt_ms
-from rig.config.load import load_config
+from rig.config.target import place_override
 from rig.errors import InputError
-from rig.instruments.place import place_override
+from rig.instruments.drivers import load_config
 from rig.soak.budgets import soak_budgets
 from rig.soak.places import PlaceSoak, parse_places, run_places
 from rig.soak.resume import DEFAULT_CONFIG

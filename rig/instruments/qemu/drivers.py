@@ -90,11 +90,12 @@ class QemuTraceAnalyzer(AnalyzerProtocol):
 
     @classmethod
     def parse(cls, t: Table, base: Path) -> None:
-        return None
+        if t.has("channels"):
+            t.error("channels", "no table: the QEMU trace capture has fixed channels", t.data)
 
     @classmethod
     def build(cls, _s: None, bench: BenchContext) -> QemuTraceAnalyzer:
-        return cls(bench.qemu(), bench.cfg.analyzer.samplerate)
+        return cls(bench.qemu(), bench.shared.samplerate)
 
     def __init__(self, machine: QemuMachine, samplerate: int) -> None:
         self.machine = machine
@@ -163,7 +164,7 @@ class QemuConsole(SerialConsole):
 
     @classmethod
     def build(cls, _s: None, bench: BenchContext) -> QemuConsole:
-        console = cls(bench.qemu(), bench.cfg.console.baud)
+        console = cls(bench.qemu(), bench.shared.baud)
         bench.stack.callback(console.close)
         return console
 
