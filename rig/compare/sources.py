@@ -19,7 +19,6 @@ from rig.compare.inputs import Boot, Side, Source, report_boot, split
 from rig.config.influx import load_influx_config
 from rig.errors import ArtifactError, InputError
 from rig.names import JOURNAL
-from rig.sinks.influx.select import load_query
 
 INFLUX_PREFIX = "influx:"
 DEFAULT_CONFIG = Path("config/rig.toml")
@@ -62,6 +61,9 @@ def load_source(
 ) -> Source:
     """One source from what the user typed (see the module doc)."""
     if spec.startswith(INFLUX_PREFIX):
+        # Here: comparing folders needs no HTTP client (`rig compare --help` neither).
+        from rig.sinks.influx.select import load_query
+
         return load_query(spec, config, warmup, include_warm)
     p = Path(spec)
     if p.is_file() and p.name == REPORT:
