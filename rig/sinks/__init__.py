@@ -1,1 +1,1 @@
-"""Sinks: where reports go (terminal, files, later InfluxDB)."""
+"""Sinks: where reports go (terminal, files, HTML, InfluxDB, Grafana)."""

@@ -1,5 +1,5 @@
 """Which clock a printed time is on: the report's t = 0, the kernel's own clock, or none
-the report states (the terminal and the HTML pages print by the same rule)."""
+the report states (the terminal and the HTML pages print by this rule)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ KERNEL_CLOCK = "kernel"
 
 def has_t0(report: Report) -> bool:
     """Whether the report states a t = 0: its `power` event (a capture with no power-up
-    edge has none, so its console times are on no clock the report names)."""
+    edge has none)."""
     return any(e.name == "power" for e in report.events)
 
 

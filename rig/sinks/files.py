@@ -1,8 +1,5 @@
 """The report's files in its artifact folder: report.json (the contract) and, for
-people, report.html. `rig run`, `rig analyze`, the soak and Robot write through here.
-
-report.html links the one shared plotly.js beside the run folders (`plotlyjs.SHARED`,
-docs/disk.md): a few tens of kB per boot instead of 2 MB."""
+people, report.html, linking the one shared plotly.js beside the run folders."""
 
 from __future__ import annotations
 
@@ -15,8 +12,7 @@ from rig.sinks.html.write import write_html
 
 
 def save_report(folder: Path, report: Report, html: bool = True) -> None:
-    """report.json, then report.html drawn from the same report (listed among the
-    artifacts): a soak writes both every cycle, so the file is not read back."""
+    """report.json, then report.html drawn from the same report, not read back."""
     if html:
         report.artifacts["html"] = rundir.REPORT_HTML
     rundir.write_report(folder / rundir.REPORT, report)

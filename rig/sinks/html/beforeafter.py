@@ -1,7 +1,5 @@
 """The `rig compare --html` page: the verdict table, and per stage the before and after
-distributions side by side (box + every boot), with the Hodges-Lehmann difference and
-its interval in the title. Built on the report pages' document (plotly.js embedded, no
-network)."""
+distributions side by side, with the Hodges-Lehmann difference in the title."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Several boots side by side (pure): each boot's stages as a Gantt row on one axis, and,
-with enough boots, the distribution of every stage per board/variant."""
+"""Several boots side by side (pure): each boot's stages as a Gantt row on one axis and,
+with enough boots, every stage's distribution per board/variant."""
 
 from __future__ import annotations
 

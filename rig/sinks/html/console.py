@@ -21,8 +21,7 @@ class ConsoleLine:
 
 
 def console_lines(report: Report, folder: Path) -> list[ConsoleLine]:
-    """The folder's console, each line at the time the analysis gave it (`console_times`
-    in report.json): one rule, in one place."""
+    """The folder's console, each line at the time the analysis gave it (`console_times`)."""
     times = {c.line: c for c in report.console_times}
     out = []
     for line in split_lines(read_console(folder)):

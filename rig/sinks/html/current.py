@@ -1,5 +1,5 @@
-"""The bench supply's current through the boot (`report.power.trace`), with each stage's
-energy written over its span: where the joules went, on the same time axis."""
+"""The bench supply's current through the boot, with each stage's energy written over
+its span, on the timeline's time axis."""
 
 from __future__ import annotations
 

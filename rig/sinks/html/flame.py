@@ -1,6 +1,5 @@
 """Initcalls as a flame chart in time order: the stages they ran in at the bottom, each
-call on the lowest level above that is free at its start, so calls running concurrently
-(async initcalls) stack instead of overlapping."""
+call on the lowest level free at its start, so concurrent calls stack."""
 
 from __future__ import annotations
 
@@ -55,8 +54,8 @@ def initcall_bars(
     idx: list[int],
     returned: bool,
 ) -> go.Bar:
-    """Returned calls coloured by duration; the ones that never returned in red, apart,
-    so a hang does not flatten the colour scale."""
+    """Returned calls coloured by duration; those that never returned in red, apart (a
+    hang would flatten the colour scale)."""
     marker: dict[str, Any] = {"line": {"width": 0.3, "color": "#67001f"}}
     if returned:
         marker |= {

@@ -1,12 +1,7 @@
 """The HTML document: a header, sections, and plotly figures drawn once plotly.js is
-loaded (each figure's JSON sits in the page; nothing is fetched).
-
-The figures' JSON is written compactly, its numbers rounded to `DECIMALS` places: 0.1 µs
-for times in seconds, the finest digit any table or hover of the page states (and 0.1 µA,
-0.1 µV for a supply's readings). report.json keeps every number as the analysis gave it.
-Except with `--js inline` (for browsers without DecompressionStream) the figures' JSON is
-gzip-compressed and base64-encoded too, about a quarter of its size: a boot's console
-text is most of it (docs/disk.md)."""
+loaded. The figures' JSON sits in the page, its numbers rounded to `DECIMALS` places
+(the finest digit the page states), gzip + base64 but for `--js inline`
+(docs/report-html.md, "Size and browsers")."""
 
 from __future__ import annotations
 
@@ -89,10 +84,9 @@ _NESTED = (("error_x", "array"), ("error_y", "array"), ("marker", "color"), ("ma
 
 
 def _rounded(value: object, places: int) -> list[object] | None:
-    """`value` as a list of rounded floats, or None when it is not an array of floats
-    (a string, a list of colour names, a ragged list). A list, not a numpy array:
-    plotly writes arrays as base64 float64 (`bdata`), 8 bytes a number that gzip cannot
-    shrink, where 0.4968652 is 9 characters that it can."""
+    """`value` as a list of rounded floats, or None when it is not an array of floats. A
+    list, not a numpy array: plotly writes arrays as base64 float64, which gzip cannot
+    shrink the way it shrinks the digits."""
     if value is None or isinstance(value, str):
         return None
     try:
@@ -106,9 +100,8 @@ def _rounded(value: object, places: int) -> list[object] | None:
 
 
 def _round_traces(fig: go.Figure, places: int) -> None:
-    """Round the traces' number arrays in place, as numpy arrays: parsing the figure's
-    JSON back into Python floats to round them cost a long boot's page tens of MB of
-    heap that a soak process never gave back."""
+    """Round the traces' number arrays in place (parsing the figure's JSON back to round
+    it cost a soak tens of MB of heap it never gave back)."""
     for trace in fig.data:
         for prop in _NUMERIC:
             arr = _rounded(getattr(trace, prop, None), places)
@@ -150,8 +143,7 @@ def document(
     js_mode: str = "gzip",
     js_src: str | None = None,
 ) -> str:
-    """The page; `js_src` is the shared plotly.js's URL relative to the page (mode
-    `shared`, see `plotlyjs`)."""
+    """The page; `js_src`: the shared plotly.js's URL relative to it (mode `shared`)."""
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>

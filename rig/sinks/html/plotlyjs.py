@@ -1,17 +1,7 @@
-"""plotly.js for the pages, so they open offline.
-
-plotly.js is 4.8 MB; a page per boot (hundreds per soak) makes that count. Three ways:
-
-- `shared` (per-boot pages of `rig run`, `rig analyze`, the soak, Robot): one copy per
-  results (or soak) folder, `<folder>/.bootrig-assets/plotly-<version>.min.js`, loaded by
-  a relative `<script src>` (file:// pages load relative scripts, no network). The page
-  itself stays small; when the browser could not load the file (a run folder copied
-  alone has none beside it), the page says that where the figures go and names a page
-  that needs no file (`rig report DIR --js gzip`).
-- `gzip` (`rig report`'s default, pages meant to be mailed): embedded gzip-compressed and
-  base64-encoded (about 2 MB) and unpacked by the browser's DecompressionStream
-  (Chromium 80+, Firefox 113+, Safari 16.4+);
-- `inline`: embedded as is (4.8 MB), for older browsers.
+"""plotly.js for the pages, so they open offline (the modes: docs/report-html.md, "Size
+and browsers"): `shared`, one copy beside the run folders loaded by a relative
+`<script src>` (the per-boot pages); `gzip`, embedded compressed (`rig report`'s
+default); `inline`, embedded as is, for older browsers.
 """
 
 from __future__ import annotations
@@ -55,9 +45,8 @@ _INLINE_LOADER = """
 function bootrigPlotly() { return Promise.resolve(); }
 """
 
-# Decided at the window's load event, when the <script src> (and any script it added)
-# has run or failed: the page says what it saw, an error loading the file (the element's
-# onerror) or a file that ran without defining Plotly, and never guesses why.
+# Decided at the window's load event, when the <script src> has run or failed: the page
+# says what it saw and never guesses why.
 _SHARED_LOADER = """
 function bootrigPlotly() {
   if (window.Plotly) return Promise.resolve();
@@ -85,8 +74,7 @@ def gzip_b64(data: bytes) -> str:
 
 
 def get_plotlyjs() -> str:
-    """plotly's plotly.js. plotly loads here, not when this module is imported: `rig
-    report --help` reads MODES and needs no plotly (rig/commands/group.py)."""
+    """plotly's plotly.js, imported here: `rig report --help` reads MODES without plotly."""
     from plotly.offline import get_plotlyjs as plotly_js
 
     return str(plotly_js())
@@ -114,8 +102,7 @@ def asset_path(root: Path) -> Path:
 
 @cache
 def _asset_bytes() -> bytes:
-    """This rig's plotly.js, read from the plotly package once per process (a soak writes
-    a page per cycle: 4.8 MB read, decoded and encoded each time would show as growth)."""
+    """This rig's plotly.js, read once per process (a soak writes a page per cycle)."""
     return get_plotlyjs().encode()
 
 
@@ -137,8 +124,7 @@ def _same(path: Path, data: bytes) -> bool:
 
 
 def ensure_asset(root: Path) -> Path:
-    """The shared plotly.js under `root` (a results or soak folder): written once,
-    atomically, only when it is missing or differs from this rig's copy."""
+    """The shared plotly.js under `root`, written atomically when missing or different."""
     path = asset_path(root)
     data = _asset_bytes()
     try:
@@ -157,15 +143,13 @@ def ensure_asset(root: Path) -> Path:
 
 
 def shared_src(page: Path, root: Path) -> str:
-    """The relative URL of the shared file as seen from `page` (lexical paths: the page
-    is opened where it was written)."""
+    """The relative URL of the shared file as seen from `page` (where it was written)."""
     rel = os.path.relpath(os.path.abspath(asset_path(root)), os.path.abspath(Path(page).parent))
     return Path(rel).as_posix()
 
 
 def scripts(mode: str, src: str | None = None) -> str:
-    """The <script> elements that provide bootrigPlotly(); `src` is the shared file's
-    relative URL (mode `shared` only)."""
+    """The <script> elements that provide bootrigPlotly(); `src`: mode `shared` only."""
     if mode == SHARED:
         if src is None:
             raise ValueError("plotly.js mode 'shared' needs the shared file's relative URL")

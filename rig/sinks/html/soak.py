@@ -43,10 +43,9 @@ def _stats_row(name: str, d: Distribution) -> str:
 
 
 def _bins(ms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Counts and edges (ms) over the data's own range. Bins are never narrower than
-    _RES_MS; a spread below it (one boot, or durations equal but for float rounding:
-    0.1 + 0.2 against 0.3) is one bin of that width around the value, where numpy's
-    30 equal bins would be narrower than the floats can tell apart (its ValueError)."""
+    """Counts and edges (ms) over the data's own range, bins never narrower than _RES_MS:
+    a smaller spread (one boot, float rounding) is one bin around the value, where
+    numpy's 30 bins would be narrower than floats can tell apart."""
     lo, hi = float(ms.min()), float(ms.max())
     half = hi / 2 - lo / 2  # halves: no overflow, whatever finite values come
     if half < _RES_MS / 2:
@@ -66,8 +65,8 @@ def _decimals(lo: float, hi: float) -> int:
 
 
 def histogram(name: str, values: list[float], d: Distribution) -> str:
-    """An inline SVG histogram of `values` (seconds, shown in ms) with percentile lines.
-    Values that are not finite are left out of the bars and counted in the caption."""
+    """An inline SVG histogram of `values` (seconds, shown in ms) with percentile lines;
+    values not finite are left out and counted in the caption."""
     a = np.asarray(values, dtype=np.float64) * 1e3
     ms = a[np.isfinite(a)]
     dropped = int(a.size - ms.size)

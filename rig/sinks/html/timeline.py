@@ -1,6 +1,5 @@
 """One boot on the reference clock (pure): stages as a Gantt chart with their boundary
-uncertainty, initcalls as a flame chart in time order, console lines, and the GPIO
-markers drawn across all three."""
+uncertainty, initcalls as a flame chart, console lines, GPIO markers across all three."""
 
 from __future__ import annotations
 

@@ -73,8 +73,7 @@ def _write(path: Path, text: str) -> None:
 
 
 def _js_src(js_mode: str, page: Path, root: Path) -> str | None:
-    """In `shared` mode, the shared plotly.js under `root` (written if missing or
-    different) as the page links it; None for the embedding modes."""
+    """In `shared` mode, the shared plotly.js under `root` as the page links it."""
     if js_mode != plotlyjs.SHARED:
         return None
     plotlyjs.ensure_asset(root)
@@ -85,10 +84,8 @@ def write_html(
     folder: Path, js_mode: str = "gzip", out: Path | None = None, report: Report | None = None
 ) -> Path:
     """Write report.html next to report.json in an artifact folder (or to `out`).
-    `report`: the folder's report when the caller has just written it (not read again).
-
-    `shared` mode puts plotly.js once in the folder holding the run folder (results_dir,
-    or the soak folder; the folder of `out` when given) and links it."""
+    `report`: the folder's report when the caller has it. `shared` mode puts plotly.js
+    in the folder holding the run folder (or `out`'s) and links it."""
     folder = Path(os.path.abspath(folder))
     if report is None:
         report = read_report(folder / REPORT)
@@ -128,8 +125,7 @@ def comparison_page(
 
 
 def write_comparison(report_files: Sequence[Path], out: Path, js_mode: str = "gzip") -> Path:
-    """The comparison page of several report.json files; one that cannot be read is an
-    ArtifactError naming the file (and the key that does not fit)."""
+    """The comparison page of several report.json files."""
     reports = [read_report(f) for f in report_files]
     reports.sort(key=lambda r: (r.started_utc or "", str(r.run_id)))
     src = _js_src(js_mode, out, Path(os.path.abspath(out)).parent)

@@ -1,7 +1,5 @@
-"""Batched writes, for spool replay and backfill alike: items grouped into requests of
-about `batch_points` points, and the one split-and-retry for a request whose data the
-server rejects, so that one bad report never holds back the others.
-"""
+"""Batched writes, for spool replay and backfill alike, and the one split-and-retry for
+a request whose data the server rejects: one bad report never holds back the others."""
 
 from __future__ import annotations
 
@@ -19,11 +17,9 @@ def batches(
     limit: int,
     key: Callable[[T], object] = lambda _: None,
 ) -> Iterator[list[T]]:
-    """Consecutive items in lists of at least `limit` points (the last may hold fewer).
-
-    A change of `key` starts a new list: what one request sends must share it (the
-    precision). Lazy, so that reading item k+1 follows the write of the batch before it.
-    """
+    """Consecutive items in lists of at least `limit` points (the last may hold fewer);
+    a change of `key` (the precision, one per request) starts a new list. Lazy: item
+    k+1 is read after the batch before it is written."""
     batch: list[T] = []
     size = 0
     for item in items:
@@ -45,13 +41,9 @@ def write_split(
     body: Callable[[T], bytes],
     precision: str | None = None,
 ) -> Iterator[tuple[Sequence[T], InfluxError | None]]:
-    """Write `batch` as one request; yields `(items, None)` once the server acknowledged them.
-
-    When the server rejects the data (400, 413: a bad report, or a body too large) the
-    batch is split in halves and each half retried, down to the single item it refuses,
-    yielded as `([item], error)`. Any other InfluxError (the server away, auth) is raised:
-    what was yielded before it is written, the rest is not.
-    """
+    """Write `batch` as one request; yields `(items, None)` once the server acknowledged
+    them. Rejected data (400, 413) is split in halves and retried, down to the single
+    item refused, yielded as `([item], error)`; any other InfluxError is raised."""
     if not batch:
         return
     try:

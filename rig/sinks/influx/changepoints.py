@@ -1,14 +1,7 @@
-"""Change points as InfluxDB points, for the dashboards' annotations (`rig trend --mark`).
-
-Measurement `change_point`, one point per change point, stamped with the power-on time of
-the first boot after it; tags `rig` (that boot's), `board`, `variant`, `stage`,
-`direction` (`slower` / `faster`); fields `shift_s`, `median_before_s`,
-`median_after_s`, `p_value`, `run_id` (string), `text` (string, the annotation's text).
-
-A series' marks are replaced, not added to: before writing, the marks of that board,
-variant and stage within the time span of the boots analysed are deleted, so a change
-point that moved by a boot as more boots came in is not marked twice. (InfluxQL
-`DELETE` is InfluxDB 1.x's; a server without it keeps the old marks, see docs/trend.md.)
+"""Change points as InfluxDB points (measurement `change_point`, docs/trend.md) for the
+dashboards' annotations (`rig trend --mark`). A series' marks are replaced, not added
+to: the old ones in the span analysed are deleted first, so a change point that moved
+by a boot is not marked twice.
 """
 
 from __future__ import annotations

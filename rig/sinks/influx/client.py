@@ -1,9 +1,7 @@
-"""The InfluxDB v1 HTTP API (`/ping`, `/write`, `/query`), which 1.x, 2.x (v1 compatibility
-endpoints with a DBRP mapping) and 3.x all speak. Stdlib `http.client`, one keep-alive
-connection, no proxies (a lab proxy must not see the rig's writes).
-
-Error messages never contain the URL's query (it may hold `p=`) and are scrubbed of the
-secret, because they end up in spool files, logs and CLI output.
+"""The InfluxDB v1 HTTP API (`/ping`, `/write`, `/query`), which 1.x, 2.x and 3.x all
+speak: stdlib `http.client`, one keep-alive connection, no proxies. Error messages never
+hold the URL's query (it may hold `p=`) and are scrubbed of the secret: they end up in
+spool files, logs and CLI output.
 """
 
 from __future__ import annotations

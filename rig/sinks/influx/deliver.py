@@ -1,9 +1,6 @@
-"""Deliver to InfluxDB, or note why not: the one way `rig run`, the soak (its boots and
-its soak point) and Robot's `Analyze Boot` hand points to the server.
-
-Written now; else spooled durably (with the server's reason) for a later replay; else
-failed (neither the server nor the spool took them: the reason says why); or off (no
-`[influx]` table). `Delivery` carries which, and says it in the same words everywhere.
+"""Deliver to InfluxDB, or note why not: the one way `rig run`, the soak and Robot hand
+points to the server. Written now; else spooled durably for a later replay; else failed
+(the reason says why); or off (no `[influx]` table).
 """
 
 from __future__ import annotations
@@ -67,10 +64,7 @@ def write_or_spool(
     drain: bool = True,
 ) -> Delivery:
     """Write the lines; if the server is down, slow or says no, spool them (fsynced).
-
-    With `drain`, a successful write also replays the spool. Raises OSError when the
-    spool cannot keep them either.
-    """
+    With `drain`, a successful write also replays the spool. OSError: not spooled either."""
     spool = Spool(spool_dir(results_dir))
     try:
         with Client(settings) as client:

@@ -1,11 +1,6 @@
-"""InfluxDB line protocol encoding (pure): one `Point` -> one line.
-
-Escaping follows the line protocol spec: measurement escapes comma and space; tag keys,
-tag values and field keys escape comma, equals sign and space; string field values
-escape backslash and double quote. Newlines become spaces everywhere (tags cannot carry
-them, and string fields parse differently across 1.x/2.x/3.x). A backslash in a tag or
-key has no portable escape (1.x keeps `\\\\` doubled and rejects a trailing one), so it
-becomes `/`.
+"""InfluxDB line protocol encoding (pure): one `Point` -> one line. Newlines become
+spaces everywhere (tags cannot carry them, string fields parse differently across
+versions), and a backslash in a tag or key becomes `/` (no portable escape).
 """
 
 from __future__ import annotations

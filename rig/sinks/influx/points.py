@@ -1,11 +1,6 @@
-"""A BootReport -> InfluxDB points (pure), following docs/contract.md, "InfluxDB".
-
-Every point of a boot carries the boot's power-on time (`power_on_utc`, else `started_utc`,
-ns), so writing a report twice overwrites it instead of duplicating it. That only holds if
-the series key (measurement + tag set) of every point in one report is unique: stages are
-told apart by `stage`, initcalls by `initcall` (+ `module`), advisories by `rule`; repeats
-get `seq`.
-Null fields are skipped (a stage never reached); the encoder drops points left empty.
+"""A BootReport -> InfluxDB points (pure), docs/contract.md, "InfluxDB". Every point of
+a boot has the boot's power-on time, so writing a report twice overwrites it; the series
+key of each point of one report is unique (repeats get `seq`). Null fields are skipped.
 """
 
 from __future__ import annotations
@@ -131,8 +126,7 @@ PRECISION_NS = {"ns": 1, "u": 1_000}
 
 
 def point_time_ns(report: Report) -> int:
-    """The boot's power-on time (docs/contract.md: point time = power-on time); reports from before
-    `power_on_utc` existed fall back to the run's start."""
+    """The boot's power-on time (older reports without `power_on_utc`: the run's start)."""
     return utc_to_ns(report.power_on_utc or report.started_utc)
 
 

@@ -1,6 +1,4 @@
-"""Drain the outage spool: every spooled boot in time order, each file removed only once
-the server acknowledged it. Runs after every successful write and from `rig influx replay`.
-"""
+"""Drain the outage spool after every successful write and for `rig influx replay`."""
 
 from __future__ import annotations
 
@@ -40,11 +38,9 @@ def _entries(spool: Spool, res: ReplayResult) -> Iterator[Entry]:
 
 
 def replay(client: Client, spool: Spool, batch_points: int) -> ReplayResult:
-    """Send every spooled boot in time order; each file goes only once acknowledged.
-
-    A rejected boot stays, marked with the server's reason; the server going away stops
-    the replay (`error`), and nothing is lost.
-    """
+    """Send every spooled boot in time order; each file goes only once acknowledged. A
+    rejected boot stays, marked with the server's reason; the server going away stops
+    the replay (`error`)."""
     res = ReplayResult()
     with spool.draining() as mine:
         if not mine:

@@ -1,8 +1,6 @@
-"""A private influxd (Debian's `influxdb` package, 1.x) for one rig, tests and the bench.
-
-It never touches the system service: its own generated config, its own data, meta and
-WAL folders, HTTP and RPC bound to 127.0.0.1 only, reporting off, and it is stopped by
-the PID we started (SIGTERM, then SIGKILL).
+"""A private influxd (Debian's `influxdb` package, 1.x) for one rig, tests and the bench:
+its own config and folders, HTTP and RPC on 127.0.0.1 only, stopped by the PID we
+started (SIGTERM, then SIGKILL); never the system service.
 """
 
 from __future__ import annotations
@@ -212,10 +210,9 @@ def private_server(
 
 
 def ensure_admin(port: int, username: str, password: str, timeout_s: float = 5.0) -> bool:
-    """Create the first admin user of an auth-enabled server (1.x allows exactly this
-    statement unauthenticated while no user exists). The statement goes in a POST body
-    and query logging is off in our config, so the password reaches no log. True when
-    this call created the user."""
+    """Create the first admin user of an auth-enabled server (allowed unauthenticated
+    while no user exists); a POST body with query logging off keeps the password out of
+    every log. True when this call created the user."""
     q = f"CREATE USER {influxql.ident(username)} WITH PASSWORD {influxql.string(password)} "
     q += "WITH ALL PRIVILEGES"
     conn = http.client.HTTPConnection(HOST, port, timeout=timeout_s)
@@ -240,11 +237,8 @@ def ensure_admin(port: int, username: str, password: str, timeout_s: float = 5.0
 
 
 def running_pid(data_dir: Path) -> int | None:
-    """The PID of the detached private server of `data_dir`, if that process is ours.
-
-    A PID file can outlive its process and the number be reused, so the process must be
-    an influxd running this folder's generated config.
-    """
+    """The PID of the detached private server of `data_dir`, if that process is ours: an
+    influxd running this folder's config (a PID file can outlive its process)."""
     try:
         pid = int((data_dir / PIDFILE).read_text().strip())
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
@@ -273,13 +267,9 @@ def stop_detached(data_dir: Path, timeout_s: float = 10.0) -> int | None:
 
 
 def admin_password_file(data_dir: Path) -> tuple[Path, bool]:
-    """The generated admin password of a private server: `<data_dir>/admin-password`,
-    created with a random password when missing, else reused. Returns (path, created).
-
-    It is created with O_EXCL and mode 0600 in one call, so it is never readable by
-    anyone else, not even for a moment, and two starts cannot both create it; an existing
-    file must be ours, a regular file (not a link) and readable by us alone.
-    """
+    """`<data_dir>/admin-password`, created with a random password when missing (O_EXCL,
+    mode 0600 in one call: never readable by another, not even for a moment), else
+    reused if ours alone. Returns (path, created)."""
     data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     path = data_dir / ADMIN_PASSWORD
     flags = os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -318,8 +308,8 @@ def _check_private(path: Path) -> os.stat_result:
 
 
 def default_settings(data_dir: Path = DEFAULT_DATA_DIR) -> InfluxSettings:
-    """How to reach `rig influx serve` run with its defaults, for a command whose config
-    has no `[influx]` table: its address, with its generated password when there is one."""
+    """How to reach `rig influx serve` run with its defaults (for a config without an
+    `[influx]` table), with its generated password when there is one."""
     path = data_dir / ADMIN_PASSWORD
     if path.is_file():
         return InfluxSettings(username=DEFAULT_USER, password_file=path.resolve())

@@ -1,9 +1,5 @@
-"""One InfluxDB point per soak (measurement `soak`), next to the per-boot points.
-
-Its time is the soak's start, so the point written at the end of each session (and
-after a resume) overwrites the previous one instead of adding another. Like boots, it
-is spooled when the server is away and sent with the next successful write.
-"""
+"""One InfluxDB point per soak (measurement `soak`), at the soak's start time, so each
+session's end overwrites it; spooled like a boot's when the server is away."""
 
 from __future__ import annotations
 

@@ -1,11 +1,8 @@
-"""The outage spool: reports the server did not acknowledge, kept durably under results/.
-
-One file per boot, `<point time>-<run id>.lp`: a `#bootrig-spool/1 {json}` header line,
-then the boot's line protocol exactly as it would have been sent. A file is written to a
-`.part` name, fsynced, renamed and the folder fsynced, so a crash leaves the whole file
-or none. Names sort by boot time, which is the replay order. Spooling the same boot again
-replaces its file. Removal needs no fsync: a file that reappears after a crash is
-replayed again, and replaying is idempotent because every point time is fixed.
+"""The outage spool: reports the server did not acknowledge, kept durably under results/
+(docs/influxdb.md, "Outage: the spool"). One file per boot, `<point time>-<run id>.lp`:
+a `#bootrig-spool/1 {json}` header line, then the line protocol as it would have been
+sent; written atomically and fsynced, names sorting in replay order. Replaying is
+idempotent (every point time is fixed), so removal needs no fsync.
 """
 
 from __future__ import annotations
