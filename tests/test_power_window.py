@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from rig import names, steps
+from rig import names
 from rig.analysis.events import RELAY_DELAY_BOUND_S
 from rig.instruments import drivers  # noqa: F401 - registers every driver
 from rig.instruments.registry import POWER
@@ -20,6 +20,7 @@ from rig.measure.pipeline import analyze_folder
 from simboard.client import SimProcess
 from tests.e2e import REPO, truth_boot
 from tests.qemu_env import rig_run
+from tests.step_title import step_title
 
 #: The on-command's own time before it switches: a slow PDU's CLI.
 SWITCH_AFTER_S = 0.2
@@ -128,4 +129,4 @@ def test_a_recorded_power_step_widens_what_is_timed_from_it(tmp_path: Path) -> N
 
 def test_the_analysis_reads_the_step_every_power_driver_reports() -> None:
     for name in POWER.names():
-        assert steps.step_title(POWER._drivers[name].on) == names.POWER_ON_STEP, name
+        assert step_title(POWER._drivers[name].on) == names.POWER_ON_STEP, name

@@ -10,7 +10,8 @@ import pytest
 from rig.errors import ArtifactError
 from rig.model.soak import CycleRecord, EndRecord, HeaderRecord, ResumeRecord
 from rig.names import JOURNAL
-from rig.soak.journal import SCHEMA, Journal, read_journal
+from rig.soak.journal import SCHEMA, Journal, read_records
+from tests.soak_journal import read_journal
 
 HEAD = HeaderRecord(schema=SCHEMA, soak_id="s")
 
@@ -49,7 +50,7 @@ def test_a_bad_line_in_the_middle_is_an_error(tmp_path: Path) -> None:
     with (folder / JOURNAL).open("ab") as f:
         f.write(b"garbage\n" + json.dumps({"type": "end"}).encode() + b"\n")
     with pytest.raises(ArtifactError, match=r"journal.jsonl:2: bad journal line"):
-        read_journal(folder / JOURNAL)
+        read_records(folder / JOURNAL)
 
 
 def test_one_writer_at_a_time(tmp_path: Path) -> None:
@@ -65,6 +66,6 @@ def test_one_writer_at_a_time(tmp_path: Path) -> None:
 def test_not_a_journal(tmp_path: Path) -> None:
     (tmp_path / JOURNAL).write_text('{"type": "cycle"}\n')
     with pytest.raises(ArtifactError, match="expected a header line"):
-        read_journal(tmp_path / JOURNAL)
+        read_records(tmp_path / JOURNAL)
     with pytest.raises(ArtifactError, match="no soak journal"):
-        read_journal(tmp_path / "nowhere.jsonl")
+        read_records(tmp_path / "nowhere.jsonl")

@@ -16,10 +16,10 @@ import pytest
 from rig.errors import InputError
 from rig.model.soak import HeaderRecord, record_from_json
 from rig.names import JOURNAL
-from rig.soak.journal import read_journal
 from rig.soak.resume import original_config
 from tests.conftest import REPO
 from tests.e2e import make_config
+from tests.soak_journal import read_journal
 
 pytestmark = pytest.mark.slow
 

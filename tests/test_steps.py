@@ -25,6 +25,7 @@ from rig.soak.progress import SoakDisplay
 from rig.soak.runner import Limits
 from rig.steps import StepEvent
 from tests.e2e import make_config, rig_run_json
+from tests.step_title import step_title
 
 
 class Events(list[StepEvent]):
@@ -82,7 +83,7 @@ def test_a_method_step_names_its_instance_as_source() -> None:
         assert relay.on(level=2) == 14
     assert events.seen() == [("start", "power on", 0), ("stop", "power on", 0)]
     assert events[0].source is relay
-    assert steps.step_title(Relay.on) == "power on" and steps.step_title(len) is None
+    assert step_title(Relay.on) == "power on" and step_title(len) is None
 
 
 def test_unsubscribed_callbacks_hear_nothing_more() -> None:
@@ -167,7 +168,7 @@ def test_every_driver_reports_its_steps(registry: Any, methods: dict[str, str]) 
         if name == "none":  # no analyzer: nothing to arm
             continue
         for method, title in methods.items():
-            assert steps.step_title(getattr(cls, method)) == title, (name, method)
+            assert step_title(getattr(cls, method)) == title, (name, method)
 
 
 def by_title(listed: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:

@@ -105,7 +105,7 @@ D = TypeVar("D", bound=type)
 class Registry:
     def __init__(self, kind: str) -> None:
         self.kind = kind
-        self._drivers: dict[str, Any] = {}
+        self._drivers: dict[str, type[Driver]] = {}
 
     def register(self, name: str) -> Callable[[D], D]:
         def add(cls: D) -> D:

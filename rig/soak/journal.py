@@ -11,9 +11,7 @@ import errno
 import fcntl
 import json
 import os
-from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
 
 from rig.artifacts.atomic import fsync_dir
 from rig.errors import ArtifactError, RigError
@@ -23,37 +21,12 @@ from rig.names import JOURNAL
 from rig.untrusted import Refused, parse_json
 
 SCHEMA = "bootrig.soak/1"
-T = TypeVar("T")
-
-
-def read_journal(path: Path) -> tuple[list[JSONObject], int]:
-    """The lines as JSON objects (what outside tools see), and the byte length of the
-    intact part (a torn tail excluded)."""
-    return _read(path, lambda _i, obj: obj)
 
 
 def read_records(path: Path) -> tuple[list[Record], int]:
     """The lines as records (rig.model.soak), and the byte length of the intact part.
     A line that is JSON but does not fit its record is an error naming the file, the
     line and the key, even the last one: it is not torn, and reopening must not cut it."""
-
-    def typed(i: int, obj: JSONObject) -> Record:
-        try:
-            return record_from_json(obj)
-        except ArtifactError as e:
-            raise ArtifactError(f"{path}:{i}: bad journal line ({e})") from None
-
-    return _read(path, typed)
-
-
-def read_header(path: Path) -> HeaderRecord:
-    """Line 1: what the soak is."""
-    head = read_records(path)[0][0]
-    assert isinstance(head, HeaderRecord)  # _read accepts no other first line
-    return head
-
-
-def _read(path: Path, read: Callable[[int, JSONObject], T]) -> tuple[list[T], int]:
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -80,7 +53,20 @@ def _read(path: Path, read: Callable[[int, JSONObject], T]) -> tuple[list[T], in
     if objs[0][1].get("schema") != SCHEMA:
         found = objs[0][1].get("schema")
         raise ArtifactError(f"{path}:1: key 'schema': expected {SCHEMA!r}, found {found!r}")
-    return [read(i, obj) for i, obj in objs], good
+    records = []
+    for i, obj in objs:
+        try:
+            records.append(record_from_json(obj))
+        except ArtifactError as e:
+            raise ArtifactError(f"{path}:{i}: bad journal line ({e})") from None
+    return records, good
+
+
+def read_header(path: Path) -> HeaderRecord:
+    """Line 1: what the soak is."""
+    head = read_records(path)[0][0]
+    assert isinstance(head, HeaderRecord)  # read_records accepts no other first line
+    return head
 
 
 class Journal:
