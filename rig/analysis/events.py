@@ -49,15 +49,6 @@ class Event:
     own_s: float = 0.0  # its independent scatter
     rate_u: float = 0.0  # relative rate error of its clock against the reference
 
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "t_s": self.t_s,
-            "source": self.source,
-            "uncertainty_s": self.uncertainty_s,
-            **self.detail,
-        }
-
     def to_model(self) -> model.Event:
         return model.Event(self.name, self.t_s, self.source, self.uncertainty_s, dict(self.detail))
 
