@@ -1,13 +1,10 @@
 """Every time the boot tells us about, on the reference clock, with source and uncertainty.
 
-Sources, best first: `gpio` (analyzer edge, one sample period), `uart` (the console
-decoded from the analyzer's uart_tx channel, sample-accurate), `printk` (printk
-timestamp through the clock fit), `host` (serial arrival through the host clock map).
-
-Each event also names the clock it was read on and splits its uncertainty into what
-that clock shares between events (its offset onto the reference) and what is its own
-(quantization, scatter), so a stage between two events on one clock is not charged
-twice for the shared offset.
+Sources, best first: `gpio` (analyzer edge), `uart` (the tapped uart_tx channel),
+`printk` (stamp through the clock fit), `host` (serial arrival through the host clock
+map). Each event names the clock it was read on and splits its uncertainty into what
+that clock shares between events and what is its own, so a stage between two events on
+one clock is not charged twice for the shared offset.
 """
 
 from __future__ import annotations
