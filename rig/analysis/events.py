@@ -227,19 +227,11 @@ def _host_event(name: str, line: Line, tb: Timebase, detail: dict[str, Any]) -> 
 
 
 def _printk_event(name: str, line: Line, tb: Timebase, detail: dict[str, Any]) -> Event:
-    assert line.printk_ts is not None and tb.printk is not None
-    own = 3 * tb.printk.scatter if tb.reference == "analyzer" else 0.0
-    return Event(
-        name,
-        tb.printk(line.printk_ts),
-        "printk",
-        tb.printk.uncertainty(line.printk_ts),
-        detail,
-        clock="printk",
-        quant_s=PRINTK_RESOLUTION_S,
-        own_s=own,
-        rate_u=tb.printk.rate_uncertainty,
-    )
+    pk, x = tb.printk, line.printk_ts
+    assert x is not None and pk is not None
+    own = 3 * pk.scatter if tb.reference == "analyzer" else 0.0
+    u, rate = pk.uncertainty(x), pk.rate_uncertainty
+    return Event(name, pk(x), "printk", u, detail, "printk", PRINTK_RESOLUTION_S, own, rate)
 
 
 def command_power(command_s: float | None) -> Event:

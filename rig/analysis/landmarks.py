@@ -161,17 +161,8 @@ def landmark_event(
         "offset_s": offset,
         "calibration": f"{target}, {off.n} boots",
     }
-    return Event(
-        lm.marker,
-        e.t_s - offset,
-        "landmark",
-        e.uncertainty_s + cal_u,
-        detail,
-        clock=e.clock,
-        quant_s=e.quant_s,
-        own_s=e.own_s + cal_u,
-        rate_u=e.rate_u,
-    )
+    t, u, own = e.t_s - offset, e.uncertainty_s + cal_u, e.own_s + cal_u
+    return Event(lm.marker, t, "landmark", u, detail, e.clock, e.quant_s, own, e.rate_u)
 
 
 def landmark_events(

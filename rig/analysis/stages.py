@@ -67,11 +67,6 @@ def _boundary(ev: Event | None) -> model.Boundary | None:
     return model.Boundary(ev.name, ev.source, ev.uncertainty_s, ev.detail.get("landmark"))
 
 
-def _hook_event(marker: str, events: list[Event]) -> Event | None:
-    cands = [e for e in events if e.name == marker]
-    return min(cands, key=lambda e: e.uncertainty_s) if cands else None
-
-
 def _pattern_event(pattern: str, lines: list[Line], tb: Timebase) -> Event | None:
     rx = re.compile(pattern)
     line = next((ln for ln in lines if rx.search(ln.text)), None)
@@ -114,7 +109,9 @@ class _Resolver:
 
     def _marker(self, b: Boundary) -> Resolution:
         m = b.value
-        ev = _hook_event(m, self.events)
+        ev = min(
+            (e for e in self.events if e.name == m), key=lambda e: e.uncertainty_s, default=None
+        )
         if ev is not None:
             return Resolution(ev, "hook")
         broken = self._broken(m)
