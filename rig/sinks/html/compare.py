@@ -10,7 +10,8 @@ from plotly.subplots import make_subplots
 
 from rig.model.report import Report, Stage
 from rig.outcomes import Outcome
-from rig.sinks.html.style import base_layout, hover, ms, plus_minus, stage_colours
+from rig.sinks.html.style import base_layout, hover, ms, stage_colours
+from rig.sinks.terminal import fmt_u
 
 #: From this many boots on, the page adds the distributions.
 DISTRIBUTION_MIN_BOOTS = 5
@@ -49,8 +50,7 @@ def stages_figure(reports: Sequence[Report]) -> go.Figure:
                 base=[s.start_s for _, s in rows],
                 marker={"color": colours[name]},
                 hovertext=[
-                    hover(f"{name}: {ms(s.duration_s)} {plus_minus(s.uncertainty_s)}")
-                    for _, s in rows
+                    hover(f"{name}: {ms(s.duration_s)} {fmt_u(s.uncertainty_s)}") for _, s in rows
                 ],
                 hoverinfo="text",
             )

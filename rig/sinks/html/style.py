@@ -9,8 +9,6 @@ from typing import Any
 import plotly.graph_objects as go
 from plotly.colors import qualitative
 
-from rig.sinks.terminal import fmt_u
-
 PALETTE = qualitative.Set2 + qualitative.Pastel1
 SOURCE_COLOURS = {"gpio": "#1b7837", "printk": "#2166ac", "host": "#b2182b"}
 FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif"
@@ -31,10 +29,6 @@ def ms(v: float | None) -> str:
 
 def seconds(v: float | None) -> str:
     return "—" if v is None else f"{v:.6f} s"
-
-
-def plus_minus(v: float | None) -> str:
-    return fmt_u(v)
 
 
 def hover(text: Any) -> str:

@@ -11,7 +11,8 @@ from html import escape
 from rig.model.report import Advisory, Evidence, Report
 from rig.outcomes import Outcome
 from rig.sinks.clocks import KERNEL_CLOCK, has_t0, start_clock
-from rig.sinks.html.style import ms, plus_minus, seconds
+from rig.sinks.html.style import ms, seconds
+from rig.sinks.terminal import fmt_u
 
 
 def table(table_id: str, head: Sequence[str], rows: Sequence[Sequence[str]], empty: str) -> str:
@@ -54,7 +55,7 @@ def stages(report: Report) -> str:
             ms(s.start_s if t0 else None),
             ms(s.duration_s) if s.reached else "not reached",
             escape(" · ".join(x for x in (s.source, s.note) if x) or "—"),
-            plus_minus(s.uncertainty_s),
+            fmt_u(s.uncertainty_s),
         ]
         for s in report.stages
     ]
@@ -175,7 +176,7 @@ def clocks(report: Report) -> str:
     if host := report.clocks.host:
         parts.append(
             f"serial arrival: {host.anchors} anchors, latency band "
-            f"{host.spread_s * 1e3:.2f} ms ({plus_minus(host.uncertainty_s)} per line)"
+            f"{host.spread_s * 1e3:.2f} ms ({fmt_u(host.uncertainty_s)} per line)"
         )
     return "<br>".join(escape(p) for p in parts) or "No clock fits."
 
@@ -194,7 +195,7 @@ def boots(reports: Sequence[Report]) -> str:
             escape(r.variant or "—"),
             outcome(r.outcome),
             seconds(r.power_to_ui_s)
-            + (" " + plus_minus(r.power_to_ui_uncertainty_s) if r.power_to_ui_s else ""),
+            + (" " + fmt_u(r.power_to_ui_uncertainty_s) if r.power_to_ui_s else ""),
             escape(r.started_utc or "—"),
         ]
         for r in reports

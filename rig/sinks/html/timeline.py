@@ -16,10 +16,10 @@ from rig.sinks.html.style import (
     base_layout,
     hover,
     ms,
-    plus_minus,
     row_note,
     stage_colours,
 )
+from rig.sinks.terminal import fmt_u
 
 STAGES, INITCALLS, CONSOLE, CURRENT = 1, 2, 3, 4
 
@@ -51,7 +51,7 @@ def add_stages(fig: go.Figure, report: Report) -> None:
             text=[ms(s.duration_s) for s in done],
             textposition="auto",
             textangle=0,
-            customdata=[[s.source, plus_minus(s.uncertainty_s), ms(s.start_s)] for s in done],
+            customdata=[[s.source, fmt_u(s.uncertainty_s), ms(s.start_s)] for s in done],
             hovertemplate="<b>%{y}</b><br>%{customdata[2]} + %{text} %{customdata[1]}"
             "<br>source %{customdata[0]}<extra></extra>",
             showlegend=False,
@@ -67,7 +67,7 @@ def add_stages(fig: go.Figure, report: Report) -> None:
             xs.append(at)
             ys.append(s.name)
             us.append(u or 0.0)
-            tips.append(hover(f"{s.name} {side}: {_boundary(b)}") + f" {plus_minus(u)}")
+            tips.append(hover(f"{s.name} {side}: {_boundary(b)}") + f" {fmt_u(u)}")
     fig.add_trace(
         go.Scatter(
             name="boundary ± uncertainty",
@@ -130,8 +130,7 @@ def add_console(fig: go.Figure, report: Report, console: list[ConsoleLine]) -> N
                     "width": 0,
                 },
                 hovertext=[
-                    hover(f"{c.index}: {c.text[:160]}  ({plus_minus(c.uncertainty_s)})")
-                    for c in mine
+                    hover(f"{c.index}: {c.text[:160]}  ({fmt_u(c.uncertainty_s)})") for c in mine
                 ],
                 hoverinfo="text",
             ),

@@ -15,8 +15,9 @@ from rig.sinks.html import plotlyjs, tables
 from rig.sinks.html.compare import distribution_figure, stages_figure
 from rig.sinks.html.console import ConsoleLine, console_lines
 from rig.sinks.html.page import document, figure_div, section
-from rig.sinks.html.style import plus_minus, seconds
+from rig.sinks.html.style import seconds
 from rig.sinks.html.timeline import boot_figure
+from rig.sinks.terminal import fmt_u
 
 HTML = REPORT_HTML
 
@@ -28,7 +29,7 @@ def _reference(report: Report) -> str:
 def boot_header(report: Report) -> str:
     total = report.power_to_ui_s
     total_html = (
-        f"{seconds(total)} <small>{plus_minus(report.power_to_ui_uncertainty_s)}</small>"
+        f"{seconds(total)} <small>{fmt_u(report.power_to_ui_uncertainty_s)}</small>"
         if total is not None
         else "no power-to-UI <small>(the boot did not reach the UI)</small>"
     )
