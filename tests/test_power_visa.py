@@ -29,12 +29,12 @@ WHERE = Path("rig.toml")
 def settings(**keys: Any) -> VisaSettings:
     t = Table(WHERE, {"resource": "TCPIP::127.0.0.1::5025::SOCKET", "voltage": 5.0,
                       "current_limit": 2, **keys}, "power")  # fmt: skip
-    s = VisaPower.from_table(t, Path())
+    s = VisaPower.parse(t, Path())
     t.done()
     return s
 
 
-def test_from_table_reads_and_checks_its_keys() -> None:
+def test_parse_reads_and_checks_its_keys() -> None:
     s = settings(sample_hz=20, timeout_s=1, baud=115200, termination="\r\n")
     assert s == VisaSettings(
         "TCPIP::127.0.0.1::5025::SOCKET", 5.0, 2.0, 20.0, 1.0, 115200, "\r\n", "volt-curr"

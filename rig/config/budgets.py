@@ -1,17 +1,8 @@
 """`config/budgets.toml` -> `rig.model.budgets.BudgetFile`: the one parser of the budgets
 that Robot's `Load Budgets`, `rig soak` and `rig grafana build` read (schema:
-docs/robot.md).
-
-    [boards.<board>]                    power_to_ui_s = 0.40
-    [boards.<board>.stages]             kernel = 0.15, ...
-    [boards.<board>.percentiles.95]     power_to_ui_s = 0.39, kernel = 0.14, ...
-    [boards.<board>.energy]             kernel = 0.35, ...  (joules, from a supply's readings)
-    [boards.<board>.variants.<variant>] the same keys, changing the board's for that variant
-
-The whole file is checked when it is read, every board and variant, so a mistake shows
-in whichever tool reads it first; every error names the file and the key (exit 2). The
-stage names are checked when one board's budgets are taken for a rig config
-(`BudgetFile.budgets`): the file may budget boards whose stages this config does not have.
+docs/robot.md). The whole file is checked when read, every board and variant, so a
+mistake shows in whichever tool reads it first; a board's stage names are checked when
+its budgets are taken for a rig config (`BudgetFile.budgets`).
 """
 
 from __future__ import annotations

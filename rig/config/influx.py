@@ -1,8 +1,6 @@
-"""The `[influx]` table of the rig config, and the credentials it points at.
-
-A password never lives in the TOML (configs get copied, committed and snapshotted into
-run.json): the table names an environment variable or a secret file instead, read only
-when a request is made.
+"""The `[influx]` table of the rig config. A password never lives in the TOML (configs
+get copied, committed and snapshotted into run.json): the table names an environment
+variable or a secret file, read only when a request is made.
 """
 
 from __future__ import annotations

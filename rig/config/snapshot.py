@@ -1,9 +1,6 @@
-"""What analysis takes from a run's config snapshot (run.json `config`), read by the
-rules and defaults the config itself is loaded with: `rig analyze` next year gives the
-report `rig run` gave today.
-
-Only the keys analysis uses are read; the rest of the snapshot belongs to the
-instruments of that run and is not checked again here.
+"""What analysis takes from a run's config snapshot (run.json `config`), read with the
+config's own rules and defaults, so `rig analyze` next year gives today's report. Only
+the keys analysis uses are read.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""Stages from a config's `[[stages]]` tables (or run.json's config snapshot of them).
-
-Parsing only: it builds `rig.model.stagespec`'s plain `Boundary`/`StageSpec`, which
-the analysis reads without importing the configuration or its TOML checks.
-"""
+"""Stages from a config's `[[stages]]` tables (or run.json's config snapshot of them),
+as the model's `Boundary`/`StageSpec` the analysis reads."""
 
 from __future__ import annotations
 

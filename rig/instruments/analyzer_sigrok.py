@@ -1,11 +1,7 @@
-"""A real logic analyzer through sigrok-cli: any device libsigrok drives.
-
-It captures with `-O binary` (sigrok-cli writing `.sr` directly rewrites the zip per
-packet and cannot keep up at MHz rates) and `--continuous`, which stops when stdin gets a
-newline; the rig converts the raw file to `.sr` afterwards. The device is asked what it
-is first (`--show`): its channel names, so the config can use them as they are; how many
-bytes a raw sample takes (two with more than 8 logic channels); the rates it offers.
-Power goes on only once the device really streams.
+"""A real logic analyzer through sigrok-cli (docs/instruments.md, "The sigrok
+analyzer"): asked what it is first (`--show`), captured with `-O binary --continuous`
+(writing `.sr` directly cannot keep up at MHz rates; the rig converts afterwards), and
+power goes on only once the device really streams.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""Child processes of the rig (sigrok-cli, QEMU) never outlive it.
-
-The rig ends its children by PID on every normal exit and on SIGINT/SIGTERM; against a
-SIGKILL of the rig only the kernel can help: PR_SET_PDEATHSIG sends the child SIGKILL
-when the thread that started it dies.
-"""
+"""Child processes of the rig (sigrok-cli, QEMU) never outlive it: ended by PID on
+every exit, and against a SIGKILL of the rig, PR_SET_PDEATHSIG (the kernel kills the
+child when the thread that started it dies)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""The `labgrid` console: the serial console of the labgrid place power acquired.
-
-The place's `NetworkSerialPort` (ser2net, or labgrid's exporter serving a local port) is
-read with bootrig's own pyserial as `socket://` (protocol raw) or `rfc2217://`, not with
-labgrid's driver: labgrid's environment holds the `pyserial-labgrid` fork, and the
-console's stamps must be taken in this process, on the rig's clock.
-"""
+"""The `labgrid` console: the place's `NetworkSerialPort`, read with bootrig's own
+pyserial (`socket://` or `rfc2217://`) so its stamps are taken here, on the rig's clock;
+labgrid's environment holds the `pyserial-labgrid` fork."""
 
 from __future__ import annotations
 

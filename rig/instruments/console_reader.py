@@ -1,11 +1,8 @@
-"""The rig's side of the console reader: it starts the reader, takes its reads.
-
-A port with a descriptor to wait on (a device, socket://) is read by a process of its
-own (reader_proc.py: why a process), started at the first boot and kept for the next
-ones; its reads arrive over a pipe and go on a queue as Chunks, then None once the boot
-is over. A port without one (rfc2217://, whose protocol runs in a pyserial thread) is
-read by a thread through pyserial's timeout, checked only when it expires (no bound).
-Either way `stop()` leaves `summary` (run.json `console_reader`) and `error`.
+"""The rig's side of the console reader. A port with a descriptor (a device, socket://)
+is read by a process of its own (reader_proc.py), kept across boots; one without
+(rfc2217://, whose protocol runs in a pyserial thread) by a thread, through pyserial's
+timeout (no bound). Reads go on a queue as Chunks, then None; `stop()` leaves `summary`
+(run.json `console_reader`) and `error`.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
-"""The target's serial console, read with pyserial and stamped on the host monotonic clock.
-
-A dedicated reader (rig/instruments/console_reader.py: a process of its own where the
-port has a descriptor) stamps each read and hands it over; a thread of the rig records
-it: each read becomes one `console.jsonl` record, written as it arrives so that a
-crash of the rig loses nothing already received, and `on_chunk` sees it there, so
-neither can make a stamp late.
+"""The target's serial console, read with pyserial and stamped on the host monotonic
+clock by a reader of its own (console_reader.py); a thread here writes each read to
+`console.jsonl` as it arrives (a crash loses nothing received) and hands it to `on_chunk`.
 """
 
 from __future__ import annotations

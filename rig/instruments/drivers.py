@@ -58,10 +58,10 @@ def driver_specs(cfg: RigConfig) -> DriverSpecs:
     if target is not None:
         # The place supplies power: whatever [power] names is checked, then unused, so
         # one config serves every place of a kind (`rig run --place NAME`).
-        power = DriverSpec("power", "labgrid", target)
+        power = DriverSpec("labgrid", target)
     console = CONSOLE.parse(c, base, "qemu" if cfg.console.port == "qemu" else "serial")
     if target is not None:  # ... and the console: its NetworkSerialPort
-        console = DriverSpec("console", "labgrid", None)
+        console = DriverSpec("labgrid", None)
     # ... and, unless [analyzer] says otherwise, the analyzer it exports (if any).
     analyzer = ANALYZER.parse(a, base, "labgrid" if target is not None else "none")
     for t in (p, c, a):

@@ -1,9 +1,6 @@
-"""Serial ports opened exclusively: two rigs on one relay or console would corrupt each
-other's boots silently. A device path is locked with flock (pyserial's `exclusive`),
-which every rig honours and the kernel releases when the holder dies; the error names
-the processes that have the device open. A rig claims its ports before it opens them
-(rig/instruments/target_claim.py, network URLs too), and a refusal there names the rig;
-this lock catches whatever else holds a device (a terminal program)."""
+"""Serial ports opened exclusively (flock, pyserial's `exclusive`; the kernel drops it
+when the holder dies): what a rig's claim (target_claim.py) cannot see, a terminal
+program say, still cannot share a relay or console; the error names who has it open."""
 
 from __future__ import annotations
 

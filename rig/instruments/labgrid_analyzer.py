@@ -1,10 +1,6 @@
-"""The `labgrid` analyzer: the sigrok analyzer the labgrid place exports, if any.
-
-The default analyzer of a `[target] place`: a place that exports a `SigrokDevice` or a
-`NetworkSigrokUSBDevice` on this host is captured with the `sigrok` driver (sigrok-cli,
-run here so its samples are timed on the rig's clock), its channels named by
-`[analyzer.channels]`; a place without one is measured console-only.
-"""
+"""The `labgrid` analyzer, a `[target] place`'s default: the sigrok device the place
+exports on this host, captured by the `sigrok` driver; a place without one is measured
+console-only."""
 
 from __future__ import annotations
 

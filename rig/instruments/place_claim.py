@@ -1,13 +1,10 @@
 """One rig per labgrid place on this host at a time.
 
-labgrid grants a place to a user on a host (``host/user``), not to a process, and a
-place the user already holds is used as it is (docs/instruments.md, "labgrid"). Two
-`rig run --place b1` of one CI user, or pabot running every suite with the same
-argument file, would each power-cycle the same board under the other's boots, and
-labgrid could not tell. Every bench that uses a place therefore also claims it on this
-host: an flock on a per-user file named after the coordinator and the place, which the
-kernel drops when the process dies, however it dies. Within one process claims nest (a
-Robot suite holds the place across its boots while `Run Soak` opens its own bench).
+labgrid grants a place to a user on a host, not to a process: two `rig run --place b1`
+of one CI user would each power-cycle the board under the other's boots. So a bench
+with a place also claims it here: an flock on a per-user file named after the
+coordinator and the place, dropped by the kernel when the process dies. Claims nest
+within a process (a Robot suite's place and the `Run Soak` bench inside it).
 """
 
 from __future__ import annotations

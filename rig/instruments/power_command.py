@@ -1,10 +1,8 @@
 """Power through any program: a PDU's CLI, uhubctl, a GPIO tool, labgrid-client.
 
-The config gives argument lists, never a shell line, so nothing in them is interpreted;
-each run has a timeout, and a non-zero exit is an error naming the command and its
-output. The stamp is taken right before the program starts, so its own start-up time
-lands inside the bootloader stage: on a rig without an analyzer that is the stated
-uncertainty of "power on", with one the power edge on the capture is t = 0 anyway.
+Argument lists, never a shell line; a timeout; a non-zero exit is an error naming the
+command and its output. The stamp is taken right before the program starts, so its
+start-up falls inside the bootloader stage when there is no analyzer.
 """
 
 from __future__ import annotations

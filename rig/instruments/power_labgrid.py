@@ -1,15 +1,9 @@
 """Power through a labgrid place: its power resource, switched by labgrid's own driver.
 
-labgrid runs in its own environment (its `pyserial-labgrid` fork and pyserial cannot
-share one, docs/instruments.md "labgrid"), so the driver starts `labgrid_bridge.py`
-with that environment's Python and talks to it over a pipe. The bridge acquires the
-place through labgrid's client API for the rig's whole run and releases it at the end;
-a place the operator had already acquired is used and left acquired. When the rig dies
-(even by SIGKILL) the kernel sends the bridge SIGTERM, and it releases the place.
-
-The stamp is taken by the bridge right before labgrid's driver switches, on the same
-CLOCK_MONOTONIC as the rig; the request's own latency (an HTTP round trip for a network
-PDU) falls inside the bootloader stage when there is no analyzer.
+labgrid runs in its own environment (docs/instruments.md, "labgrid"), so the driver
+starts `labgrid_bridge.py` with that environment's Python and talks to it over a pipe;
+the bridge acquires the place for the run and releases it at the end, and when the rig
+dies. It stamps CLOCK_MONOTONIC right before labgrid's driver switches.
 """
 
 from __future__ import annotations

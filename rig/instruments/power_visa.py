@@ -1,15 +1,8 @@
-"""A programmable bench supply through PyVISA (pyvisa-py backend), speaking SCPI.
-
-Raw TCP sockets (`TCPIP::host::5025::SOCKET`, how LAN supplies serve SCPI), VXI-11
-(`TCPIP::host::INSTR`) and serial ports (`ASRL/dev/ttyUSB0::INSTR`). At start the
-driver asks `*IDN?`, sets voltage and current limit (`VOLT`/`CURR`, or `APPL`) and reads
-them back; `OUTP ON|OFF` switches the board. From power-on a thread reads the supply's
-current and voltage (`MEAS:CURR?`, `MEAS:VOLT?`) until the cycle collects them
-(`artifacts`, written as power.jsonl) or powers off; from power-off to the next
-power-on it reads them too (the off-hold: power_hold.jsonl, docs/cold-boot.md), so the
-analysis can tell how long the rail was down and whether it reached 0 V. Any VISA failure is an
-InstrumentError naming the resource; a failure while sampling ends the sampling and is
-recorded, it does not end the boot being measured.
+"""A programmable bench supply through PyVISA (pyvisa-py backend), speaking SCPI
+(docs/power.md): `*IDN?`, the set point read back, `OUTP ON|OFF`, and a thread reading
+`MEAS:CURR?`/`MEAS:VOLT?` from power-on (power.jsonl) and through the off-hold
+(power_hold.jsonl, docs/cold-boot.md). A failure while sampling ends the sampling and is
+recorded; it does not end the boot being measured.
 """
 
 from __future__ import annotations
@@ -52,9 +45,7 @@ class VisaSettings:
 @POWER.register("visa")
 class VisaPower(PowerProtocol):
     @classmethod
-    def from_table(cls, t: Table, base: Path) -> VisaSettings:
-        """The `[power]` keys of `driver = "visa"`; `driver`, `off_hold_s` and
-        `power_off_after` are the registry's."""
+    def parse(cls, t: Table, base: Path) -> VisaSettings:
         resource = t.str("resource")
         if resource not in SIM_RESOURCES:
             import pyvisa.rname  # here: config loading pays for pyvisa only when used
@@ -84,8 +75,6 @@ class VisaPower(PowerProtocol):
             termination=term,
             set_command=t.str("set_command", "volt-curr", choices=SET_COMMANDS),
         )
-
-    parse = from_table  # the registry's name for it
 
     @classmethod
     def build(cls, s: VisaSettings, bench: BenchContext) -> VisaPower:

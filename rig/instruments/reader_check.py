@@ -1,31 +1,11 @@
 """The console reader's self-check: how late the host let it see each read.
 
-Two things on the host stand between a byte reaching the host and its stamp: the
-kernel's tty layer, which hands received bytes to readers from a worker thread (for a
-USB-serial adapter and for a pty alike), and the reader's own wake-up. Both are
-scheduled, and a busy host delays both. The reader measures them as it goes
-(reader_proc.py):
-
-- its waits also end at ticks, one PROBE_S after the last: a wake at t with the tick
-  already past shows it was unresponsive from the tick to t;
-- at every tick it writes a probe byte into a pty pair of its own and waits for it too:
-  a probe in flight longer than LATE_NS shows the tty layer (or the reader) held bytes
-  from its write until it was seen.
-
-Where neither shows anything, the host was responsive: a byte written then is followed
-within PROBE_S (+ LATE_NS) by a probe that reaches the reader within LATE_NS, and, when
-the host holds bytes in its tty layer, it holds both (first in first out through the
-same workers), so a read is late by at most PROBE_S + 2 LATE_NS (`bound_s`). Bytes
-written while the host was unresponsive (a merged run of such spans, from its start)
-may reach the reader until a probe written after the run is seen: a read stamped within
-that window is late by at most PROBE_S + its stamp - the window's start. The windows
-that hold a read later than `bound_s` that way are listed (`held`).
-
-That is the reader's own lateness, bounded, and the tty layer's as far as the probes
-share its fate. A loaded host also holds one tty's bytes now and then while another's
-go through (the kernel hands each tty's bytes on as a separate work item; 40-160 ms
-seen on a 2-core host at load 9): no probe sees that, and like an adapter's latency it
-is covered only as far as the host band covers its lines (docs/analysis.md).
+Its waits also end at ticks, one PROBE_S after the last, and at each tick it writes a
+probe byte into a pty pair of its own: a tick overdue or a probe in flight longer than
+LATE_NS shows the reader, or the tty layer, held up. A read outside the windows so found
+is late by at most PROBE_S + 2 LATE_NS (`bound_s`); a read within one by at most PROBE_S
+plus its stamp less the window's start (`held`). The reasoning, and what no probe sees:
+docs/instruments.md, "The console reader".
 """
 
 from __future__ import annotations

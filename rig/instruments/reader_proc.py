@@ -1,13 +1,8 @@
 """The console reader's own process: it waits on the console, stamps and reads.
 
-A stamp is the host CLOCK_MONOTONIC time the reader saw a read's first byte; a reader
-woken late stamps late, and nothing in the bytes says so. A thread of the rig shares
-the interpreter lock with the rig's other threads, and a busy host that preempts one of
-them while it holds the lock holds up the reader with it (a real-time reader thread
-woke up to 300 ms late on a loaded 2-core host, a real-time process of its own at most
-3.4 ms). So the reader is a process with nothing else in it and only the standard
-library imported, at real-time priority where the host permits; the rig records what
-it sends (console_reader.py). It checks itself as it goes (reader_check.py).
+Nothing else runs in it and it imports only the standard library, at real-time priority
+where the host permits: a reader woken late stamps late (docs/instruments.md, "The
+console reader"). The rig records what it sends (console_reader.py).
 
 Protocol. argv[1]: the console's descriptor, inherited. stdin, a byte per command:
 `s` start reading (a boot), `e` end it; end of file: exit. stdout, frames of a kind

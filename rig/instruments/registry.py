@@ -1,15 +1,9 @@
 """Instrument drivers registered by config name (labgrid's `target_factory` pattern).
 
 A driver is a class decorated with `@POWER.register("name")` (or CONSOLE, ANALYZER)
-that brings two classmethods:
-
-- `parse(t: Table, base: Path) -> settings`: reads and validates *its own* keys of the
-  `[power]` / `[console]` / `[analyzer]` table (errors name file, key, expected, found);
-- `build(settings, bench: BenchContext) -> instance`: opens the instrument, with the
-  config's shared keys (`bench.shared`) and what the bench has opened so far.
-
-So rig/config/ knows no driver's fields, and a new driver is one module plus its tests,
-imported by rig/instruments/drivers.py.
+with two classmethods: `parse(t, base)` reads its own keys of its table into settings,
+and `build(settings, bench)` opens the instrument (docs/instruments.md, "Writing a
+driver"). rig.instruments.drivers imports every driver.
 """
 
 from __future__ import annotations
@@ -18,7 +12,7 @@ from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from rig.config.tomlcheck import Table
 from rig.errors import InstrumentError
@@ -31,21 +25,10 @@ if TYPE_CHECKING:
     from simboard.client import SimProcess
 
 
-class Driver(Protocol):
-    driver_name: ClassVar[str]
-
-    @classmethod
-    def parse(cls, t: Table, base: Path) -> Any: ...
-
-    @classmethod
-    def build(cls, settings: Any, bench: BenchContext) -> Any: ...
-
-
 @dataclass(frozen=True)
 class DriverSpec:
     """A driver's name and the settings it parsed from its table."""
 
-    kind: str
     name: str
     settings: Any
 
@@ -111,7 +94,6 @@ class Registry:
         def add(cls: D) -> D:
             if name in self._drivers:
                 raise ValueError(f"{self.kind} driver {name!r} registered twice")
-            cls.driver_name = name  # type: ignore[attr-defined]
             self._drivers[name] = cls
             return cls
 
@@ -121,10 +103,9 @@ class Registry:
         return tuple(self._drivers)
 
     def parse(self, t: Table, base: Path, default: str) -> DriverSpec:
-        """Read `driver` and the driver's own keys; the caller reads shared keys and
-        calls `t.done()`, which then rejects keys no one read."""
+        """Read `driver` and the driver's own keys; `t.done()`, after, rejects the rest."""
         name = t.str("driver", default, choices=self.names())
-        return DriverSpec(self.kind, name, self._drivers[name].parse(t, base))
+        return DriverSpec(name, self._drivers[name].parse(t, base))
 
     def build(self, spec: DriverSpec, bench: BenchContext) -> Any:
         return self._drivers[spec.name].build(spec.settings, bench)

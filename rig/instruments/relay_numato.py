@@ -1,9 +1,6 @@
-"""Numato Lab USB relay modules (the serial ASCII family): `relay on N` + CR.
-
-Unlike a CH340 module this one answers: each command is echoed and ends with the `>`
-prompt, so a lost or garbled command is an error here instead of a boot that never
-powered. `ver` and `id get` say what the module is, for run.json.
-"""
+"""Numato Lab USB relay modules (the serial ASCII family): `relay on N` + CR. Each
+command is echoed and ends with the `>` prompt, so a lost command is an error here, not
+a boot that never powered; `ver` and `id get` go to run.json."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
-"""What a sigrok device is, asked of sigrok-cli itself (`-d DEV --show`): its logic
-channel names in device order (the bit order of `-O binary`), the sample rates it
-offers and its trigger types. Any sigrok device works, whatever it names its channels
-(`D0`.., DSLogic's and Logic16's `0`..`15`). Its scan options (`logic_channels` on the
-demo driver) are kept too: they belong in the device string, and a config that gives
-one as a device option (`[analyzer.options]`) is told so."""
+"""What a sigrok device is, asked of sigrok-cli (`-d DEV --show`): its logic channel
+names in device order (the bit order of `-O binary`), its sample rates, trigger types
+and scan options (which belong in the device string, not in `[analyzer.options]`)."""
 
 from __future__ import annotations
 

@@ -1,25 +1,11 @@
 """One rig per board on this host: a bench claims the console and the power target it
-drives before it opens them.
+drives before it opens them, by an identity two spellings of one target share (the
+table: docs/instruments.md, "Exclusive access").
 
-Two rigs given one board (two `rig run`, a soak beside a Robot suite) power-cycle it
-under each other's boots: the first then records two boots as one (issue 22). A device
-path is also locked by the kernel when opened (pyserial's `exclusive` flock); a console
-server's URL, a `command`, a VISA resource are nothing this host can lock, so each is
-claimed by a normalised identity, and two spellings of one target meet on it:
-
-- a device path (a console, a relay, VISA `ASRL<path>::INSTR`): `dev:` and its real path;
-- `socket://` and `rfc2217://` (whatever their options), VISA
-  `TCPIP::<host>::<port>::SOCKET`: `tcp:` and each address the host resolves to, with
-  the port;
-- another VISA resource: `visa:` and its canonical name;
-- `command` power: `command:` and each of its `on` and `off` argument lists, the
-  program resolved on PATH.
-
-A claim is an flock on a file of this user's named after the identity, which the
-kernel drops when the process ends, however it ends (SIGKILL too). The file says who
-holds it (PID, command line, results folder and the run being measured), so that a
-refused rig names the rig in its way, not the processes that have a device open.
-Claims nest within a process (a Robot suite's bench and the soak it runs).
+A claim is an flock on a file of this user's named after the identity, which the kernel
+drops when the process ends, however it ends; the file says who holds it, so a refused
+rig names the rig in its way. Claims nest within a process (a Robot suite's bench and
+the soak it runs).
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
-"""A minimal synchronous QMP client (QEMU Machine Protocol, JSON over a Unix socket).
-
-Only what the rig needs: the greeting, `qmp_capabilities`, commands, and the events that
-arrive in between (RESUME carries QEMU's own wall-clock stamp of the moment the vCPUs
-were started, which is the "power edge" of an emulated board).
+"""A minimal synchronous QMP client (JSON over a Unix socket): the greeting,
+`qmp_capabilities`, commands, and the events between them (RESUME carries QEMU's own
+wall-clock stamp of the vCPUs' start: the emulated board's power edge).
 """
 
 from __future__ import annotations

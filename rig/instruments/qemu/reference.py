@@ -1,12 +1,8 @@
-"""The reference edges of a QEMU run: what the hooks' GPIO writes were, in seconds from
-the power-on (QMP RESUME), read from the `qemu-trace.log` and `qemu.json` every QEMU run
-keeps. They are the ground truth the rig's console-only and printk boundaries are
-checked against (tests/data/real/, bench/real_accuracy.py).
-
-A console-only run's t = 0 is the power-on command, not the RESUME: QEMU acts on `cont`
-a little later (0.3 ms on an idle host, up to 8 ms seen on a busy one), as a relay
-closes after its command. `report_edges` puts the edges on the clock of the run's own
-report, so that lag is not counted as the analysis' error."""
+"""The reference edges of a QEMU run: the hooks' GPIO writes in seconds from the
+power-on (QMP RESUME), from the run's `qemu-trace.log` and `qemu.json`: the ground truth
+the console-only and printk boundaries are checked against (tests/data/real/). A
+console-only run's t = 0 is the power-on command, which QEMU acts on a little later
+(0.3-8 ms): `report_edges` puts the edges on the report's own clock."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
 """U-Boot's environment image (what `mkenvimage` writes): CRC32 of the data, then
 `name=value` strings each ended by NUL, an empty string, and padding to the env size.
-
-The QEMU target's U-Boot reads it from the start of pflash 1, so a config variant (an
-extra kernel argument, say) is a new flash image, not a rebuild.
+The QEMU target reads it from pflash 1, so a variant is a new flash image, no rebuild.
 """
 
 from __future__ import annotations
