@@ -140,8 +140,19 @@ class SoakRunner:
                 recovered=recovered,
             )
         except OSError as e:  # a full disk, even for the note that analysis failed
-            detail = f"not analyzed (artifacts kept): {e}"
-            rec, report = self._unanalyzed(cycle, folder, t_ns, detail, recovered), None
+            report = None
+            rec = CycleRecord(
+                cycle=cycle,
+                run_id=folder.name,
+                session=self.state.session,
+                t_ns=t_ns,
+                outcome=Outcome.RIG_ERROR.value,
+                stages={},
+                influx="none",
+                detail=f"not analyzed (artifacts kept): {e}",
+                recovered=True if recovered else None,
+                utc=rundir.utc_now(),
+            )
         if report is None and (folder / rundir.RUN).exists():
             self._unreported.append((folder, rec.detail or "not analyzed"))
         rec.elapsed_s = round(self.state.elapsed_s(), 3)
@@ -149,22 +160,6 @@ class SoakRunner:
         self.state.add(rec)
         self.on_record(rec)
         return rec
-
-    def _unanalyzed(
-        self, cycle: int, folder: Path, t_ns: int | None, detail: str, recovered: bool
-    ) -> CycleRecord:
-        return CycleRecord(
-            cycle=cycle,
-            run_id=folder.name,
-            session=self.state.session,
-            t_ns=t_ns,
-            outcome=Outcome.RIG_ERROR.value,
-            stages={},
-            influx="none",
-            detail=detail,
-            recovered=True if recovered else None,
-            utc=rundir.utc_now(),
-        )
 
     def _catch_up(self) -> None:
         """Write the reports a full disk had no room for, once it has: the journal says
