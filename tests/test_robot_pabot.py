@@ -191,7 +191,7 @@ def test_a_second_rig_on_a_place_of_this_host_is_refused(tmp_path: Path) -> None
     cfg = make_config(tmp_path, extra=target)
     place = f"claim-{os.getpid()}"  # this host's claims are per user, not per test
     hold = (
-        "import sys; from rig.instruments.place_claim import PlaceClaim; "
+        "import sys; from rig.instruments.target_claim import PlaceClaim; "
         f"c = PlaceClaim({place!r}, '127.0.0.1:9'); c.claim(); print('held', flush=True); "
         "sys.stdin.read()"
     )

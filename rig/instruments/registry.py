@@ -12,7 +12,7 @@ from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from rig.config.tomlcheck import Table
 from rig.errors import InstrumentError
@@ -23,6 +23,14 @@ if TYPE_CHECKING:
     from rig.instruments.place import PlaceInfo
     from rig.instruments.qemu.machine import QemuMachine
     from simboard.client import SimProcess
+
+
+class Driver(Protocol):
+    @classmethod
+    def parse(cls, t: Table, base: Path) -> Any: ...
+
+    @classmethod
+    def build(cls, settings: Any, bench: BenchContext) -> Any: ...
 
 
 @dataclass(frozen=True)

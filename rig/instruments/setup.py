@@ -17,12 +17,11 @@ from rig.errors import ConfigError, InstrumentError
 from rig.instruments.analyzer_sim import Control
 from rig.instruments.console_serial import SerialConsole
 from rig.instruments.drivers import driver_specs
-from rig.instruments.place_claim import PlaceClaim
 from rig.instruments.protocols import AnalyzerProtocol, PowerProtocol
 from rig.instruments.qemu.machine import QemuMachine
 from rig.instruments.qemu.settings import QemuConfig
 from rig.instruments.registry import ANALYZER, CONSOLE, POWER, BenchContext, Shared
-from rig.instruments.target_claim import TargetClaims, targets
+from rig.instruments.target_claim import PlaceClaim, TargetClaims, targets
 from rig.model.run import RunPlace
 
 

@@ -1,6 +1,6 @@
 """One rig per board on this host: a bench claims the console and the power target it
 drives before it opens them, by an identity two spellings of one target share (the
-table: docs/instruments.md, "Exclusive access").
+table: docs/instruments.md, "Exclusive access"), and a labgrid place as a place.
 
 A claim is an flock on a file of this user's named after the identity, which the kernel
 drops when the process ends, however it ends; the file says who holds it, so a refused
@@ -119,7 +119,7 @@ def command_key(argv: Iterable[str]) -> str:
 
 def targets(console_port: str, specs: DriverSpecs) -> list[Target]:
     """What a bench drives. A simulated or emulated board is this rig's own process, and
-    a labgrid place is claimed as a place (rig/instruments/place_claim.py)."""
+    a labgrid place is claimed as a place (PlaceClaim)."""
     out = []
     port = console_port
     if specs.console.name == "serial" and port != "sim" and (keys := port_keys(port)):
@@ -173,7 +173,10 @@ class TargetClaims:
                     refused.append((t, holder))
         if refused:
             self.release()
-            raise InstrumentError(_refusal(refused))
+            raise InstrumentError(self.refusal(refused))
+
+    def refusal(self, refused: list[tuple[Target, dict[str, Any]]]) -> str:
+        return _refusal(refused)
 
     def _take(self, path: Path) -> dict[str, Any] | None:
         """None when this process now holds `path`, else what its holder wrote."""
@@ -209,6 +212,26 @@ class TargetClaims:
                         os.ftruncate(held[0], 0)
                     os.close(held[0])  # drops the flock
             self._mine = []
+
+
+class PlaceClaim(TargetClaims):
+    """A labgrid place, claimed on this host: labgrid grants a place to a user on a host,
+    not to a process, so two rigs of one user (two `rig run --place b1` of a CI user)
+    would both switch its board."""
+
+    def __init__(self, place: str, coordinator: str | None) -> None:
+        # The same place name under two coordinators is two boards.
+        where = coordinator or os.environ.get("LG_COORDINATOR") or "default"
+        super().__init__([Target(f"labgrid place {place!r}", (f"place:{where}--{place}",))])
+        self.place = place
+
+    def refusal(self, refused: list[tuple[Target, dict[str, Any]]]) -> str:
+        return (
+            f"labgrid place {self.place!r} is in use by another rig on this host "
+            f"(PID {refused[0][1].get('pid', '?')}): labgrid grants a place to a user, not "
+            "a process, so both would switch one board; run one rig (one suite, one soak) "
+            "per place at a time"
+        )
 
 
 def _write(fd: int, results_dir: Path | None, run: Path | None) -> None:

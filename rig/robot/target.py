@@ -10,8 +10,7 @@ in one state; and acquiring once costs one round trip to the coordinator per sui
 instead of per boot. pabot runs one process per argument file, so one place per process
 is held by exactly one suite at a time, and released for the next user at its end.
 The suite also claims the place on this host for as long as it runs
-(rig/instruments/place_claim.py):
-labgrid cannot tell two processes of one user apart.
+(rig/instruments/target_claim.py): labgrid cannot tell two processes of one user apart.
 """
 
 from __future__ import annotations
@@ -21,7 +20,7 @@ from pathlib import Path
 from rig.config.load import RigConfig
 from rig.config.target import place_override
 from rig.instruments.drivers import load_config
-from rig.instruments.place_claim import PlaceClaim
+from rig.instruments.target_claim import PlaceClaim
 from rig.measure.session import Session
 
 
