@@ -12,21 +12,16 @@ CORRECTIONS = (BONFERRONI, "none")
 ON = "on"
 OFF = "off"
 VARIANTS = (ON, OFF)
-#: Boot orders of `rig cost` (rig.cost.stats): `abab` on, off, on, off...; `abba` on,
-#: off, off, on, on, off... (a linear drift cancels within every two pairs); `random` each
-#: two pairs are on-off-off-on or off-on-on-off by a seeded coin (drift cancels as in
-#: abba, and nothing periodic in the rig can line up with the variants), a last odd pair
-#: by a coin too.
+#: Boot orders of `rig cost` (docs/cost.md): in `abba` and `random` (abba or baab by a
+#: seeded coin, so nothing periodic lines up) a linear drift cancels every two pairs.
 ORDERS = ("random", "abba", "abab")
 
 # Change points (rig.trend.stats):
-#: beta of the penalty beta * sigma^2 * ln(n). 2 is BIC for a change in mean with known
-#: variance, and finds a false change point in about 1 series of 20 (60 boots, no
-#: change); 4 brings it under 1 in 100 while a 3 sigma step in the middle of 60 boots is
-#: still found in 97 % of series (docs/trend.md; tests/test_trend.py measures both).
+#: beta of the penalty beta * sigma^2 * ln(n): BIC's 2 finds a false change point in 1
+#: series of 20 (60 boots), 4 in under 1 of 100 and still 97 % of 3 sigma steps
+#: (docs/trend.md; tests/test_trend.py measures both).
 PENALTY_FACTOR = 4.0
 DEFAULT_MIN_SEGMENT = 8
-#: The rank test's level per change point. PELT puts a candidate where the two sides
-#: differ most, so the test on those same boots is optimistic: it is a filter for
-#: candidates the penalty let through, at a strict level.
+#: The rank test's level per change point: strict, since PELT puts a candidate where the
+#: sides differ most and the test on those boots is optimistic (a filter, not a test).
 DEFAULT_ALPHA = 0.001

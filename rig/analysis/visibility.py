@@ -36,14 +36,10 @@ _UI_READY_DIAG = re.compile(r"^ui-ready: ")
 
 @dataclass(frozen=True)
 class Visibility:
-    #: layer -> the first evidence that it carries hooks
-    hooks: dict[str, str] = field(default_factory=dict)
-    #: why level-5 tags cannot reach the console, or None
-    tags_hidden: str | None = None
-    #: the line that shows an initramfs boot without a root mount, or None
-    initramfs: str | None = None
-    #: the kernel evidently ran (its output, or a U-Boot hand-over with output after it)
-    kernel_ran: bool = False
+    hooks: dict[str, str] = field(default_factory=dict)  # layer -> first evidence of hooks
+    tags_hidden: str | None = None  # why level-5 tags cannot reach the console
+    initramfs: str | None = None  # the line showing an initramfs boot without a root mount
+    kernel_ran: bool = False  # its output, or a U-Boot hand-over with output after it
 
 
 def _kernel_ran(lines: Sequence[Line], texts: Sequence[str]) -> bool:
