@@ -61,10 +61,7 @@ def _make(index: int, offset: int, t_ns: int, raw: bytes) -> Line:
 
 def split_lines(chunks: Sequence[Chunk]) -> list[Line]:
     """Split the byte stream at LF; a line's time is that of its first byte's chunk.
-
-    Nothing is dropped: a final line without LF is still a line, and bytes that are not
-    UTF-8 stay in `raw`.
-    """
+    Nothing is dropped: a last line without LF is a line, bytes not UTF-8 stay in `raw`."""
     lines: list[Line] = []
     buf = bytearray()
     start_off = 0
