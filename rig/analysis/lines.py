@@ -49,14 +49,8 @@ def _make(index: int, offset: int, t_ns: int, raw: bytes) -> Line:
     m = _PRINTK.match(raw)
     ts = int(m.group(1)) + int(m.group(2)) / 1e6 if m else None
     tag = names.TAG_RE.search(raw)  # all of it: noise before a tag must not hide it
-    return Line(
-        index,
-        offset,
-        t_ns,
-        raw,
-        ts,
-        names.canonical_marker(tag.group(1).decode("ascii")) if tag else None,
-    )
+    marker = names.canonical_marker(tag.group(1).decode("ascii")) if tag else None
+    return Line(index, offset, t_ns, raw, ts, marker)
 
 
 def split_lines(chunks: Sequence[Chunk]) -> list[Line]:
