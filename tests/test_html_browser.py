@@ -119,12 +119,6 @@ def test_boot_report_renders(run_folder: Path, tmp_path: Path) -> None:
         assert seen[rgb(stage_colour)] > 100, stage_colour
 
 
-def test_inline_mode_renders(run_folder: Path, tmp_path: Path) -> None:
-    page = write_html(run_folder, js_mode="inline", out=tmp_path / "inline.html")
-    d = dom(tmp_path, page)
-    assert d.body.get("data-plotted") == "1" and d.classes["timeline"]["main-svg"] >= 2
-
-
 def test_comparison_renders(tmp_path: Path) -> None:
     folders = sample_folders(tmp_path, 8)
     page = write_comparison([f / "report.json" for f in folders], tmp_path / "compare.html")

@@ -193,7 +193,7 @@ def test_report_command(run_folder: Path, tmp_path: Path) -> None:
     assert 'id="compare-dist"' in html and "panic" in html
 
     few = tmp_path / "few.html"
-    out = runner.invoke(report, [*map(str, folders[:2]), "--out", str(few), "--js", "inline"])
+    out = runner.invoke(report, [*map(str, folders[:2]), "--out", str(few), "--js", "shared"])
     assert out.exit_code == 0, out.output
     assert 'id="compare-stages"' in few.read_text() and 'id="compare-dist"' not in few.read_text()
 

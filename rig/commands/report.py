@@ -37,9 +37,8 @@ def _common_folder(files: list[Path]) -> Path:
     type=click.Choice(MODES),
     default="gzip",
     show_default=True,
-    help="How the page gets plotly.js: gzip (embedded, ~2 MB a page, for mailing), inline "
-    "(embedded as is, ~4.8 MB, older browsers) or shared (one copy in .bootrig-assets/ "
-    "beside the run folders, linked: a few kB a page).",
+    help="How the page gets plotly.js: gzip (embedded, ~2 MB a page, for mailing) or shared "
+    "(one copy in .bootrig-assets/ beside the run folders, linked: a few kB a page).",
 )
 @json_option
 def report(

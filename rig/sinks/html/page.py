@@ -1,7 +1,7 @@
 """The HTML document: a header, sections, and plotly figures drawn once plotly.js is
 loaded. The figures' JSON sits in the page, its numbers rounded to `DECIMALS` places
-(the finest digit the page states), gzip + base64 but for `--js inline`
-(docs/report-html.md, "Size and browsers")."""
+(the finest digit the page states), gzip + base64 (docs/report-html.md, "Size and
+browsers")."""
 
 from __future__ import annotations
 
@@ -43,11 +43,9 @@ footer { color: #888; font-size: 12px; padding: 0 28px 24px; }
 
 _DRAW = """
 function bootrigFigures() {
-  const plain = document.getElementById("figures");
-  if (plain) return Promise.resolve(JSON.parse(plain.textContent));
   if (typeof DecompressionStream === "undefined")
     return Promise.reject(new Error("this browser cannot unpack the page's figures (no "
-      + "DecompressionStream); rebuild the page with `rig report <run folder> --js inline`"));
+      + "DecompressionStream: Chromium 80+, Firefox 113+ and Safari 16.4+ have it)"));
   const bin = atob(document.getElementById("figures-gz").textContent.trim());
   const bytes = Uint8Array.from(bin, (c) => c.charCodeAt(0));
   const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
@@ -126,12 +124,9 @@ def _figures_json(figures: Mapping[str, go.Figure]) -> str:
     return ("{" + ",".join(parts) + "}").replace("</", "<\\/")
 
 
-def figures_script(figures: Mapping[str, go.Figure], js_mode: str) -> str:
-    """The figures' JSON element: plain in `inline` mode, gzip + base64 otherwise."""
-    text = _figures_json(figures)
-    if js_mode == plotlyjs.INLINE:
-        return f'<script id="figures" type="application/json">{text}</script>'
-    packed = plotlyjs.gzip_b64(text.encode())
+def figures_script(figures: Mapping[str, go.Figure]) -> str:
+    """The figures' JSON element, gzip + base64."""
+    packed = plotlyjs.gzip_b64(_figures_json(figures).encode())
     return f'<script id="figures-gz" type="application/octet-stream">{packed}</script>'
 
 
@@ -161,7 +156,7 @@ def document(
 <footer>bootrig {escape(__version__)} · figures: plotly.js {plotlyjs.version()},
 {escape(plotlyjs.footer_note(js_mode, js_src))}</footer>
 {plotlyjs.scripts(js_mode, js_src)}
-{figures_script(figures, js_mode)}
+{figures_script(figures)}
 <script>{_DRAW}</script>
 </body>
 </html>

@@ -1,7 +1,7 @@
 """plotly.js for the pages, so they open offline (the modes: docs/report-html.md, "Size
 and browsers"): `shared`, one copy beside the run folders loaded by a relative
-`<script src>` (the per-boot pages); `gzip`, embedded compressed (`rig report`'s
-default); `inline`, embedded as is, for older browsers.
+`<script src>` (the per-boot pages); `gzip`, embedded compressed, a page that stands
+alone (`rig report`'s default).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from pathlib import Path
 
 from rig.artifacts import atomic
 
-SHARED, GZIP, INLINE = "shared", "gzip", "inline"
-MODES = (SHARED, GZIP, INLINE)
+SHARED, GZIP = "shared", "gzip"
+MODES = (SHARED, GZIP)
 
 #: The folder beside the run folders that holds the shared plotly.js.
 ASSETS = ".bootrig-assets"
@@ -27,7 +27,7 @@ function bootrigPlotly() {
   if (window.Plotly) return Promise.resolve();
   if (typeof DecompressionStream === "undefined")
     return Promise.reject(new Error("this browser cannot unpack the embedded plotly.js "
-      + "(no DecompressionStream); rebuild the page with `rig report --js inline`"));
+      + "(no DecompressionStream: Chromium 80+, Firefox 113+ and Safari 16.4+ have it)"));
   const b64 = document.getElementById("plotly-js-gz").textContent.trim();
   const bin = atob(b64);
   const bytes = new Uint8Array(bin.length);
@@ -39,10 +39,6 @@ function bootrigPlotly() {
     document.head.appendChild(s);
   });
 }
-"""
-
-_INLINE_LOADER = """
-function bootrigPlotly() { return Promise.resolve(); }
 """
 
 # Decided at the window's load event, when the <script src> has run or failed: the page
@@ -163,9 +159,6 @@ def scripts(mode: str, src: str | None = None) -> str:
             f'<script id="plotly-js-gz" type="application/octet-stream">{_gzip_b64()}</script>\n'
             f"<script>{_GZIP_LOADER}</script>"
         )
-    if mode == INLINE:
-        js = get_plotlyjs().replace("</script", "<\\/script")
-        return f"<script>{js}</script>\n<script>{_INLINE_LOADER}</script>"
     raise ValueError(f"plotly.js mode {mode!r}: expected one of {', '.join(MODES)}")
 
 
