@@ -119,26 +119,23 @@ def _from_supply(
     return _Span(max(0.0, (r_lo - f_hi) / 1e9), (rise_hi - f_lo) / 1e9, "supply")
 
 
-def rise_time(
-    hold: list[Reading], boot: list[Reading], on_ns: int
-) -> tuple[float | None, float | None, float | None]:
-    """An upper bound of the 10-90 % rise from the supply's readings, with the levels it
-    ran between (low, high); None when the readings cannot bound it."""
+def rise_time(hold: list[Reading], boot: list[Reading], on_ns: int) -> float | None:
+    """An upper bound of the 10-90 % rise from the supply's readings (from the last hold
+    reading to the boot readings' median); None when the readings cannot bound it."""
     if len(boot) < 3:
-        return None, None, None
+        return None
     low = hold[-1].v if hold else 0.0
-    high = statistics.median(r.v for r in boot)
-    swing = high - low
+    swing = statistics.median(r.v for r in boot) - low
     if swing < _MIN_SWING_V:
-        return None, low, high
+        return None
     v10, v90 = low + 0.1 * swing, low + 0.9 * swing
     seq = ([hold[-1]] if hold else []) + boot
     b = next((i for i, r in enumerate(seq) if r.v >= v90), None)
     if b is None:
-        return None, low, high
+        return None
     below = [i for i in range(b) if seq[i].v <= v10]
     start = max(seq[below[-1]].lo, on_ns) if below else on_ns
-    return max(0.0, (seq[b].hi - start) / 1e9), low, high
+    return max(0.0, (seq[b].hi - start) / 1e9)
 
 
 def _from_capture(scan: MarkerScan | None, edge: int | None) -> _Span | None:
@@ -177,7 +174,7 @@ def assess(
         return None
     rail_min = min((r.v for r in hold_r), default=None)
     back = None if rail_min is None else rail_min > rail_off_v
-    rise, _low, _high = rise_time(hold_r, boot_r, on_ns) if boot_r else (None, None, None)
+    rise = rise_time(hold_r, boot_r, on_ns)
 
     reasons: list[str] = []
     if back:
@@ -224,9 +221,7 @@ def assess(
 
 def _short(span: _Span | None, min_off_s: float) -> bool:
     """The off-time is below the minimum: an estimate below it, or an upper bound."""
-    if span is None or span.bound == "lower":
-        return False
-    return span.value < min_off_s
+    return span is not None and span.bound != "lower" and span.value < min_off_s
 
 
 def _enough(span: _Span | None, capture: _Span | None, min_off_s: float) -> bool:

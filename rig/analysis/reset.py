@@ -126,7 +126,6 @@ class BootCut:
     scan: MarkerScan | None
     console: ConsoleReset | None = None
     sample: int | None = None
-    by_time: int | None = None  # the first line placed after the rail fell, no sign of its own
 
     @property
     def reset(self) -> bool:
@@ -150,7 +149,6 @@ def cut(
         return BootCut(lines, list(chunks), scan, con, sample)
     first_scan = scan_before(scan, sample) if scan is not None and sample is not None else scan
     before = lines[:end]
-    by_time = None
     tb = timebase(first_scan, before, chunks_before(chunks, _offset(lines, end))) if scan else None
     if scan is not None and tb is not None and tb.power_sample is not None and tb.samplerate:
         if sample is not None:  # what the new boot printed before a sign of its own
@@ -163,8 +161,7 @@ def cut(
             first_scan = scan_before(scan, tb.power_sample + math.ceil(late * tb.samplerate))
     if end == len(lines):
         return BootCut(lines, list(chunks), first_scan, con, sample)
-    kept = lines[:end]
-    return BootCut(kept, chunks_before(chunks, lines[end].offset), first_scan, con, sample, by_time)
+    return BootCut(lines[:end], chunks_before(chunks, lines[end].offset), first_scan, con, sample)
 
 
 def _offset(lines: Sequence[Line], end: int) -> int:
