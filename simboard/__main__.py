@@ -4,6 +4,6 @@
 simulator, so a board can be started even while other subcommands fail to import.
 """
 
-from rig.commands.sim import sim
+from simboard.cli import sim
 
 sim(prog_name="rig sim")

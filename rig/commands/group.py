@@ -63,7 +63,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "Power-cycle the target once, measure the boot, write results/<run-id>/.",
     ),
     "sim": (
-        "rig.commands.sim:sim",
+        "simboard.cli:sim",
         "The simulated target board (stands in for relay, console and analyzer).",
     ),
     "soak": (

@@ -1,7 +1,6 @@
-"""`rig sim`: run the simulated board (`serve`) or show a planned boot (`timeline`).
-
-Heavy imports stay inside the commands: `rig/cli.py` imports this group for every
-`rig` invocation.
+"""The simulated board's command, `python -m simboard` and `rig sim` alike: run the board
+(`serve`) or show a planned boot (`timeline`). The simulator's modules load inside the
+commands, so `rig --help` does not import them.
 """
 
 from __future__ import annotations
