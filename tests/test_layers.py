@@ -216,7 +216,9 @@ def test_package_markers_are_empty_of_imports() -> None:
     heavy = [
         str(p.relative_to(RIG.parent))
         for p in RIG.rglob("__init__.py")
-        if p.parent != RIG / "model"
+        # rig.model's marker is its public API; rig.robot's is the Robot import name
+        # (`Library    rig.robot.BootRig`), which suites and docs use.
+        if p.parent not in (RIG / "model", RIG / "robot")
         and any(n.startswith("rig.") for _, n in imported(p.read_text(), p))
     ]
     assert heavy == []
