@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from rich.console import Console
 
 from rig.model.budgets import Budgets
+from rig.model.codec import dump
 from rig.model.report import Report, Stage
 from rig.model.soak import CycleRecord, EndRecord, HeaderRecord
 from rig.model.summary import Distribution
@@ -152,21 +153,22 @@ def test_describe_and_percentile_are_ordered_and_finite(
     values: list[float], junk: list[float]
 ) -> None:
     d = describe(values + junk)  # what is no number is left out, as an unmeasured boot
-    assert d == describe(values) and d["n"] == len(values)
-    keys = ("min", "p50", "p95", "p99", "max")
-    got = [d[k] for k in keys]
-    assert all(math.isfinite(v) for v in [*got, d["mean"], d["stddev"]])
-    assert got == sorted(got) and d["min"] <= d["mean"] <= d["max"]
-    assert 0 <= d["stddev"] <= d["max"] - d["min"] + 1e-12 * d["max"]  # rounding: about 0
-    assert d["stddev"] == 0 or len(set(values)) > 1
+    assert d == describe(values) and d.n == len(values)
+    got = [d.min, d.p50, d.p95, d.p99, d.max]
+    lo, hi, mean, stddev = d.min, d.max, d.mean, d.stddev
+    assert lo is not None and hi is not None and mean is not None and stddev is not None
+    assert all(v is not None and math.isfinite(v) for v in [*got, mean, stddev])
+    assert got == sorted(got) and lo <= mean <= hi
+    assert 0 <= stddev <= hi - lo + 1e-12 * hi  # rounding: about 0
+    assert stddev == 0 or len(set(values)) > 1
     for q in (0, 50, 95, 99, 100):
         p = percentile(values + junk, q)
-        assert p is not None and d["min"] <= p <= d["max"]
+        assert p is not None and lo <= p <= hi
 
 
 @pytest.mark.parametrize("values", [[], [math.nan], [math.inf, -math.inf]])
 def test_no_finite_value_is_no_statistic(values: list[float]) -> None:
-    assert describe(values) == {"n": 0} and percentile(values, 95) is None
+    assert describe(values) == Distribution(0) and percentile(values, 95) is None
 
 
 @pytest.mark.parametrize("values", ALL.values(), ids=ALL.keys())
@@ -249,7 +251,7 @@ def test_robot_statistics_keywords_over_any_boots(values: list[float]) -> None:
         with pytest.raises(AssertionError, match="No boot measured yet"):
             kw.get_stage_statistics("rootfs_mount")
         return
-    assert kw.get_stage_statistics("rootfs_mount") == describe(finite)
+    assert kw.get_stage_statistics("rootfs_mount") == dump(describe(finite))
     for q in (50, 95, 99):
         if not finite:  # only NaN: no measurement, never within a budget
             with pytest.raises(AssertionError, match=r"none of the last \d+ boots measured it"):

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from rig.model.soak import CycleRecord, EndRecord, HeaderRecord, ResumeRecord
+from rig.model.summary import Distribution
 from rig.sinks.html.soak import render
 from rig.soak.journal import SCHEMA, Journal, read_records
 from rig.soak.start import parse_duration
@@ -21,11 +22,11 @@ STAGES = ["bootloader", "kernel"]
 def test_describe_matches_numpy() -> None:
     v = [0.10, 0.12, 0.11, 0.30, 0.105, 0.115]
     d = describe(v)
-    assert d["n"] == 6 and d["min"] == 0.10 and d["max"] == 0.30
-    for q in (50, 95, 99):
-        assert d[f"p{q}"] == pytest.approx(float(np.percentile(v, q)))
-    assert d["stddev"] == pytest.approx(float(np.std(v, ddof=1)))
-    assert describe([]) == {"n": 0} and describe([1.0])["stddev"] == 0.0
+    assert d.n == 6 and d.min == 0.10 and d.max == 0.30
+    for q, p in zip((50, 95, 99), (d.p50, d.p95, d.p99), strict=True):
+        assert p == pytest.approx(float(np.percentile(v, q)))
+    assert d.stddev == pytest.approx(float(np.std(v, ddof=1)))
+    assert describe([]) == Distribution(0) and describe([1.0]).stddev == 0.0
 
 
 def test_failure_rates() -> None:

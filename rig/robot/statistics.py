@@ -10,6 +10,7 @@ from typing import Any
 from robot.api import logger
 from robot.api.deco import keyword
 
+from rig.model.codec import dump
 from rig.names import TOTAL
 from rig.outcomes import Outcome, is_boards
 from rig.robot import messages
@@ -171,7 +172,7 @@ class SoakStatistics:
             self._known_stage(stage)
         boots = self._cold(self._window(last), include_warm)
         values = [d for b in boots if (d := b.duration(stage)) is not None]
-        return describe(values)
+        return dump(describe(values))
 
 
 def _rate(text: str) -> float:

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from rig.model.summary import Distribution
 from rig.outcomes import Outcome, is_boards
 
 PERCENTILES = (50, 95, 99)
@@ -29,23 +30,21 @@ def percentile(values: Sequence[float], q: float) -> float | None:
     return float(np.percentile(np.asarray(a, dtype=np.float64), q)) if a else None
 
 
-def describe(values: Sequence[float]) -> dict[str, Any]:
+def describe(values: Sequence[float]) -> Distribution:
     """n, min, p50, p95, p99, max, mean and stddev (sample, n - 1) of the finite
     `values`; only n = 0 when there are none, stddev 0 for a single value."""
     a = np.asarray(finite(values), dtype=np.float64)
     if not a.size:
-        return {"n": 0}
-    out: dict[str, Any] = {"n": int(a.size), "min": float(a.min())}
-    for q, v in zip(PERCENTILES, np.percentile(a, PERCENTILES), strict=True):
-        out[f"p{q}"] = float(v)
-    out["max"] = float(a.max())
+        return Distribution(0)
+    lo, hi = float(a.min()), float(a.max())
+    p50, p95, p99 = (float(v) for v in np.percentile(a, PERCENTILES))
     # Taken about the first value: equal values then give exactly their value and 0
     # (a sum of 18 times 0.3 does not: a stddev of 1e-17 s for a stage that never
     # varied), and values equal but for rounding give what rounding put between them.
     d = a - a[0]
-    out["mean"] = min(max(float(a[0] + d.mean()), out["min"]), out["max"])
-    out["stddev"] = float(d.std(ddof=1)) if a.size > 1 else 0.0
-    return out
+    mean = min(max(float(a[0] + d.mean()), lo), hi)
+    stddev = float(d.std(ddof=1)) if a.size > 1 else 0.0
+    return Distribution(int(a.size), lo, p50, p95, p99, hi, mean, stddev)
 
 
 def failure_rates(outcomes: Iterable[str]) -> dict[str, Any]:

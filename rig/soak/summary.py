@@ -9,7 +9,6 @@ from collections import Counter
 from pathlib import Path
 
 from rig.model.budgets import Budgets
-from rig.model.codec import load
 from rig.model.soak import (
     CycleRecord,
     EndRecord,
@@ -21,7 +20,6 @@ from rig.model.soak import (
 )
 from rig.model.summary import (
     CycleCounts,
-    Distribution,
     FailedCycle,
     Limits,
     Memory,
@@ -82,10 +80,6 @@ def samples(boots: list[CycleRecord], name: str) -> list[float]:
     return [v for r in boots if (v := r.stages.get(name)) is not None]
 
 
-def _dist(values: list[float]) -> Distribution:
-    return load(Distribution, describe(values))
-
-
 def summarize(
     folder: Path,
     records: list[Record],
@@ -103,7 +97,7 @@ def summarize(
     for r in cycles:  # stages the config did not name (an older journal) still count
         stage_names += [n for n in r.stages if n not in stage_names]
     values = {name: samples(ok, name) for name in [*stage_names, TOTAL]}
-    stages = [StageDistribution(name=name, **vars(_dist(values[name]))) for name in stage_names]
+    stages = [StageDistribution(name=name, **vars(describe(values[name]))) for name in stage_names]
     overheads = [r.overhead_s for r in cycles if isinstance(r.overhead_s, float)]
     rates = failure_rates(r.outcome for r in cycles)
     ends = [r for r in records if isinstance(r, EndRecord)]
@@ -134,9 +128,9 @@ def summarize(
         failures=rates["failures"],
         failure_rate=rates["failure_rate"],
         failure_rates=rates["rates"],
-        power_to_ui=_dist(values[TOTAL]),
+        power_to_ui=describe(values[TOTAL]),
         stages=stages,
-        overhead=_dist(overheads),
+        overhead=describe(overheads),
         influx=_influx(cycles),
         rss=_rss(cycles),
         failed_cycles=[
