@@ -1,6 +1,7 @@
 """Plain data passed between the layers (instruments -> artifacts -> analysis -> sinks):
-a capture's markers and the console's chunks (`capture`), a run (`run`, run.json) and a
-report (`report`, report.json), and the codec that maps the last two onto JSON."""
+what the instruments recorded (`capture`), a run (`run`, run.json), a report (`report`,
+report.json, with its console `sections` and `clocks`), a soak's journal and summary, and
+the codec that maps them onto JSON."""
 
 from rig.model.capture import Chunk, MarkerScan
 from rig.model.report import Report
