@@ -1,17 +1,7 @@
-"""What `rig prune` may delete from a boot's folder, and what it must keep (docs/disk.md).
-
-Three kinds of file in a run folder:
-
-- the record, always kept: `run.json`, `report.json` (and `.lock`);
-- derived files, re-made from the rest by `rig analyze` / `rig report`: `report.html`,
-  `uart.bin`; they may go for any boot outside the retention window;
-- the raw measurement (`RAW`): goes only when asked (`--raw`), only outside the window,
-  and never for a boot that is not provably fine (`keep_raw_reason`): a failure or any
-  outcome but `ok`, contradictions (`analysis.invalid`), a boot flagged as not a true
-  cold boot, or a report that is missing or cannot be read.
-
-Files of any other name are never deleted: they are someone's notes.
-"""
+"""What `rig prune` may delete from a boot's folder, and what it must keep (docs/disk.md):
+the record (`RECORD`) always stays, derived files (`DERIVED`) may go outside the
+retention window, the raw measurement (`RAW`) only with `--raw` and only for a boot its
+record proves fine (`keep_raw_reason`); files of any other name are someone's notes."""
 
 from __future__ import annotations
 

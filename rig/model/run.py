@@ -69,13 +69,9 @@ class RunPlace:
 
 @dataclass
 class RunConsoleReader:
-    """The console reader's self-check (rig/instruments/reader_check.py): how it was
-    scheduled, how late it woke (`wake_late_us`) and how long the host's tty layer and
-    its wake took to hand it a probe byte (`tty_late_us`), each {p50, p99, max}. As far
-    as it can see, every read is late by at most `bound_s`, except those stamped in a
-    `held` window ([from ns, until ns]: the host was unresponsive from `from`), late by
-    at most `probe_s` + stamp - from; `bound_s` null: no bound (read through pyserial's
-    timeout)."""
+    """The console reader's self-check (rig/instruments/reader_check.py; each key in
+    docs/artifacts.md): every read is late by at most `bound_s` (null: no bound) except
+    those stamped in a `held` window [from ns, until ns]."""
 
     scheduling: str  # "SCHED_FIFO" (real-time) or "SCHED_OTHER"
     priority: int

@@ -1,17 +1,7 @@
-"""`rig soak --places a,b,c`: one soak per labgrid place, all at once.
-
-Each place gets its own `rig soak --place NAME` child process: its own journal, summary
-and exit code (`<id>-<place>` under its config's results_dir), its own acquire and
-release of the place, and its own core (the cycles are CPU-bound between boots, and a
-thread per place would share one interpreter lock). The points go wherever each
-config's `[influxdb]` says: one InfluxDB for the lab when the configs share it, each
-boot tagged with its place. A child that fails does not stop the others.
-
-Ctrl-C or SIGTERM is passed on to every child, which powers its board off, closes its
-journal and releases its place (each can then be continued with `rig soak --resume
-<id>-<place>`). Should this process be killed outright, the kernel sends each child
-SIGTERM (PR_SET_PDEATHSIG), with the same effect.
-"""
+"""`rig soak --places a,b,c`: one `rig soak --place NAME` child process per labgrid
+place, all at once, each its own journal, summary, exit code and core (the cycles are
+CPU-bound between boots); Ctrl-C and SIGTERM are passed on to every child, and a child
+gets SIGTERM should this process die (docs/soak.md, "Many boards")."""
 
 from __future__ import annotations
 

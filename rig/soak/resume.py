@@ -1,19 +1,6 @@
-"""`rig soak --resume REF` without `--config`: find the soak, and the config it ran with.
-
-Where the soak is. REF is a soak folder or its journal (any path), or an id. An id names
-`<results_dir>/<id>`, and `results_dir` comes from a config: `--config` when given, else
-the default `config/rig.toml` (only its `[rig].results_dir` is read). A soak whose config
-put it elsewhere is found by its folder's path, or with that `--config`; the error says
-where it looked.
-
-Which config. The journal header names the config file (absolute path) and keeps a
-SHA-256 of its bytes and of the simulated board profile's. Without `--config` the soak
-continues with that file, and only if it is still the same: a file that is gone or has
-changed is refused with a message naming it, because a resumed soak must keep measuring
-the same thing to be one soak. `--config` (and `--board`) given explicitly win: the
-operator says which settings the rest of the soak runs with. A journal from before the
-hashes existed is checked against the config snapshot in its newest cycle's run.json.
-"""
+"""`rig soak --resume REF` without `--config`: find the soak (a folder, its journal, or
+an id under a config's results_dir), and the config it ran with, refused when it is gone
+or has changed (docs/soak.md, "Which soak, which config")."""
 
 from __future__ import annotations
 
