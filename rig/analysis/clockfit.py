@@ -44,7 +44,6 @@ class LinearFit:
     residuals: tuple[float, ...]
     scatter: float  # residual standard deviation, or the prior when not measurable
     x_mean: float
-    sxx: float
     rejected: tuple[Anchor, ...] = ()
     slope_var: float = PRIOR_SLOPE_SD**2  # the slope's variance, the prior included
     bias_u: float = 0.0  # half the bound of a late stamp the offset rests on
@@ -146,7 +145,7 @@ def _lsq(anchors: list[Anchor], rejected: tuple[Anchor, ...]) -> LinearFit | Non
         var = 1 / (w_fit + w_prior)
     offset = ym - slope * xm
     res_t = tuple(y - (offset + slope * x) for x, y in zip(xs, ys, strict=True))
-    return LinearFit(offset, slope, tuple(anchors), res_t, scatter, xm, sxx or 1.0, rejected, var)
+    return LinearFit(offset, slope, tuple(anchors), res_t, scatter, xm, rejected, var)
 
 
 @dataclass(frozen=True)

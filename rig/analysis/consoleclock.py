@@ -46,8 +46,7 @@ def floor_fit(anchors: Sequence[Anchor]) -> EnvelopeFit:
     offset = ref.y - ref.x
     res = tuple(a.y - (offset + a.x) for a in anchors)
     xm = sum(a.x for a in anchors) / len(anchors)
-    sxx = sum((a.x - xm) ** 2 for a in anchors) or 1.0
-    return EnvelopeFit(offset, 1.0, tuple(anchors), res, 0.0, xm, sxx, x_ref=ref.x)
+    return EnvelopeFit(offset, 1.0, tuple(anchors), res, 0.0, xm, x_ref=ref.x)
 
 
 def console_clocks(
