@@ -129,7 +129,7 @@ class QemuTraceAnalyzer(AnalyzerProtocol):
         def sample(wall_us: int) -> int:
             return max(0, (wall_us - t0) * rate // 1_000_000)
 
-        # numpy here: rig.config.load imports every driver, and `rig run --help` needs none.
+        # numpy here: loading a config imports every driver; `rig run --help` needs none.
         import numpy as np
 
         n = sample(end_us) + 1

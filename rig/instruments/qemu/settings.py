@@ -36,8 +36,8 @@ class QemuConfig:
     build_script: Path = BUILD_SCRIPT
 
     def image_dir(self) -> Path:
-        """The folder with Image, rootfs.img and u-boot-env.txt; an InstrumentError-free
-        ConfigError naming what to run when it is missing."""
+        """The folder with Image, rootfs.img and u-boot-env.txt; missing: a ConfigError
+        naming what to run."""
         script = self.build_script
         if self.images != "auto":
             folder = (self.base / self.images).resolve()
