@@ -8,6 +8,7 @@ journal keeps every decided commit: `--resume DIR`)."""
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,6 +36,7 @@ from rig.names import TOTAL
 from rig.soak.signals import StopFlag
 
 if TYPE_CHECKING:
+    from rig.bisect.explain import Regression
     from rig.bisect.runner import Search
 
 _STYLE = {"bad": "bold red", "good": "bold green", "skip": "yellow", "undecided": "yellow"}
@@ -90,12 +92,26 @@ def print_result(doc: dict[str, Any]) -> None:
     console.print(f"journal: [bold]{escape(doc['folder'])}[/]", highlight=False)
 
 
-def _start(opts: dict[str, Any], config_path: Path, engine: str) -> Search:
+def _start(
+    opts: dict[str, Any], config_path: Path, engine: str, explains: Regression | None
+) -> Search:
     from rig.bisect import git
+    from rig.bisect.explain import night_ends
     from rig.bisect.journal import Header, Journal
     from rig.bisect.runner import Search, search_budget
     from rig.instruments.drivers import load_config
 
+    if opts["nights"] is not None:
+        if explains is None or opts["good"] or opts["bad"]:
+            raise InputError("--nights takes --good and --bad from the nights: give --explain, "
+                             "not --good or --bad")  # fmt: skip
+        opts["good"], opts["bad"] = night_ends(opts["nights"], explains.time_ns)
+        if opts["good"] == opts["bad"]:
+            raise InputError(
+                f"--nights {opts['nights']}: the change point's night and the night before "
+                f"ran the same commit {opts['bad'][:12]}: the change is not in the repository"
+            )
+    opts["stage"] = opts["stage"] or (explains.stage if explains else TOTAL)
     for name in ("repo", "good", "bad", "build"):
         if not opts[name]:
             raise InputError(f"--{name} is needed (or --resume DIR)")
@@ -145,7 +161,32 @@ def _resume(folder: Path, engine: str, as_json: bool) -> Search:
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
               help="Override a config key for every commit, with {out}, {worktree} and {commit} "
               "replaced, e.g. --set 'sim.profile=\"{out}/board.toml\"'.")  # fmt: skip
-@click.option("--stage", default=TOTAL, show_default=True, help="The stage to search by.")
+@click.option(
+    "--stage",
+    default=None,
+    help=f"The stage to search by [default: {TOTAL}; with --explain, its stage].",
+)
+@click.option(
+    "--explain",
+    "explain_path",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="A `rig trend --fail-on-new --json` output: the bisect explains its first "
+    "new regression (its stage, and where --mark puts the answer).",
+)
+@click.option(
+    "--nights",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="With --explain: take --good and --bad from the nightly's records in this "
+    "folder (each night's status.json 'commit').",
+)
+@click.option(
+    "--mark",
+    is_flag=True,
+    help="With --explain: write the answer to the config's [influx] as an annotation "
+    "beside the change point (measurement 'bisect').",
+)
 @click.option("--alpha", type=float, default=0.05, show_default=True,
               help="The whole search's error rate (split over its steps).")  # fmt: skip
 @click.option("--end-boots", type=click.IntRange(min=2), default=12, show_default=True,
@@ -164,19 +205,26 @@ def _resume(folder: Path, engine: str, as_json: bool) -> Search:
 @engine_option
 @json_option
 def bisect(resume_dir: Path | None, engine: str, as_json: bool, config_path: Path,
-           **opts: Any) -> None:  # fmt: skip
+           explain_path: Path | None, mark: bool, **opts: Any) -> None:  # fmt: skip
     """Find the commit that made a stage slower: build, boot and rank-test commit by
     commit between a good and a bad one."""
-    from rig.bisect import report
+    from rig.bisect import explain, report
 
+    explains = explain.read_regression(explain_path) if explain_path else None
+    if mark and explains is None:
+        fail("--mark puts the answer beside a change point: give --explain", as_json)
+    # --mark's [influx] is checked before the first boot: a search of hours must not end
+    # unable to write its answer
     if resume_dir is not None:
-        given = [f"--{n}" for n in _SEARCH_OPTIONS if opts[n] not in (None, (), TOTAL)]
+        given = [f"--{n}" for n in (*_SEARCH_OPTIONS, "nights") if opts[n] not in (None, ())]
         if given:
             fail(f"--resume takes the search from its journal; leave out {', '.join(given)}",
                  as_json)  # fmt: skip
         search = _resume(resume_dir, engine, as_json)
+        influx = explain.influx_settings(Path(search.h.config)) if mark else None
     else:
-        search = _start(opts, config_path, engine)
+        influx = explain.influx_settings(config_path) if mark else None
+        search = _start(opts, config_path, engine, explains)
     stop = StopFlag()
     with spinner(as_json) as progress:
         task = progress.add_task("starting", total=None)
@@ -187,8 +235,15 @@ def bisect(resume_dir: Path | None, engine: str, as_json: bool, config_path: Pat
                 lambda t: None if as_json else console.print(escape(t), highlight=False),
             )
     doc = report.result_doc(result)
+    if explains is not None:
+        doc["explains"] = dataclasses.asdict(explains)
     rundir.write_json(search.folder / report.RESULT_JSON, doc)
     (search.folder / report.RESULT_HTML).write_text(report.result_html(doc))
+    if influx is not None and explains is not None and doc["status"] != report.INTERRUPTED:
+        # the answer is on disk first: an InfluxError (exit 3, json_option) loses nothing
+        explain.mark(doc, explains, influx)
+        doc["marked"] = True
+        rundir.write_json(search.folder / report.RESULT_JSON, doc)
     if as_json:
         emit_json(doc)
     else:

@@ -1,0 +1,82 @@
+"""A bisect's answer as an InfluxDB point, the annotation beside the change point it
+explains (`rig bisect --explain ... --mark`, docs/bisect.md).
+
+Measurement `bisect`, one point per explained change point, stamped with the change
+point's time (the power-on time of the first boot after it, as its `change_point` mark);
+tags `rig`, `board`, `variant`, `stage` (the change point's); fields `status` (`found`,
+`range`, `refused`), `commit` and `subject` (the first bad commit; for a range the
+candidates' ids, comma-separated), `difference_s`, `ci_low_s`, `ci_high_s` (what the
+first bad commit does to the stage; absent when not found), `good`, `bad` (the ends'
+ids), `run_id` (the change point's first boot), `folder` (the bisect's) and `text` (the
+annotation's text). A later bisect of the same change point overwrites it (same series,
+same time).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rig.sinks.influx.client import Client
+from rig.sinks.influx.lineproto import FieldValue, Point, encode_all
+
+BISECT = "bisect"
+
+
+@dataclass(frozen=True)
+class BisectMark:
+    board: str
+    variant: str
+    stage: str
+    rig: str
+    time_ns: int  # the change point's
+    run_id: str  # its first boot
+    status: str
+    commits: tuple[tuple[str, str], ...]  # (id, subject): the first bad one, or candidates
+    good: str
+    bad: str
+    folder: str
+    difference_s: float | None = None
+    ci_low_s: float | None = None
+    ci_high_s: float | None = None
+    note: str = ""  # why there is no answer (refused)
+
+    @property
+    def text(self) -> str:
+        if self.status == "found":
+            ((commit, subject),) = self.commits
+            text = f"bisect: first bad {commit[:12]} {subject}"
+            if self.difference_s is not None:
+                text += f" ({self.stage} {self.difference_s * 1e3:+.2f} ms"
+                if self.ci_low_s is not None and self.ci_high_s is not None:
+                    text += f", {self.ci_low_s * 1e3:+.2f} .. {self.ci_high_s * 1e3:+.2f} ms"
+                text += ")"
+            return text
+        if self.status == "range":
+            ids = ", ".join(c[:12] for c, _ in self.commits)
+            return f"bisect: not decided, the first bad commit is one of {ids}"
+        return f"bisect {self.status}: {self.note}"
+
+    def point(self) -> Point:
+        tags = {"rig": self.rig, "board": self.board, "variant": self.variant, "stage": self.stage}
+        fields: dict[str, FieldValue] = {
+            "status": self.status,
+            "commit": ",".join(c for c, _ in self.commits),
+            "subject": "; ".join(s for _, s in self.commits),
+            "good": self.good,
+            "bad": self.bad,
+            "run_id": self.run_id,
+            "folder": self.folder,
+            "text": self.text,
+        }
+        for key, value in (
+            ("difference_s", self.difference_s),
+            ("ci_low_s", self.ci_low_s),
+            ("ci_high_s", self.ci_high_s),
+        ):
+            if value is not None:
+                fields[key] = float(value)
+        return Point(BISECT, tags, fields, self.time_ns)
+
+
+def write_mark(client: Client, mark: BisectMark) -> None:
+    client.write(encode_all([mark.point()]), precision="ns")
