@@ -189,8 +189,8 @@ def test_mark_feeds_the_dashboard_annotation(history: dict[str, Any]) -> None:
     rng = TimeRange(t - 86_400_000, t + 86_400_000)
     with Client(history["settings"]) as client:
         results = run_queries(client, history["settings"].database, dash, {}, rng, ["annotations"])
-        assert [r.error for r in results] == [None, None]
-        slower, faster = results
+        assert [r.error for r in results] == [None, None, None]
+        slower, faster, _bisect = results
         (s,) = slower.series
         rows = [dict(zip(s["columns"], v, strict=True)) for v in s["values"]]
         assert sorted(r["stage"] for r in rows) == ["kernel", "power_to_ui"]
@@ -200,7 +200,7 @@ def test_mark_feeds_the_dashboard_annotation(history: dict[str, Any]) -> None:
         other = run_queries(
             client, history["settings"].database, dash, {"board": ["x"]}, rng, ["annotations"]
         )
-        assert [r.series for r in other] == [[], []]
+        assert [r.series for r in other] == [[], [], []]
 
 
 def test_fail_on_new_fails_once(history: dict[str, Any], tmp_path: Path) -> None:

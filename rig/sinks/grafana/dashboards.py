@@ -11,6 +11,7 @@ from rig.sinks.grafana import panels_boot as boot
 from rig.sinks.grafana import panels_soak as soak
 from rig.sinks.grafana.common import BOARD_SELECTION, datasource, grid, ql_string
 from rig.sinks.grafana.influx import InfluxAnnotationBuilder
+from rig.sinks.influx.bisects import BISECT
 from rig.sinks.influx.changepoints import CHANGE_POINT
 
 TAG = "bootrig"
@@ -65,6 +66,23 @@ def change_point_annotation(direction: str) -> InfluxAnnotationBuilder:
     )
 
 
+#: A bisect's answer (`rig bisect --explain ... --mark`, docs/bisect.md): the commit that
+#: made a change point, on the change point's time, beside its mark.
+BISECT_COLOR = "purple"
+
+
+def bisect_annotation() -> InfluxAnnotationBuilder:
+    query = (
+        f'SELECT "text", "stage", "commit", "status" FROM "{BISECT}" '
+        f"WHERE $timeFilter AND {BOARD_SELECTION}"
+    )
+    return (
+        InfluxAnnotationBuilder("bisect: first bad commit", query, datasource())
+        .icon_color(BISECT_COLOR)
+        .columns(text="text", tags="stage,status")
+    )
+
+
 def _dashboard(
     title: str,
     uid: str,
@@ -114,7 +132,7 @@ def boot_time(budgets: BudgetFile) -> dm.Dashboard:
             boot.stage_percentiles(grid(9, 10, 14, 9)),
             boot.latest_boots(grid(9, 24, 0, 18)),
         ],
-        [change_point_annotation(d) for d in CHANGE_POINT_COLORS],
+        [*(change_point_annotation(d) for d in CHANGE_POINT_COLORS), bisect_annotation()],
     )
 
 
