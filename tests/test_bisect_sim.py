@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from tests.bisect_env import state
 from tests.e2e import REPO, make_config
 
 FAST = (REPO / "config" / "boards" / "fast.toml").read_text()
@@ -63,19 +64,6 @@ def make_repo(tmp: Path, broken: int | None = None) -> tuple[Path, list[str]]:
         _git(repo, "add", "-A")
         _git(repo, "commit", "-qm", subject)
     return repo, _git(repo, "rev-list", "--reverse", "HEAD").split()
-
-
-def state(repo: Path) -> dict[str, Any]:
-    """What `left as found` means: HEAD, branch, status, worktrees, no bisect files."""
-    git_dir = repo / ".git"
-    return {
-        "head": _git(repo, "rev-parse", "HEAD"),
-        "branch": _git(repo, "symbolic-ref", "HEAD"),
-        "status": _git(repo, "status", "--porcelain", "--untracked-files=all"),
-        "worktrees": _git(repo, "worktree", "list", "--porcelain").count("worktree "),
-        "bisect_files": sorted(p.name for p in git_dir.iterdir() if p.name.startswith("BISECT")),
-        "worktree_dir": (git_dir / "worktrees").exists() and any((git_dir / "worktrees").iterdir()),
-    }
 
 
 def bisect_argv(

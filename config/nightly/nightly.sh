@@ -10,6 +10,9 @@
 # After the suites, `rig trend --mark --fail-on-new` over the soak config's InfluxDB
 # history (docs/trend.md): marks the change points for Grafana and fails the night on a
 # regression it has not reported before. Skipped (a note) when the config has no [influx].
+# With BOOTRIG_BISECT_REPO and BOOTRIG_BISECT_BUILD set (config/nightly/bisect.sh), each
+# night records the commit it runs, and a new regression starts `rig bisect`, whose answer
+# goes to InfluxDB beside the change point (docs/bisect.md, "Nightly").
 #
 # Exit codes, for CI and systemd: 0 the board met every budget and the soak's failure
 # rate, and no new regression; 1 it did not; 2 the rig could not run (config,
@@ -29,6 +32,13 @@ stopped=0
 trap 'stopped=143' TERM  # the children get the signal too; we wait for them to finish
 trap 'stopped=130' INT
 
+. "$repo/config/nightly/bisect.sh"
+commit=$(night_commit)
+commit_json=null
+[ -n "$commit" ] && commit_json="\"$commit\""
+# The night's record from its start: a bisect tonight finds tonight's commit in it.
+printf '{"stamp": "%s", "commit": %s}\n' "$stamp" "$commit_json" >"$out/status.json"
+
 echo "bootrig nightly $stamp: soak with $config, then Robot suites with $robot_config"
 "$py" -m rig.soak --config "$config" --id "nightly-$stamp" ${BOOTRIG_CYCLES:+--cycles "$BOOTRIG_CYCLES"} \
   --json >"$out/soak.json" 2>"$out/soak.log"
@@ -47,12 +57,17 @@ if [ "$stopped" -eq 0 ] && [ "$soak" -lt 128 ]; then
   trend=$?
 fi
 
+bisect=-1
+if [ "$stopped" -eq 0 ]; then
+  bisect=$(night_bisect "$py" "$out" results/nightly "$config" "$trend")
+fi
+
 # One verdict: interrupted beats "the rig is broken" beats "the board failed" beats
-# "the trend cannot tell yet".
+# "the trend cannot tell yet". The bisect explains a failed night; it does not change it.
 . "$repo/config/nightly/verdict.sh"
 code=$(night_exit "$soak" "$robot" "$trend" "$stopped")
-printf '{"stamp": "%s", "soak_exit": %s, "robot_exit": %s, "trend_exit": %s, "exit": %s}\n' \
-  "$stamp" "$soak" "$robot" "$trend" "$code" >"$out/status.json"
+printf '{"stamp": "%s", "commit": %s, "soak_exit": %s, "robot_exit": %s, "trend_exit": %s, "bisect_exit": %s, "exit": %s}\n' \
+  "$stamp" "$commit_json" "$soak" "$robot" "$trend" "$bisect" "$code" >"$out/status.json"
 ln -sfn "$stamp" results/nightly/latest
-echo "bootrig nightly $stamp: soak exit $soak, robot exit $robot, trend exit $trend -> exit $code ($out)"
+echo "bootrig nightly $stamp: soak exit $soak, robot exit $robot, trend exit $trend, bisect exit $bisect -> exit $code ($out)"
 exit "$code"
