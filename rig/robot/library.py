@@ -94,11 +94,6 @@ class BootRig(SoakStatistics, EnergyBudgets, RegressionCheck):
         self._captured: list[Path] = []
         self.ROBOT_LIBRARY_LISTENER = _Listener(self)
 
-    # -- the rig ---------------------------------------------------------------------
-
-    def release_rig(self) -> None:
-        self.target.release()
-
     @keyword("Power Cycle Target")
     def power_cycle_target(self) -> str:
         """Power-cycles the target once and records the boot, without analyzing it.
@@ -176,7 +171,7 @@ class BootRig(SoakStatistics, EnergyBudgets, RegressionCheck):
         | Failure Rate Should Be At Most | 0 % |
         """
         self.target.claim()  # the suite's place, also when the soak is its first boot
-        self.release_rig()  # one board, one owner: the soak starts its own instruments
+        self.target.release()  # one board, one owner: the soak starts its own instruments
         limits: Limits | None = Limits(cycles, parse_duration(duration) if duration else None)
         if cycles is None and duration is None:
             limits = None  # as `rig soak`: the config's [soak], else DEFAULT_CYCLES
@@ -212,8 +207,6 @@ class BootRig(SoakStatistics, EnergyBudgets, RegressionCheck):
             f"Artifacts: {boot.folder}",
             html=True,
         )
-
-    # -- budgets ---------------------------------------------------------------------
 
     @keyword("Load Budgets")
     def load_budgets(

@@ -1,8 +1,5 @@
-"""Failure messages of the budget keywords: what a lab engineer needs to act on one.
-
-Each says which boot (run id), which stage, what was measured, the budget, by how much
-it was overshot, and where the artifacts are, in one line that reads as a sentence.
-"""
+"""Failure messages of the budget keywords, each one sentence: the boot (run id), the
+stage, what was measured, the budget, the overshoot and where the artifacts are."""
 
 from __future__ import annotations
 

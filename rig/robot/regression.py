@@ -26,11 +26,14 @@ def _ms(v: float | None) -> str:
     return "n/a" if v is None else f"{v * 1e3:+.2f} ms"
 
 
-def regression_message(r: StageComparison, baseline: Source, measured: Source, label: str) -> str:
-    ci = f"{_ms(r.ci_low_s)} .. {_ms(r.ci_high_s)}"
+def _shift(r: StageComparison, baseline: Source, measured: Source) -> str:
+    """The comparison in one clause: the shift, its interval and p, and the boots."""
+    ci = f"{r.confidence:.0%} CI {_ms(r.ci_low_s)} .. {_ms(r.ci_high_s)}"
+    if r.ci_low_s is None:
+        ci = f"no {r.confidence:.0%} CI"
+    p = "n/a" if r.p_value is None else f"{r.p_value:.2g}"
     return (
-        f"{label} regressed: {_ms(r.difference_s)} after - before (median shift, "
-        f"{r.confidence:.0%} CI {ci}, Mann-Whitney p = {r.p_value:.2g}); "
+        f"{_ms(r.difference_s)} after - before (median shift, {ci}, Mann-Whitney p = {p}); "
         f"{r.n_after} measured boots in {measured.location} against {r.n_before} of "
         f"baseline {baseline.location}"
     )
@@ -50,18 +53,6 @@ class Inconclusive(Enum):
     FAIL = "fail"
     WARN = "warn"
     PASS = "pass"
-
-
-def inconclusive_message(r: StageComparison, baseline: Source, measured: Source, label: str) -> str:
-    ci = f"{r.confidence:.0%} CI {_ms(r.ci_low_s)} .. {_ms(r.ci_high_s)}"
-    if r.ci_low_s is None:
-        ci = f"no {r.confidence:.0%} CI"
-    p = "n/a" if r.p_value is None else f"{r.p_value:.2g}"
-    return (
-        f"{label} inconclusive: {_ms(r.difference_s)} after - before (median shift, {ci}, "
-        f"Mann-Whitney p = {p}); {r.n_after} measured boots in {measured.location} against "
-        f"{r.n_before} of baseline {baseline.location}: {r.note}"
-    )
 
 
 class RegressionCheck:
@@ -145,9 +136,9 @@ class RegressionCheck:
                 )
         r = compare(stage, before, after, settings)
         if r.verdict == SLOWER:
-            raise AssertionError(regression_message(r, base, mine, label))
+            raise AssertionError(f"{label} regressed: {_shift(r, base, mine)}")
         if r.verdict == INCONCLUSIVE:
-            msg = inconclusive_message(r, base, mine, label)
+            msg = f"{label} inconclusive: {_shift(r, base, mine)}: {r.note}"
             if inconclusive is Inconclusive.FAIL:
                 raise AssertionError(msg)
             (logger.warn if inconclusive is Inconclusive.WARN else logger.info)(msg)

@@ -1,15 +1,6 @@
 """The board a Robot suite measures: its rig config (with the labgrid place, when one is
-named) and the instruments held for the suite.
-
-The instruments, and with them a labgrid place, are held per suite, not per boot: they
-open at the suite's first power cycle and close when the suite ends (the library
-listener's ``close``), also after a failure. In a shared lab that is what keeps a
-suite's boots on one board: between two boots nobody else can acquire the place,
-reflash or power it, so the suite's percentiles and regression checks are of one board
-in one state; and acquiring once costs one round trip to the coordinator per suite
-instead of per boot. pabot runs one process per argument file, so one place per process
-is held by exactly one suite at a time, and released for the next user at its end.
-The suite also claims the place on this host for as long as it runs
+named) and the instruments, held per suite so that nobody takes the board between its
+boots (docs/robot.md). The suite also claims the place on this host while it runs
 (rig/instruments/target_claim.py): labgrid cannot tell two processes of one user apart.
 """
 
