@@ -1,9 +1,6 @@
-"""The `rig` executable (`rig.cli:entry`, and `python -m rig`).
-
-Its top imports only the standard library's signal module: everything else, click and
-the commands included, loads inside `entry`, where a Ctrl-C is caught. The group and its
-lazily imported subcommands are in rig/commands/group.py.
-"""
+"""The `rig` executable (`rig.cli:entry`, and `python -m rig`). Its top imports only the
+signal module: everything else, click and the commands (rig/commands/group.py) included,
+loads inside `entry`, where a Ctrl-C is caught."""
 
 from __future__ import annotations
 

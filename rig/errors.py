@@ -1,29 +1,10 @@
-"""The rig's one error hierarchy and the exit codes every command shares.
-
-Every error the rig raises on purpose is a `RigError` of one *kind*; the kind, not the
-class, decides the exit code, so a command never has to know a module's classes:
-
-| kind              | what went wrong                                              | exit |
-|-------------------|--------------------------------------------------------------|------|
-| `InputError`      | what the user gave: an argument, a file named on the command | 2    |
-|                   | line, a dashboard, a fault spec                              |      |
-| `ConfigError`     | an `InputError`: a config file or setting (file, key, found) | 2    |
-| `ArtifactError`   | an `InputError`: a stored artifact that cannot be used       | 2    |
-|                   | (`run.json`, `capture.sr`, `report.json`, a soak journal)    |      |
-| `InstrumentError` | the rig's hardware or its stand-in failed (relay, supply,    | 3    |
-|                   | analyzer, console, QEMU, the simulator)                      |      |
-| `SinkError`       | where results go failed (InfluxDB, its private server)       | 3    |
-| `RigError` itself | the rig's own software failed (sigrok-cli, a decoder)        | 3    |
-
-Config and artifact errors are input errors because both are things handed to the rig
-that it cannot use; they keep their own kind so a message and a test can say which.
-Instruments and sinks are apart because the user can act on them separately (plug the
-relay in, start InfluxDB). The board's own failures are not errors at all: they are a
-report's outcome (exit 1), see `rig.commands.common.outcome_exit_code`.
-
-The module-level classes keep the builtin base they had before the hierarchy existed
-(`ValueError` for wrong input, `RuntimeError` for things failing), so `except ValueError`
-in older code still catches them. No imports: analysis, which must stay pure, may use it.
+"""The rig's one error hierarchy and the exit codes every command shares
+(docs/exit-codes.md). Every error the rig raises on purpose is a `RigError` of one kind,
+and the kind, not the class, decides the exit code: `InputError` (and its kinds
+`ConfigError`, `ArtifactError`) 2, `InstrumentError`, `SinkError` and `RigError` itself 3.
+The board's own failures are no errors but a report's outcome (exit 1). Input kinds are
+`ValueError`s and the others `RuntimeError`s, so `except ValueError` still catches bad
+input. No imports: analysis, which must stay pure, may use it.
 """
 
 from __future__ import annotations

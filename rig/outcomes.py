@@ -1,19 +1,10 @@
 """A boot's outcome: one enumeration for analysis, the soak, Robot, InfluxDB and HTML.
+The strings are a contract (docs/contract.md, "Outcomes"): extend, never rename.
 
-The strings are a contract (docs/contract.md, "Outcomes"): report.json `outcome`, the InfluxDB tag
-`outcome` and the soak journal carry them, and tools outside the rig match on them.
-Extend, never rename.
-
-`Outcome` lists the classes. Every member but one is its outcome string; `HANG_IN` is
-a class whose outcome names the stage the boot hung in, `hang_in_<stage>`, and the
-stages come from the rig config, so they cannot be members. `BootOutcome` is one
-outcome with its parts (class and stage): `str()` gives the contract string and
-`BootOutcome.parse` reads one back. Reports and journals keep the plain string (JSON);
-code compares it with a member (`report["outcome"] == Outcome.OK`: a `StrEnum` member
-is that string) or parses it when it needs the class or the stage.
-
-How the evidence decides the outcome: `rig/analysis/outcome.py`; docs/artifacts.md,
-"Outcomes".
+Every `Outcome` member is its outcome string but `HANG_IN`, whose outcome names the
+stage the boot hung in, `hang_in_<stage>` (the stages are the config's, so no members).
+`BootOutcome` is one outcome with its class and stage; reports and journals keep the
+plain string. How the evidence decides: `rig/analysis/outcome.py`.
 """
 
 from __future__ import annotations

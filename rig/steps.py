@@ -1,16 +1,13 @@
-"""Steps: what the rig is doing, and for how long, reported from one place.
+"""Steps: what the rig is doing, and for how long, reported from one place (the design
+of labgrid's `labgrid/step.py`). Work is marked `with step("off-hold"):` or
+`@as_step("power on")`; each step emits a start and a stop `StepEvent` to every
+subscriber: the progress displays and run.json's `timing.steps` (`Recorder`), so no
+layer passes a progress callback to the next.
 
-Instruments and the cycle mark their work as steps (`with step("off-hold"):`, or
-`@as_step("power on")` on a driver method); each step emits a start and a stop
-`StepEvent` to every subscriber. Progress displays (the terminal of `rig run`, the soak's
-bar) and run.json's `timing.steps` (`Recorder`) are subscribers, so no layer passes a
-progress callback to the next (the design of labgrid's `labgrid/step.py`).
-
-Nesting follows the code: a step started inside another is its child (`depth` + 1). The
-current step is a context variable, so a thread started with a copy of the context
-(`contextvars.copy_context().run`) reports under the step that started it; a plain
-thread starts at depth 0. Subscribers are called in the thread that reports, so they
-must be cheap and thread-safe; one that raises is warned about and never breaks the step.
+A step started inside another is its child. The current step is a context variable: a
+thread started with a copy of the context reports under the step that started it.
+Subscribers run in the reporting thread, so they must be cheap and thread-safe; one that
+raises is warned about and never breaks the step.
 """
 
 from __future__ import annotations
