@@ -1,10 +1,5 @@
-"""Helpers every subcommand shares: `--json` output, error reporting, exit codes.
-
-Every error that ends a command goes through `fail` (a `RigError` raised in a command
-with `--json` reaches it through `json_option`; anything else through `rig.cli.entry`):
-one bounded, markup-safe message, and the exit code of the error's kind
-(`rig.errors.exit_code`). A finished run's exit code is `outcome_exit_code`'s.
-"""
+"""Helpers every subcommand shares: `--json` output, error reporting, exit codes. Every
+error that ends a command goes through `fail` (from `json_option`, or `rig.cli.entry`)."""
 
 from __future__ import annotations
 

@@ -1,12 +1,7 @@
-"""The `rig` group: every subcommand by name, imported only when it is used.
-
-A subcommand's module pulls in what its work needs (numpy, scipy, plotly, pyserial,
-the InfluxDB client), over a second of imports for all of them. `rig --help` and
-`rig --version` import none of them, and `rig run` only run's: click's documented
-lazy-loading group ("Lazily Loading Subcommands"), with each command's first help
-paragraph here so the listing needs no import (tests/test_cli_startup.py checks they
-match the commands' own).
-"""
+"""The `rig` group: every subcommand by name, imported only when it is used (click's
+"Lazily Loading Subcommands"): their imports (numpy, scipy, plotly, the InfluxDB client)
+take over a second, and `rig --help` needs none. Each command's first help paragraph is
+here so the listing imports nothing (tests/test_cli_startup.py checks they match)."""
 
 from __future__ import annotations
 

@@ -14,11 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from rig.commands.common import config_option, console, emit_json, fail, json_option
-from rig.config.influx import (
-    InfluxConfig,
-    InfluxSettings,
-    load_influx_config,
-)
+from rig.config.influx import InfluxConfig, InfluxSettings, load_influx_config
 from rig.errors import EXIT_INPUT, EXIT_OK, EXIT_RIG_FAILED, SinkError, bounded
 from rig.sinks.influx.client import AUTH, Client, InfluxError
 from rig.sinks.influx.replay import replay as replay_spool
@@ -37,6 +33,13 @@ from rig.sinks.influx.sink import status as server_status
 from rig.sinks.influx.spool import Spool, spool_dir
 
 influx_config_option = config_option("Rig configuration with an [influx] table.")
+data_dir_option = click.option(
+    "--data-dir",
+    type=click.Path(path_type=Path),
+    default=DEFAULT_DATA_DIR,
+    show_default=True,
+    help="Data, meta, WAL, config and log of the private server.",
+)
 
 
 def _load(config_path: Path, as_json: bool) -> tuple[InfluxSettings, InfluxConfig]:
@@ -52,13 +55,7 @@ def influx() -> None:
 
 
 @influx.command()
-@click.option(
-    "--data-dir",
-    type=click.Path(path_type=Path),
-    default=DEFAULT_DATA_DIR,
-    show_default=True,
-    help="Data, meta, WAL, config and log of the private server.",
-)
+@data_dir_option
 @click.option("--port", type=int, default=18086, show_default=True, help="HTTP port on 127.0.0.1.")
 @click.option(
     "--rpc-port", type=int, default=18088, show_default=True, help="RPC (backup) port on 127.0.0.1."
@@ -159,19 +156,17 @@ def _serve_settings(
     if not auth:
         return InfluxSettings(url=url, database=database), None
     explicit_env = ctx.get_parameter_source("password_env") is not ParameterSource.DEFAULT
+    generated: bool | None = None
     if password_file is None and not explicit_env and not os.environ.get(password_env):
-        path, created = admin_password_file(data_dir)
+        path, generated = admin_password_file(data_dir)
         password_file = path.resolve()
-        return InfluxSettings(
-            url=url, database=database, username=username, password_file=password_file
-        ), created
     return InfluxSettings(
         url=url,
         database=database,
         username=username,
         password_env=None if password_file else password_env,
         password_file=password_file,
-    ), None
+    ), generated
 
 
 def _only_our_admin(client: Client, username: str) -> None:
@@ -252,9 +247,7 @@ def _print_serving(
 
 
 @influx.command()
-@click.option(
-    "--data-dir", type=click.Path(path_type=Path), default=DEFAULT_DATA_DIR, show_default=True
-)
+@data_dir_option
 @json_option
 def stop(data_dir: Path, as_json: bool) -> None:
     """Stop the detached private server of --data-dir (by its PID)."""
@@ -284,11 +277,7 @@ def push(targets: tuple[Path, ...], config_path: Path, as_json: bool) -> None:
     else:
         url = escape(settings.url)
         console.print(f"pushed {res.reports} report(s), {res.points} points to {url}")
-        for f in res.failed:
-            what = escape(f"{f['file']}: {bounded(str(f['reason']))}")
-            console.print(f"[red]not written[/] {what}", highlight=False)
-        if res.error:
-            console.print(f"[bold red]error:[/] {escape(bounded(res.error))}", highlight=False)
+        _print_problems("not written", res.failed, res.error)
     # InfluxDB failing is the sink's failure (3); reports it cannot take are bad input (2).
     raise SystemExit(EXIT_RIG_FAILED if res.error else EXIT_INPUT if res.failed else EXIT_OK)
 
@@ -311,13 +300,18 @@ def replay(config_path: Path, as_json: bool) -> None:
             f"replayed {res.reports} boot(s), {res.points} points; {res.left} left in "
             f"{escape(str(spool.dir))}"
         )
-        for r in res.rejected:
-            what = escape(f"{r['file']}: {bounded(str(r['reason']))}")
-            console.print(f"[red]rejected[/] {what}", highlight=False)
-        if res.error:
-            console.print(f"[bold red]error:[/] {escape(bounded(res.error))}", highlight=False)
+        _print_problems("rejected", res.rejected, res.error)
     # Boots left in the spool: the sink did not take them (3).
     raise SystemExit(EXIT_OK if res.left == 0 and not res.error else EXIT_RIG_FAILED)
+
+
+def _print_problems(label: str, files: list[dict[str, Any]], error: str | None) -> None:
+    """The reports the server did not take, and why; then its error, if it failed."""
+    for f in files:
+        what = escape(f"{f['file']}: {bounded(str(f['reason']))}")
+        console.print(f"[red]{label}[/] {what}", highlight=False)
+    if error:
+        console.print(f"[bold red]error:[/] {escape(bounded(error))}", highlight=False)
 
 
 def _status_table(st: dict[str, Any]) -> Table:
