@@ -51,16 +51,14 @@ def run_problems(run: Run, has_capture: bool) -> list[str]:
 
 
 def console_problems(chunks: Sequence[Chunk]) -> list[str]:
-    out = []
     for i in range(1, len(chunks)):
         if chunks[i].t_ns < chunks[i - 1].t_ns:
             back = (chunks[i - 1].t_ns - chunks[i].t_ns) / 1e9
-            out.append(
+            return [
                 f"console.jsonl record {i + 1}: t_ns goes back {back:.6f} s from the record "
                 "before it; a host's monotonic clock never does"
-            )
-            break
-    return out
+            ]
+    return []
 
 
 def tag_problems(lines: Sequence[Line], power_on_ns: int) -> list[str]:
@@ -98,19 +96,17 @@ def edge_problems(
     power edge, which follows the power-on command) the tag cannot arrive sooner."""
     if scan is None or not scan.power_channel:
         return []  # no power edge: the capture and the host share no origin
-    out = []
     for ln in lines:
         if ln.tag not in gpio:
             continue
         arrived_s = (ln.t_ns - power_on_ns) / 1e9
         if arrived_s < gpio[ln.tag] - CLOCK_SLACK_S:
-            out.append(
+            return [
                 f"the console tag of {ln.tag} arrived at {arrived_s:.6f} s, before its edge "
                 f"on the capture at {gpio[ln.tag]:.6f} s: the capture's stated sample rate "
                 f"({scan.samplerate} Hz) is too low, or its clock is not the one it states"
-            )
-            break
-    return out
+            ]
+    return []
 
 
 def stage_problems(stages: Sequence[Stage]) -> list[str]:
