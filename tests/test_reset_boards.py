@@ -103,7 +103,7 @@ def test_real_uboot_resetting_under_qemu_is_a_reset(tmp_path: Path) -> None:
 def test_a_reset_is_the_boards_failure_wherever_outcomes_are_counted() -> None:
     assert is_boards("reset")
     rates = failure_rates(["ok", "reset", "reset", "rig_error"])
-    assert (rates["measured"], rates["failures"], rates["rates"]) == (3, 2, {"reset": 2 / 3})
+    assert (rates.measured, rates.failures, rates.rates) == (3, 2, {"reset": 2 / 3})
     report = sample_report(initcalls=2)
     report.outcome = "reset"
     lines = report_lines(Report.from_json(report.to_json()))

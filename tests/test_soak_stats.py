@@ -31,19 +31,19 @@ def test_describe_matches_numpy() -> None:
 
 def test_failure_rates() -> None:
     r = failure_rates(["ok"] * 7 + ["panic", "hang_in_kernel", "panic"])
-    assert r["cycles"] == 10 and r["failures"] == 3 and r["failure_rate"] == pytest.approx(0.3)
-    assert r["rates"] == {"hang_in_kernel": 0.1, "panic": 0.2}
-    assert next(iter(r["counts"])) == "ok"
+    assert r.cycles == 10 and r.failures == 3 and r.failure_rate == pytest.approx(0.3)
+    assert r.rates == {"hang_in_kernel": 0.1, "panic": 0.2}
+    assert next(iter(r.counts)) == "ok"
 
 
 def test_runs_the_rig_or_the_operator_ended_are_not_the_boards_failures() -> None:
     outcomes = ["ok"] * 6 + ["panic"] + ["rig_error", "interrupted", "invalid_artifacts"]
     r = failure_rates([*outcomes, "analyzer_error"])
-    assert (r["cycles"], r["measured"], r["not_measured"]) == (11, 7, 4)
-    assert r["failures"] == 1 and r["failure_rate"] == pytest.approx(1 / 7)
-    assert r["rates"] == {"panic": pytest.approx(1 / 7)}
-    assert r["counts"]["rig_error"] == 1  # kept and shown
-    assert failure_rates(["interrupted"])["failure_rate"] == 0.0
+    assert (r.cycles, r.measured, r.not_measured) == (11, 7, 4)
+    assert r.failures == 1 and r.failure_rate == pytest.approx(1 / 7)
+    assert r.rates == {"panic": pytest.approx(1 / 7)}
+    assert r.counts["rig_error"] == 1  # kept and shown
+    assert failure_rates(["interrupted"]).failure_rate == 0.0
 
 
 def _cycle(n: int, outcome: str, kernel: float | None, session: int = 1) -> CycleRecord:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -47,19 +47,30 @@ def describe(values: Sequence[float]) -> Distribution:
     return Distribution(int(a.size), lo, p50, p95, p99, hi, mean, stddev)
 
 
-def failure_rates(outcomes: Iterable[str]) -> dict[str, Any]:
+@dataclass(frozen=True)
+class FailureRates:
+    cycles: int
+    measured: int  # cycles whose outcome is the board's
+    not_measured: int  # ended by the rig or the operator
+    counts: dict[str, int]  # by outcome, ok first
+    failures: int
+    failure_rate: float
+    rates: dict[str, float]  # each board failure class's share of the measured cycles
+
+
+def failure_rates(outcomes: Iterable[str]) -> FailureRates:
     """Counts by outcome and each board failure class's share of the cycles that
     measured the board; cycles the rig or the operator ended are `not_measured`."""
     counts = Counter(outcomes)
     board = {k: v for k, v in counts.items() if is_boards(k)}
     n = sum(board.values())
     failures = {k: v for k, v in sorted(board.items()) if k != Outcome.OK}
-    return {
-        "cycles": sum(counts.values()),
-        "measured": n,
-        "not_measured": sum(counts.values()) - n,
-        "counts": dict(sorted(counts.items(), key=lambda kv: (kv[0] != Outcome.OK, kv[0]))),
-        "failures": sum(failures.values()),
-        "failure_rate": sum(failures.values()) / n if n else 0.0,
-        "rates": {k: v / n for k, v in failures.items()},
-    }
+    return FailureRates(
+        cycles=sum(counts.values()),
+        measured=n,
+        not_measured=sum(counts.values()) - n,
+        counts=dict(sorted(counts.items(), key=lambda kv: (kv[0] != Outcome.OK, kv[0]))),
+        failures=sum(failures.values()),
+        failure_rate=sum(failures.values()) / n if n else 0.0,
+        rates={k: v / n for k, v in failures.items()},
+    )
