@@ -92,10 +92,8 @@ OUTLIER_FLOOR_S = 50e-6
 
 
 def fit(anchors: list[Anchor]) -> LinearFit | None:
-    """Least squares line through the anchors, outliers rejected; None without any.
-
-    Outliers are judged against a Theil-Sen line (median of pairwise slopes), which one
-    bad anchor cannot drag the way it drags least squares."""
+    """Least squares line through the anchors, outliers rejected against a Theil-Sen line
+    (one bad anchor cannot drag it as it drags least squares); None without any."""
     if not anchors:
         return None
     exact = [a for a in anchors if a.late_s <= 0]

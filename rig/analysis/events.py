@@ -273,11 +273,9 @@ def marker_events(lines: list[Line], tb: Timebase, command_s: float | None = Non
 
 
 def tag_events(name: str, line: Line, tb: Timebase) -> list[Event]:
-    """A marker's time from its console tag, by every source that can say it.
-
-    The tag's printk stamp is taken at the hook (the clock fit absorbs the print delay);
-    its first byte on the wire follows the GPIO by the hook's print path, so the UART
-    time is only used once that delay is calibrated on markers seen both ways."""
+    """A marker's time from its console tag, by every source that can say it. The printk
+    stamp is taken at the hook; the first byte follows the GPIO by the hook's print path,
+    so the UART time needs that delay calibrated on markers seen both ways."""
     detail = {"line": line.index, "text": line.text[:200]}
     out: list[Event] = []
     if line.index in tb.uart and tb.tag_delay is not None and tb.samplerate:

@@ -104,9 +104,8 @@ def beta_margin(spread: float, n: int) -> float:
     return (1 - (MISS / 2 * (n + 1)) ** (1 / (n + 1))) * width
 
 
-#: A floor a single line sets is not one: a garbled stamp or a clock glitch can put one
-#: line anywhere below the rest, so the least delay needs this many within
-#: MAX_LATENCY_S above it (when that many exist).
+#: A garbled stamp or a clock glitch can put one line anywhere below the rest: the least
+#: delay needs this many within MAX_LATENCY_S above it (when that many exist).
 FLOOR_SUPPORT = 3
 
 

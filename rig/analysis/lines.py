@@ -13,9 +13,8 @@ from rig.model import Chunk
 # printk's "[    1.234567] " prefix, optionally with a caller id "[    T1]", optionally
 # after a "<6>" loglevel.
 _PRINTK = re.compile(rb"^(?:<\d>)?\[\s*(\d+)\.(\d{6})\](?:\[\s*[TC]\d+\])?\s?")
-#: What of a line is parsed as text. printk cuts its lines at 1024 bytes and U-Boot's are
-#: shorter; a longer "line" is line noise (a floating RX, a wrong baud rate), kept whole
-#: in `raw` but not decoded and searched again by every parser.
+#: What of a line is parsed as text: printk cuts lines at 1024 bytes, so a longer one is
+#: line noise (a floating RX, a wrong baud rate), kept whole in `raw` but not decoded.
 MAX_PARSED = 4096
 
 
@@ -100,10 +99,9 @@ _BOOTCONSOLE = re.compile(r"^(?:printk: )?bootconsole \[[^\]]+\] enabled")
 
 
 def kernel_backlog(lines: Sequence[Line]) -> frozenset[int]:
-    """The lines the kernel logged before its console was registered: held in its log
-    buffer and sent at once when it was (`console [...] enabled` follows them), so
-    their printk stamps are when they were logged, not when they could leave. Empty when
-    a boot console (`earlycon`) printed them as they came."""
+    """The lines the kernel logged before its console was registered, sent at once when it
+    was: their stamps are when they were logged, not when they could leave. Empty when a
+    boot console (`earlycon`) printed them as they came."""
     for ln in lines:
         if _BOOTCONSOLE.match(ln.body):
             return frozenset()

@@ -36,9 +36,8 @@ def at(line: Line, tb: Timebase) -> When:
 
 
 def kernel_at(line: Line, tb: Timebase) -> When:
-    """Like `at`, but a stamped line without a printk fit keeps its printk time (seconds
-    since the kernel's clock started), marked `printk_relative`, rather than falling back
-    to the coarser host arrival."""
+    """Like `at`, but a stamped line without a printk fit keeps its printk time, marked
+    `printk_relative`, rather than the coarser host arrival."""
     if line.printk_ts is not None and tb.printk is None:
         return When(line.printk_ts, "printk_relative", None)
     return at(line, tb)
@@ -47,11 +46,8 @@ def kernel_at(line: Line, tb: Timebase) -> When:
 def span(
     lines: Sequence[Line], a: int, b: int, tb: Timebase, char_s: float, minus_console: bool
 ) -> Span:
-    """From the first byte of line `a` to the first byte of line `b`.
-
-    `minus_console` removes the time the UART needed for the bytes in between (counted by
-    the console-output advisory instead): what is left is the work the line announced.
-    """
+    """From the first byte of line `a` to the first byte of line `b`; `minus_console`
+    takes out the bytes' wire time in between, leaving the work the line announced."""
     la, lb = lines[a], lines[b]
     ea, eb = line_event("a", la, tb), line_event("b", lb, tb)
     start = When(ea.t_s, ea.source, ea.uncertainty_s)
