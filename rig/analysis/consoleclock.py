@@ -54,10 +54,9 @@ def console_clocks(
     power_on_ns: int,
     char_s: float,
     pacing: Pacing,
-    reads: ReadLate | None = None,
+    reads: ReadLate,
 ) -> tuple[HostMap, EnvelopeFit | None]:
     """`reads`: the lines the reader read late set neither the envelope nor the band."""
-    reads = reads or ReadLate()
     base = power_on_ns / 1e9
     # A paced first byte reaches the adapter a character time after it left.
     low = base + (char_s if pacing.paced else 0.0)

@@ -318,15 +318,14 @@ def fit_lines(
     exact: Mapping[int, float],
     pacing: Pacing,
     char_s: float,
-    produced_u: float = 0.0,
-    reads: ReadLate | None = None,
+    produced_u: float,
+    reads: ReadLate,
 ) -> HostMap | None:
     """The band from lines with a known production (printk through its fit, or a tag at
     its GPIO edge) or emission (`exact`: the UART tap), then every line's bounds.
     `produced_u`: how far all productions may be off together (a printk fit's offset
     known only within a bound): the band widens by it on both sides. `reads`: what the
     reader says of its stamps; the lines it read late are no latency samples."""
-    reads = reads or ReadLate()
     wire = wire_time(pacing, char_s)
     garbled = garbled_stamps(lines)
     # Produced when stamped, but held until the console registered: no latency samples.
