@@ -13,12 +13,12 @@ from typing import Any
 import numpy as np
 import pytest
 
+from rig.analysis.choices import OFF, ON
 from rig.cost.run import parse_variant, parse_variants
-from rig.cost.stats import OFF, ON, schedule
+from rig.cost.stats import schedule
 from rig.errors import InputError
 from simboard.instrumentation import Instrumentation
-from simboard.timeline import load
-from simboard.timeline import plan
+from simboard.timeline import load, plan
 from tests.e2e import REPO, make_config
 
 BOARDS = REPO / "config" / "boards"

@@ -23,12 +23,11 @@ from rig.artifacts.rundir import (
     REPORT_HTML,
     RUN,
     TRUTH,
-    check_regular,
 )
 from rig.errors import ArtifactError
 from rig.model import Report, Run
 from rig.outcomes import Outcome
-from rig.untrusted import load_json
+from rig.untrusted import check_regular, load_json
 
 UART_BIN = "uart.bin"
 DERIVED = (REPORT_HTML, UART_BIN)

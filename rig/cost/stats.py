@@ -10,9 +10,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from rig.analysis.choices import OFF, ON, ORDERS
+from rig.analysis.choices import BONFERRONI, OFF, ON, ORDERS
 from rig.compare.stats import (
-    BONFERRONI,
     FASTER,
     SLOWER,
     Settings,
