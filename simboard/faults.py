@@ -3,7 +3,7 @@
 `rig sim serve --faults JSON` (and `[sim.faults]` in a rig config) sets rates; at every
 power-on the board draws at most one fault for that boot from its own seeded stream,
 so boot k of a simulator started with `--seed N` always gets the same fault. The
-validation lives here, without numpy, because rig.config.load imports it on every load.
+validation lives here, without numpy: rig.config.load imports it for a `[sim.faults]` table.
 """
 
 from __future__ import annotations

@@ -130,7 +130,7 @@ class Run:
     rig_version: str | None = opt()
     config_file: str | None = opt()
     #: The rig config as it was (secrets redacted): `rig analyze` reads stages, console
-    #: and analysis options from it (rig.config.load.snapshot_options).
+    #: and analysis options from it (rig.config.snapshot.analysis_inputs).
     config: JSONObject | None = opt()
     instruments: JSONObject | None = opt()
     place: RunPlace | None = opt()  # the labgrid place, when the target was one
