@@ -71,22 +71,6 @@ class StepEvent:
     t_ns: int
 
     @property
-    def title(self) -> str:
-        return self.step.title
-
-    @property
-    def depth(self) -> int:
-        return self.step.depth
-
-    @property
-    def source(self) -> object | None:
-        return self.step.source
-
-    @property
-    def args(self) -> Mapping[str, Any]:
-        return self.step.args
-
-    @property
     def duration_s(self) -> float | None:
         """Set on a stop event only."""
         return self.step.duration_s if self.kind == "stop" else None
@@ -136,7 +120,7 @@ def _notify(event: StepEvent) -> None:
             callback(event)
         except Exception as e:  # a display's bug must not end a measurement
             warnings.warn(
-                f"step subscriber {callback!r} failed on {event.kind} {event.title!r}: {e!r}",
+                f"step subscriber {callback!r} failed on {event.kind} {event.step.title!r}: {e!r}",
                 RuntimeWarning,
                 stacklevel=2,
             )

@@ -1,13 +1,11 @@
 """Reading files the rig did not just write itself: strict, bounded, one clear error.
 
-Python's parsers trust their input more than an instrument may. `json` takes NaN,
-Infinity and 1e999 (as inf), lets a key given twice win silently, raises ValueError on
-an integer of 4,300 digits and RecursionError on deep nesting; `tomllib` recurses on
-nesting too and takes quadratic time on a long dotted key. Every run folder, journal,
-config and capture metadata goes through here and comes back as plain data no deeper
-than `MAX_DEPTH`, or as an error naming the file (and the line of a .jsonl): exit 2,
-never a traceback. The limits are listed in docs/artifacts.md, "Limits on untrusted
-input". No imports from the rest of the rig but its errors: analysis may use it too.
+Python's parsers trust their input more than an instrument may: `json` takes NaN and
+1e999, lets a key given twice win, and recurses on nesting, as `tomllib` does, which is
+also quadratic on a long dotted key. Every run folder, journal, config and capture
+metadata comes back from here as plain data, or as an error naming the file: exit 2,
+never a traceback (the limits: docs/artifacts.md, "Limits on untrusted input"). It
+imports only the rig's errors, so analysis may use it too.
 """
 
 from __future__ import annotations

@@ -39,7 +39,7 @@ class _Peek:
         self.folder: Path | None = None
 
     def __call__(self, event: steps.StepEvent) -> None:
-        if event.kind == "start" and event.title == "wait for UI ready" and self.folder:
+        if event.kind == "start" and event.step.title == "wait for UI ready" and self.folder:
             self.seen = json.loads((self.folder / rundir.RUN).read_text())
 
 

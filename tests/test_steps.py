@@ -33,7 +33,7 @@ class Events(list[StepEvent]):
         self.append(event)
 
     def seen(self) -> list[tuple[str, str, int]]:
-        return [(e.kind, e.title, e.depth) for e in self]
+        return [(e.kind, e.step.title, e.step.depth) for e in self]
 
 
 def test_nested_steps_report_depth_order_and_durations() -> None:
@@ -51,7 +51,7 @@ def test_nested_steps_report_depth_order_and_durations() -> None:
         ("stop", "outer", 0),
     ]
     assert inner.parent is outer and inner.within(outer) and not outer.within(inner)
-    assert events[0].args == {"board": "x"} and inner.arg("board") == "x"
+    assert events[0].step.args == {"board": "x"} and inner.arg("board") == "x"
     assert events[0].duration_s is None  # a start event has no duration yet
     assert 0.01 <= events[2].duration_s < events[3].duration_s  # type: ignore[operator]
     assert events[3].duration_s >= 0.03  # type: ignore[operator]
@@ -67,7 +67,7 @@ def test_an_exception_is_recorded_and_re_raised() -> None:
     ):
         raise KeyError("relay")
     stops = [e for e in events if e.kind == "stop"]
-    assert [e.title for e in stops] == ["power on", "outer"]
+    assert [e.step.title for e in stops] == ["power on", "outer"]
     assert all(isinstance(e.exception, KeyError) for e in stops)
     assert steps.current() is None
 
@@ -82,7 +82,7 @@ def test_a_method_step_names_its_instance_as_source() -> None:
     with steps.subscribed(Events()) as events:
         assert relay.on(level=2) == 14
     assert events.seen() == [("start", "power on", 0), ("stop", "power on", 0)]
-    assert events[0].source is relay
+    assert events[0].step.source is relay
     assert step_title(Relay.on) == "power on" and step_title(len) is None
 
 
@@ -94,7 +94,7 @@ def test_unsubscribed_callbacks_hear_nothing_more() -> None:
     steps.unsubscribe(events)
     with steps.step("two"):
         pass
-    assert [e.title for e in events] == ["one", "one"]
+    assert [e.step.title for e in events] == ["one", "one"]
     with pytest.raises(ValueError):
         steps.unsubscribe(events)
     # A scope that fails still unsubscribes.

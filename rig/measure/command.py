@@ -78,7 +78,7 @@ def run(
 
         def show(event: steps.StepEvent) -> None:
             if event.kind == "start":  # the step just begun, as the spinner's text
-                progress.update(task, description=event.title)
+                progress.update(task, description=event.step.title)
 
         # Ctrl-C or SIGTERM ends the wait for the boot: the capture is stopped and
         # kept, the target powered off and the instruments (sigrok-cli, QEMU, the

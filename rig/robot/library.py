@@ -35,10 +35,9 @@ from rig.soak.start import parse_duration
 
 
 class _Listener:
-    """Library listener: the suite's metadata says which board, config and place it
-    measures (pabot merges many runs of one suite into one output.xml), and when the
-    suite ends the instruments, the simulated board and the place are released, also
-    when a test failed half-way."""
+    """Names the board, config and place in the suite's metadata (pabot merges many runs
+    of one suite into one output.xml), and releases the instruments and the place when
+    the suite ends, also after a failure."""
 
     ROBOT_LISTENER_API_VERSION = 3
 

@@ -65,10 +65,10 @@ class SoakDisplay:
     def notify(self, event: StepEvent) -> None:
         """Name the step just started, with its soak cycle's number (drawn with the
         next refresh)."""
-        if event.kind != "start" or "cycle" in event.args:
+        if event.kind != "start" or "cycle" in event.step.args:
             return
         n = event.step.arg("cycle")
-        text = event.title if n is None else f"cycle {n}: {event.title}"
+        text = event.step.title if n is None else f"cycle {n}: {event.step.title}"
         self.progress.update(self.task, description=text)
 
     def add(self, rec: CycleRecord) -> None:
