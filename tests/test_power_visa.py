@@ -18,7 +18,7 @@ import pytest
 from rig.config.tomlcheck import Table
 from rig.errors import ConfigError, InstrumentError
 from rig.instruments.power_visa import VisaPower, VisaSettings
-from rig.instruments.registry import BenchContext
+from rig.instruments.registry import POWER, BenchContext, DriverSpec
 from simboard.client import SimProcess
 from tests.waiting import wait_until
 
@@ -223,8 +223,10 @@ def test_build_uses_the_simulated_supply_and_rewires_the_bench() -> None:
     with ExitStack() as stack, SimProcess(FAST, seed=6) as sim:
         assert sim.control({"cmd": "status"})["power_switch"] == "relay"
         ctx = BenchContext(shared=None, stack=stack, sim=sim)  # type: ignore[arg-type]
-        psu = VisaPower.build(settings(resource="sim"), ctx)
+        psu = POWER.build(DriverSpec("visa", settings(resource="sim")), ctx)
         assert psu.resource == sim.supply
         assert sim.control({"cmd": "status"})["power_switch"] == "supply"
+        stack.close()  # the registry handed the supply to the bench's stack to release
+        assert psu._inst is None
         with pytest.raises(InstrumentError, match="needs a \\[sim\\] table"):
             VisaPower.build(settings(resource="sim"), BenchContext(shared=None, stack=stack))  # type: ignore[arg-type]

@@ -60,7 +60,7 @@ class SigrokAnalyzer(AnalyzerProtocol):
     @classmethod
     def build(cls, s: SigrokSettings, bench: BenchContext) -> SigrokAnalyzer:
         shared = bench.shared
-        analyzer = cls(
+        return cls(
             s.device,
             shared.samplerate,
             shared.channels,
@@ -69,8 +69,6 @@ class SigrokAnalyzer(AnalyzerProtocol):
             start_timeout_s=s.start_timeout_s,
             config=shared.config,
         )
-        bench.stack.callback(analyzer.close)
-        return analyzer
 
     def __init__(
         self,

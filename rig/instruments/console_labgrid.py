@@ -28,8 +28,6 @@ class LabgridConsole:
         target = bench.shared.target
         url, speed = bench.place.console_url(target.console_resource if target else None)
         try:
-            console = SerialConsole(url, speed)
+            return SerialConsole(url, speed)
         except InstrumentError as e:
             raise InstrumentError(f"labgrid place {bench.place.name!r}: {e}") from None
-        bench.stack.callback(console.close)
-        return console

@@ -42,9 +42,7 @@ class SerialConsole:
     @classmethod
     def build(cls, _s: None, bench: BenchContext) -> SerialConsole:
         port = bench.port(bench.shared.console_port, "console", "console")
-        console = cls(port, bench.shared.baud)
-        bench.stack.callback(console.close)
-        return console
+        return cls(port, bench.shared.baud)
 
     def __init__(self, port: str, baud: int) -> None:
         self.baud = baud

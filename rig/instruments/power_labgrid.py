@@ -67,7 +67,6 @@ class LabgridPower(PowerProtocol):
     @classmethod
     def build(cls, s: TargetConfig, bench: BenchContext) -> LabgridPower:
         power = cls(s.place, s.coordinator, s.python, s.power_resource, s.timeout_s)
-        bench.stack.callback(power.close)
         # The console and analyzer drivers open what this acquired place exports.
         bench.place = PlaceInfo(power.identity, power.coordinator)
         return power

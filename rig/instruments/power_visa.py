@@ -88,7 +88,7 @@ class VisaPower(PowerProtocol):
             resp = sim.control({"cmd": "power_switch", "switch": "supply"})
             if not resp.get("ok"):
                 raise InstrumentError(f"visa power: simulator: {resp.get('error')}")
-        power = cls(
+        return cls(
             resource,
             s.voltage,
             s.current_limit,
@@ -98,8 +98,6 @@ class VisaPower(PowerProtocol):
             termination=s.termination,
             set_command=s.set_command,
         )
-        bench.stack.callback(power.close)
-        return power
 
     def __init__(
         self,

@@ -116,7 +116,11 @@ class Registry:
         return DriverSpec(name, self._drivers[name].parse(t, base))
 
     def build(self, spec: DriverSpec, bench: BenchContext) -> Any:
-        return self._drivers[spec.name].build(spec.settings, bench)
+        """The driver's instrument, released with the bench."""
+        instrument = self._drivers[spec.name].build(spec.settings, bench)
+        if instrument is not None:
+            bench.stack.callback(instrument.close)
+        return instrument
 
 
 POWER = Registry("power")

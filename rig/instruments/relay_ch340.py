@@ -53,9 +53,7 @@ class Ch340Relay(PowerProtocol):
     @classmethod
     def build(cls, s: Ch340Settings, bench: BenchContext) -> Ch340Relay:
         port = bench.port(s.port, "relay", "relay")
-        relay = cls(port, s.channel, s.baud)
-        bench.stack.callback(relay.close)
-        return relay
+        return cls(port, s.channel, s.baud)
 
     def __init__(self, port: str, channel: int = 1, baud: int = 9600) -> None:
         self.channel = channel

@@ -42,9 +42,7 @@ class NumatoRelay(PowerProtocol):
     @classmethod
     def build(cls, s: NumatoSettings, bench: BenchContext) -> NumatoRelay:
         port = bench.port(s.port, "relay_numato", "numato relay")
-        relay = cls(port, s.relay, s.baud, s.timeout_s)
-        bench.stack.callback(relay.close)
-        return relay
+        return cls(port, s.relay, s.baud, s.timeout_s)
 
     def __init__(
         self, port: str, relay: int = 0, baud: int = 19200, timeout_s: float = 1.0

@@ -38,9 +38,7 @@ class QemuPower(PowerProtocol):
 
     @classmethod
     def build(cls, _s: None, bench: BenchContext) -> QemuPower:
-        power = cls(bench.qemu())
-        bench.stack.callback(power.close)
-        return power
+        return cls(bench.qemu())
 
     def __init__(self, machine: QemuMachine) -> None:
         self.machine = machine
@@ -164,9 +162,7 @@ class QemuConsole(SerialConsole):
 
     @classmethod
     def build(cls, _s: None, bench: BenchContext) -> QemuConsole:
-        console = cls(bench.qemu(), bench.shared.baud)
-        bench.stack.callback(console.close)
-        return console
+        return cls(bench.qemu(), bench.shared.baud)
 
     def __init__(self, machine: QemuMachine, baud: int) -> None:
         self.machine = machine
