@@ -6,16 +6,7 @@ from __future__ import annotations
 
 import signal
 import sys
-from typing import Any, NoReturn
-
-
-def __getattr__(name: str) -> Any:
-    # `rig.cli.main`, the click group, for what runs it in-process (click's CliRunner).
-    if name == "main":
-        from rig.commands.group import main
-
-        return main
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+from typing import NoReturn
 
 
 def entry() -> NoReturn:

@@ -43,11 +43,6 @@ class Outcome(StrEnum):
     INTERRUPTED = "interrupted"
     INVALID_ARTIFACTS = "invalid_artifacts"
 
-    @property
-    def boards(self) -> bool:
-        """Does this class say something about the board (ok, or one of its failures)?"""
-        return self not in NOT_THE_BOARDS
-
 
 #: Outcomes that say how the run or the rig fared, not the board: kept and shown, never
 #: counted as the board's failures (soak rates, Robot rates and budgets).
@@ -89,10 +84,6 @@ class BootOutcome:
             return cls(Outcome(text))
         except ValueError:
             raise ValueError(f"unknown outcome {text!r}: expected one of {NAMES}") from None
-
-    @property
-    def boards(self) -> bool:
-        return self.kind.boards
 
 
 #: Every outcome string, for messages: `hang_in` stands for `hang_in_<stage>`.

@@ -131,7 +131,8 @@ def test_analyze_exits_1_for_a_board_failure_and_the_worst_of_several(tmp_path: 
 BUGGY = """
 import sys
 import click
-from rig.cli import entry, main
+from rig.cli import entry
+from rig.commands.group import main
 from rig.commands.common import json_option
 
 @main.command("buggy")

@@ -25,7 +25,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rig.cli import main
+from rig.commands.group import main
 from rig.untrusted import MAX_DEPTH, MAX_TOML_DEPTH, parse_json
 from tests.e2e import make_config
 from tests.test_capture_metadata import with_metadata
