@@ -36,10 +36,7 @@ def _channels(t: Table) -> dict[str, str]:
         dev = t.str(name)
         canon = names.canonical_marker(name)
         if canon not in names.CHANNELS:
-            raise ConfigError(
-                f"{t.path}: key '{t.key(name)}': expected a channel name "
-                f"({', '.join(names.CHANNELS)}), found {name!r}"
-            )
+            t.fail(name, f"expected a channel name ({', '.join(names.CHANNELS)}), found {name!r}")
         if not dev.strip():
             t.error(name, "a device channel name", dev)
         if dev in out.values():

@@ -32,7 +32,7 @@ def _per_stage(t: Table, unit: str = "seconds", total_ok: bool = False) -> dict[
     out: dict[str, float] = {}
     for key in list(t.data):
         if key == TOTAL_KEY and not total_ok:
-            raise ConfigError(f"{t.path}: key '{t.key(key)}': not a stage")
+            t.fail(key, "not a stage")
         out[key] = _positive(t, key, unit)
     t.done()
     return out
@@ -47,11 +47,9 @@ def _percentiles(t: Table) -> tuple[dict[float, dict[str, float]], dict[float, s
         except ValueError:
             q = -1.0
         if not 0 < q < 100:
-            raise ConfigError(f"{t.path}: key '{t.key(key)}': expected a percentile 0 < q < 100")
+            t.fail(key, "expected a percentile 0 < q < 100")
         if q in keys:
-            raise ConfigError(
-                f"{t.path}: key '{t.key(key)}': the same percentile as '{t.key(keys[q])}'"
-            )
+            t.fail(key, f"the same percentile as '{t.key(keys[q])}'")
         keys[q] = key
         out[q] = _per_stage(t.table(key), total_ok=True)
     t.done()

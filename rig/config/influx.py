@@ -63,9 +63,9 @@ def check_url(t: Table, key: str, url: str) -> str:
     if parts.scheme not in ("http", "https") or not parts.hostname:
         t.error(key, "an http:// or https:// URL with a host", url)
     if parts.username or parts.password:
-        raise ConfigError(
-            f"{t.path}: key '{t.key(key)}': credentials do not belong in the URL; "
-            "use username and password_env or password_file"
+        t.fail(
+            key,
+            "credentials do not belong in the URL; use username and password_env or password_file",
         )
     if parts.query or parts.fragment:
         t.error(key, "a URL without query or fragment", url)
@@ -76,9 +76,10 @@ def parse_settings(t: Table, base: Path) -> InfluxSettings:
     """Validate an `[influx]` table; relative paths are relative to `base` (the config's dir)."""
     for key in _SECRET_KEYS:
         if t.has(key):
-            raise ConfigError(
-                f"{t.path}: key '{t.key(key)}': never put a secret in the config file; "
-                'set password_env = "VARIABLE" or password_file = "PATH" instead'
+            t.fail(
+                key,
+                "never put a secret in the config file; "
+                'set password_env = "VARIABLE" or password_file = "PATH" instead',
             )
     d = InfluxSettings()
     url = check_url(t, "url", t.str("url", d.url))
@@ -90,9 +91,7 @@ def parse_settings(t: Table, base: Path) -> InfluxSettings:
         t.error("password_env", "an environment variable name", password_env)
     pw_file = t.str("password_file", None)
     if password_env and pw_file:
-        raise ConfigError(
-            f"{t.path}: key '{t.key('password_file')}': set password_env or password_file, not both"
-        )
+        t.fail("password_file", "set password_env or password_file, not both")
     s = InfluxSettings(
         url=url,
         database=database,
@@ -110,13 +109,9 @@ def parse_settings(t: Table, base: Path) -> InfluxSettings:
     t.done()
     secret = s.password_env or s.password_file
     if s.username and not secret:
-        raise ConfigError(
-            f"{t.path}: key '{t.key('username')}': a username needs password_env or password_file"
-        )
+        t.fail("username", "a username needs password_env or password_file")
     if s.auth_scheme == "token" and not secret:
-        raise ConfigError(
-            f"{t.path}: key '{t.key('auth')}': 'token' needs password_env or password_file"
-        )
+        t.fail("auth", "'token' needs password_env or password_file")
     return s
 
 

@@ -232,7 +232,7 @@ def _budgets_file(t: Table, base: Path) -> Path:
     existence is checked here; Robot and `rig soak` read it (naming it in any error)."""
     path = (base / t.str("budgets")).resolve()
     if not path.is_file():
-        raise ConfigError(f"{t.path}: key '{t.key('budgets')}': no such budgets file {path}")
+        t.fail("budgets", f"no such budgets file {path}")
     return path
 
 

@@ -65,10 +65,11 @@ class Table:
             return self.where
         return f"{self.where}.{key}" if self.where else key
 
+    def fail(self, key: str, why: str) -> NoReturn:
+        raise ConfigError(f"{self.path}: key '{self.key(key)}': {why}")
+
     def error(self, key: str, expected: str, found: object) -> NoReturn:
-        raise ConfigError(
-            f"{self.path}: key '{self.key(key)}': expected {expected}, found {_kind(found)}"
-        )
+        self.fail(key, f"expected {expected}, found {_kind(found)}")
 
     def has(self, key: str) -> bool:
         return key in self.data

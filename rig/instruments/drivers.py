@@ -93,8 +93,9 @@ def _check_arm_before_off(a: Table, spec: DriverSpec) -> None:
         why = "no analyzer" if spec.name == "none" else "the QEMU trace starts with its process"
         a.error("arm_before_off", f"false with driver {spec.name!r} ({why})", True)
     if isinstance(spec.settings, SigrokSettings) and spec.settings.trigger:
-        raise ConfigError(
-            f"{a.path}: key '{a.key('arm_before_off')}': a trigger "
-            f"({a.key('trigger')} = {spec.settings.trigger!r}) starts the samples at the "
-            "trigger, so the rail fall before it is never captured: drop one of the two"
+        a.fail(
+            "arm_before_off",
+            f"a trigger ({a.key('trigger')} = {spec.settings.trigger!r}) "
+            "starts the samples at the trigger, so the rail fall before it is never "
+            "captured: drop one of the two",
         )

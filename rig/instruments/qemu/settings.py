@@ -82,10 +82,7 @@ def parse_qemu(t: Table, base: Path) -> QemuConfig:
         for name in list(g.data):
             canon = names.canonical_marker(name)
             if canon not in names.MARKERS:
-                raise ConfigError(
-                    f"{t.path}: key '{g.key(name)}': expected a marker name "
-                    f"({', '.join(names.MARKERS)}), found {name!r}"
-                )
+                g.fail(name, f"expected a marker name ({', '.join(names.MARKERS)}), found {name!r}")
             line = g.int(name, min=0)
             if line > 7 or line == 3:
                 g.error(name, "a PL061 line 0..7 other than 3 (the power button)", line)
