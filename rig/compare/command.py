@@ -33,6 +33,7 @@ from rig.errors import EXIT_BOARD_FAILED, EXIT_INCONCLUSIVE, EXIT_OK, InputError
 
 if TYPE_CHECKING:
     from rig.compare.stats import Settings, StageComparison
+    from rig.cost.stats import StageCost
 
 _AFTER = "compare_after"
 _UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6}
@@ -69,6 +70,21 @@ _STYLE = {
 }
 
 
+def verdict_table(title: str, columns: Sequence[str]) -> Table:
+    """The stage and verdict left, the figures right (compare's and cost's tables)."""
+    t = Table(title=title, box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False)
+    for name in columns:
+        left = name in ("stage", "verdict")
+        t.add_column(name, justify="left" if left else "right", no_wrap=left)
+    return t
+
+
+def print_notes(results: Sequence[StageComparison | StageCost]) -> None:
+    for r in results:
+        if r.note:
+            console.print(f"[yellow]note:[/] {escape(r.name)}: {escape(r.note)}", highlight=False)
+
+
 def print_comparison(
     results: list[StageComparison], before: Side, after: Side, s: Settings
 ) -> None:
@@ -78,12 +94,6 @@ def print_comparison(
     wide = console.width >= 110
     each = f"{results[0].confidence:.1%}" if results else conf
     per = f" ({each} each)" if each != f"{1 - s.alpha:.1%}" else ""
-    t = Table(
-        title=f"after - before (ms), {conf} confidence overall{per}",
-        box=box.SIMPLE_HEAD,
-        padding=(0, 1),
-        pad_edge=False,
-    )
     cols: list[tuple[str, Callable[[StageComparison], str]]] = [("stage", lambda r: r.name)]
     if wide:
         cols += [("before", lambda r: fmt_ms(r.median_before_s))]
@@ -100,9 +110,7 @@ def print_comparison(
         cols += [("n b/a", lambda r: f"{r.n_before}/{r.n_after}")]
         if s.detect_s is not None:
             cols += [("boots", lambda r: "-" if r.boots_needed is None else str(r.boots_needed))]
-    for name, _ in cols:
-        left = name in ("stage", "verdict")
-        t.add_column(name, justify="left" if left else "right", no_wrap=left)
+    t = verdict_table(f"after - before (ms), {conf} confidence overall{per}", [n for n, _ in cols])
     for r in results:
         t.add_row(*(get(r) for _, get in cols))
     console.print(t)
@@ -121,9 +129,7 @@ def print_comparison(
         + "; inconclusive: these boots could not tell (the note says the boots it needs).",
         highlight=False,
     )
-    for r in results:
-        if r.note:
-            console.print(f"[yellow]note:[/] {escape(r.name)}: {escape(r.note)}", highlight=False)
+    print_notes(results)
     for side in (before, after):
         for src in side.sources:
             line = f"{side.name}: {escape(src.spec)} ({src.kind}): {len(src.boots)} boot(s) count"

@@ -11,9 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
-from rich import box
 from rich.markup import escape
-from rich.table import Table
 
 from rig.analysis.choices import BONFERRONI, CORRECTIONS, OFF, ON, ORDERS, VARIANTS
 from rig.artifacts import rundir
@@ -30,6 +28,7 @@ from rig.commands.common import (
     recover_leftovers,
     spinner,
 )
+from rig.compare.command import print_notes, verdict_table
 from rig.compare.inputs import stage_names
 from rig.errors import EXIT_BOARD_FAILED, EXIT_OK
 from rig.soak.signals import StopFlag
@@ -44,15 +43,10 @@ _STYLE = {"costs": "bold red", "saves": "bold green", "no_cost": "dim"}
 
 def print_costs(doc: dict[str, Any], costs: list[StageCost]) -> None:
     each = f"{costs[0].confidence:.1%}" if costs else ""
-    t = Table(
-        title=f"cost = on - off (ms), {1 - doc['alpha']:.0%} confidence overall ({each} each)",
-        box=box.SIMPLE_HEAD,
-        padding=(0, 1),
-        pad_edge=False,
+    t = verdict_table(
+        f"cost = on - off (ms), {1 - doc['alpha']:.0%} confidence overall ({each} each)",
+        ("stage", "off", "on", "cost", "CI low", "CI high", "p", "verdict"),
     )
-    for name in ("stage", "off", "on", "cost", "CI low", "CI high", "p", "verdict"):
-        left = name in ("stage", "verdict")
-        t.add_column(name, justify="left" if left else "right", no_wrap=left)
     for c in costs:
         t.add_row(
             c.name, fmt_ms(c.median_off_s), fmt_ms(c.median_on_s), fmt_ms(c.cost_s, True),
@@ -75,9 +69,7 @@ def print_costs(doc: dict[str, Any], costs: list[StageCost]) -> None:
         f"{doc['warmup']} a variant; benches {how}: {starts}; {doc['wall_s']:.1f} s",
         highlight=False,
     )
-    for c in costs:
-        if c.note:
-            console.print(f"[yellow]note:[/] {escape(c.name)}: {escape(c.note)}", highlight=False)
+    print_notes(costs)
     console.print(f"boots: [bold]{escape(doc['folder'])}[/]", highlight=False)
 
 
