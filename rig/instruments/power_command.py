@@ -17,9 +17,8 @@ from typing import IO
 
 from rig.config.tomlcheck import Table
 from rig.errors import InstrumentError
-from rig.instruments.protocols import PowerProtocol
+from rig.instruments.protocols import SwitchedPower
 from rig.instruments.registry import POWER, BenchContext
-from rig.steps import as_step
 
 
 @dataclass(frozen=True)
@@ -37,7 +36,7 @@ def _argv(t: Table, key: str) -> tuple[str, ...]:
 
 
 @POWER.register("command")
-class CommandPower(PowerProtocol):
+class CommandPower(SwitchedPower):
     @classmethod
     def parse(cls, t: Table, base: Path) -> CommandSettings:
         return CommandSettings(
@@ -51,7 +50,8 @@ class CommandPower(PowerProtocol):
     def __init__(self, on: tuple[str, ...], off: tuple[str, ...], timeout_s: float = 10.0) -> None:
         self._on, self._off, self.timeout_s = on, off, timeout_s
 
-    def _run(self, argv: tuple[str, ...]) -> int:
+    def switch(self, on: bool) -> int:
+        argv = self._on if on else self._off
         # Output goes to files, not pipes: a program that leaves a child running (a
         # daemon, `... &`) hands it its stdout and stderr, and reading pipes to their end
         # would wait for that child instead of the program (or, closed, kill it with
@@ -86,14 +86,6 @@ class CommandPower(PowerProtocol):
                 "(power.timeout_s; it was killed)"
             ) from None
         return t, p.returncode
-
-    @as_step("power on")
-    def on(self) -> int:
-        return self._run(self._on)
-
-    @as_step("power off")
-    def off(self) -> int:
-        return self._run(self._off)
 
     def describe(self) -> dict[str, object]:
         return {"on": list(self._on), "off": list(self._off)}

@@ -24,9 +24,8 @@ from rig.config.tomlcheck import Table
 from rig.errors import InstrumentError
 from rig.instruments.children import stop_child
 from rig.instruments.place import PlaceInfo
-from rig.instruments.protocols import PowerProtocol
+from rig.instruments.protocols import SwitchedPower
 from rig.instruments.registry import POWER, BenchContext
-from rig.steps import as_step
 
 BRIDGE = Path(__file__).with_name("labgrid_bridge.py")
 #: `make labgrid`'s environment, next to this checkout's rig/ package.
@@ -59,7 +58,7 @@ def labgrid_python(configured: str | None) -> str:
 
 
 @POWER.register("labgrid")
-class LabgridPower(PowerProtocol):
+class LabgridPower(SwitchedPower):
     @classmethod
     def parse(cls, t: Table, base: Path) -> TargetConfig:
         return labgrid_place(t, base, t.str("place"), "resource")
@@ -155,20 +154,12 @@ class LabgridPower(PowerProtocol):
             ) from None
         return self._answer(f"power {cmd}")
 
-    def _switch(self, on: bool) -> int:
+    def switch(self, on: bool) -> int:
         got = self._command("on" if on else "off")
         if got.get("state") is not None and bool(got["state"]) != on:
             word = "on" if on else "off"
             raise InstrumentError(f"{self.what}: power reads {not on} after switching {word}")
         return int(got["t_ns"])
-
-    @as_step("power on")
-    def on(self) -> int:
-        return self._switch(True)
-
-    @as_step("power off")
-    def off(self) -> int:
-        return self._switch(False)
 
     def describe(self) -> dict[str, Any]:
         return {"model": "labgrid place", "coordinator": self.coordinator,

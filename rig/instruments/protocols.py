@@ -2,8 +2,8 @@
 
 A new instrument (a PyVISA supply, a labgrid place, a sigrok hardware analyzer) drops in
 by implementing one of these; the cycle never learns which one it drives. Drivers mark
-`on`/`off` and `arm`/`stop` `@as_step("power on")` etc. (rig.steps): progress displays
-and run.json's `timing.steps` see every driver alike.
+`on`/`off` and `arm`/`stop` `@as_step("power on")` etc. (rig.steps; SwitchedPower marks
+its own): progress displays and run.json's `timing.steps` see every driver alike.
 """
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from rig.steps import as_step
 
 
 class PowerProtocol(ABC):
@@ -32,6 +34,22 @@ class PowerProtocol(ABC):
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release the port; the supply keeps its state."""
+
+
+class SwitchedPower(PowerProtocol):
+    """A supply that one call switches either way (a relay, a program, a labgrid place)."""
+
+    @abstractmethod
+    def switch(self, on: bool) -> int:
+        """Switch; returns host CLOCK_MONOTONIC ns taken right before the command."""
+
+    @as_step("power on")
+    def on(self) -> int:
+        return self.switch(True)
+
+    @as_step("power off")
+    def off(self) -> int:
+        return self.switch(False)
 
 
 @dataclass(frozen=True)

@@ -15,9 +15,8 @@ import serial
 from rig.config.tomlcheck import Table
 from rig.errors import InstrumentError
 from rig.instruments.exclusive import open_serial
-from rig.instruments.protocols import PowerProtocol
+from rig.instruments.protocols import SwitchedPower
 from rig.instruments.registry import POWER, BenchContext
-from rig.steps import as_step
 
 START = 0xA0
 MAX_CHANNEL = 0xFF - START - 1
@@ -39,7 +38,7 @@ class Ch340Settings:
 
 
 @POWER.register("ch340")
-class Ch340Relay(PowerProtocol):
+class Ch340Relay(SwitchedPower):
     @classmethod
     def parse(cls, t: Table, base: Path) -> Ch340Settings:
         port = t.str("port")
@@ -60,7 +59,7 @@ class Ch340Relay(PowerProtocol):
         self._ser = open_serial(port, "relay", baudrate=baud, timeout=1, write_timeout=1)
         self.port = port
 
-    def _send(self, on: bool) -> int:
+    def switch(self, on: bool) -> int:
         data = frame(self.channel, on)
         t = time.monotonic_ns()
         try:
@@ -73,14 +72,6 @@ class Ch340Relay(PowerProtocol):
     def describe(self) -> dict[str, object]:
         """The module never answers: what run.json can say is where it was driven."""
         return {"model": "CH340 USB relay (A0 frames)", "port": self.port, "channel": self.channel}
-
-    @as_step("power on")
-    def on(self) -> int:
-        return self._send(True)
-
-    @as_step("power off")
-    def off(self) -> int:
-        return self._send(False)
 
     def close(self) -> None:
         self._ser.close()

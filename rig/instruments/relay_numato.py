@@ -13,9 +13,8 @@ import serial
 from rig.config.tomlcheck import Table
 from rig.errors import InstrumentError
 from rig.instruments.exclusive import open_serial
-from rig.instruments.protocols import PowerProtocol
+from rig.instruments.protocols import SwitchedPower
 from rig.instruments.registry import POWER, BenchContext
-from rig.steps import as_step
 
 _DIGITS = "0123456789ABCDEFGHIJKLMNOPQRSTUV"  # relay numbers on up to 32-channel modules
 
@@ -29,7 +28,7 @@ class NumatoSettings:
 
 
 @POWER.register("numato")
-class NumatoRelay(PowerProtocol):
+class NumatoRelay(SwitchedPower):
     @classmethod
     def parse(cls, t: Table, base: Path) -> NumatoSettings:
         relay = t.int("relay", 0, min=0)
@@ -70,7 +69,7 @@ class NumatoRelay(PowerProtocol):
         lines = [x.strip() for x in body if x.strip() and x.strip() != text]
         return lines[-1] if lines else ""
 
-    def _switch(self, on: bool) -> int:
+    def switch(self, on: bool) -> int:
         t = time.monotonic_ns()
         word = "on" if on else "off"
         self.command(f"relay {word} {_DIGITS[self.relay]}")
@@ -80,14 +79,6 @@ class NumatoRelay(PowerProtocol):
                 f"numato relay {self.port}: relay {self.relay} reads {state!r} after 'relay {word}'"
             )
         return t
-
-    @as_step("power on")
-    def on(self) -> int:
-        return self._switch(True)
-
-    @as_step("power off")
-    def off(self) -> int:
-        return self._switch(False)
 
     def describe(self) -> dict[str, object]:
         return {"model": "Numato USB relay", "port": self.port, "relay": self.relay,
