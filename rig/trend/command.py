@@ -8,6 +8,7 @@ slower candidate could not be confirmed (`inconclusive`; 1 with `--fail-inconclu
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -212,6 +213,7 @@ def trend(
                 f"({', '.join(f'{k}={v}' for k, v in selector.items())})"
             )
         for s in history:
+            where = {"board": s.board, "variant": s.variant, "stage": s.stage}
             res = detect([b.duration_s for b in s.boots], settings)
             times = [b.time_ns for b in s.boots]
             mine = [k.time_ns for k in known if k.key == s.key]
@@ -225,13 +227,11 @@ def trend(
                 doc = _at_boot(s, cp) | ({} if is_new is None else {"new": is_new})
                 cps.append(doc)
                 if is_new:
-                    new.append({"board": s.board, "variant": s.variant, "stage": s.stage, **doc})
+                    new.append(where | doc)
             unsure = [_at_boot(s, u) for u in res.inconclusive]
-            undecided += [{"board": s.board, "variant": s.variant, "stage": s.stage, **u}
-                          for u in unsure if u["shift_s"] > 0]  # fmt: skip
+            undecided += [where | u for u in unsure if u["shift_s"] > 0]
             out.append(
-                {
-                    "board": s.board, "variant": s.variant, "stage": s.stage,
+                where | {
                     "boots": res.n, "first_utc": utc(times[0]), "last_utc": utc(times[-1]),
                     "noise_s": round(res.noise_s, 9), "penalty": round(res.penalty, 9),
                     "candidates": res.candidates, "change_points": cps, "inconclusive": unsure,
@@ -244,12 +244,7 @@ def trend(
     doc: dict[str, Any] = {
         "series": out,
         "since": since,
-        "settings": {
-            "threshold_s": settings.threshold_s,
-            "min_segment": settings.min_segment,
-            "alpha": settings.alpha,
-            "penalty_factor": settings.penalty_factor,
-        },
+        "settings": asdict(settings),
         "selection": {"board": board, "variant": variant, "stage": stage},
         "marked": sum(len(s["change_points"]) for s in out) if mark else 0,
         "notes": notes,
