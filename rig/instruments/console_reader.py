@@ -139,7 +139,6 @@ class ThreadReader:
         self.port = port
         self.summary: dict[str, Any] | None = None
         self.error: str | None = None
-        self._check = ReaderCheck(waits="pyserial")
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 

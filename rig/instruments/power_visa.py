@@ -11,7 +11,7 @@ import contextlib
 import socket
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -88,16 +88,7 @@ class VisaPower(PowerProtocol):
             resp = sim.control({"cmd": "power_switch", "switch": "supply"})
             if not resp.get("ok"):
                 raise InstrumentError(f"visa power: simulator: {resp.get('error')}")
-        return cls(
-            resource,
-            s.voltage,
-            s.current_limit,
-            s.sample_hz,
-            timeout_s=s.timeout_s,
-            baud=s.baud,
-            termination=s.termination,
-            set_command=s.set_command,
-        )
+        return cls(**asdict(replace(s, resource=resource)))  # its fields are our keywords
 
     def __init__(
         self,

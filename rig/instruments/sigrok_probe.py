@@ -51,10 +51,6 @@ class SigrokDevice:
             return f"{self.driver} cannot sample at {hz} Hz (it offers {offered} Hz)"
         return None
 
-    def check_rate(self, hz: int) -> None:
-        if why := self.rate_problem(hz):
-            raise InstrumentError(f"sigrok analyzer: {why}")
-
 
 def _rate(text: str) -> int:
     return parse_samplerate(text.replace("(current)", "").strip())

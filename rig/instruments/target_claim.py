@@ -176,7 +176,18 @@ class TargetClaims:
             raise InstrumentError(self.refusal(refused))
 
     def refusal(self, refused: list[tuple[Target, dict[str, Any]]]) -> str:
-        return _refusal(refused)
+        by: dict[str, list[str]] = {}
+        for t, info in refused:
+            by.setdefault(_who(info), []).append(t.what)
+        held = "; ".join(
+            f"{' and '.join(whats)} {'is' if len(whats) == 1 else 'are'} in use by another "
+            f"rig on this host: {who}"
+            for who, whats in by.items()
+        )
+        return (
+            f"{held}. Two rigs on one board power-cycle it under each other's boots: wait "
+            "for that rig to finish, or stop it"
+        )
 
     def _take(self, path: Path) -> dict[str, Any] | None:
         """None when this process now holds `path`, else what its holder wrote."""
@@ -272,18 +283,3 @@ def _who(info: dict[str, Any]) -> str:
     if not _alive(pid):
         who += ", now gone (a process it started still holds the claim)"
     return who
-
-
-def _refusal(refused: list[tuple[Target, dict[str, Any]]]) -> str:
-    by: dict[str, list[str]] = {}
-    for t, info in refused:
-        by.setdefault(_who(info), []).append(t.what)
-    held = "; ".join(
-        f"{' and '.join(whats)} {'is' if len(whats) == 1 else 'are'} in use by another rig "
-        f"on this host: {who}"
-        for who, whats in by.items()
-    )
-    return (
-        f"{held}. Two rigs on one board power-cycle it under each other's boots: wait for "
-        "that rig to finish, or stop it"
-    )

@@ -157,10 +157,6 @@ class QemuConsole(SerialConsole):
     cycle started a new one, then read exactly like a USB-serial adapter."""
 
     @classmethod
-    def parse(cls, t: Table, base: Path) -> None:
-        return None
-
-    @classmethod
     def build(cls, _s: None, bench: BenchContext) -> QemuConsole:
         return cls(bench.qemu(), bench.shared.baud)
 
