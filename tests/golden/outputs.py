@@ -30,12 +30,16 @@ generation twice: regen.py refuses goldens that differ between two runs), and no
 - the lines `rig soak --resume` appends to journal.jsonl: their `utc` stamps and the end
   line's `elapsed_s` (the same clock and session time);
 - `spooled_utc` in the spool file's header: when the point was spooled;
+- the plotly.js the installed `plotly` package ships (third-party bytes, not the rig's
+  output): its version in file names and pages -> `VERSION`, the asset's digest ->
+  `<plotly.js sha256>` when it is that file's, so a newer plotly does not fail the test;
 - not compared at all: `.lock` files (empty advisory locks, no output) and the stderr of
   `rig soak --resume` without `--json` (its live progress display shows elapsed time).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -113,10 +117,21 @@ def _snapshot(folder: Path) -> dict[str, tuple[int, int, int]]:
     return out
 
 
+@functools.cache
+def _plotly() -> tuple[bytes, bytes]:
+    """(version, sha256 hex) of the plotly.js the installed plotly package ships."""
+    from plotly.offline import get_plotlyjs, get_plotlyjs_version
+
+    js = get_plotlyjs().encode()
+    return get_plotlyjs_version().encode(), hashlib.sha256(js).hexdigest().encode()
+
+
 def _tmp_paths(data: bytes, folder: Path) -> bytes:
     for p in {str(folder.resolve()), str(folder)}:
         data = data.replace(p.encode(), b"<tmp>")
-    return data
+    version, digest = _plotly()
+    data = data.replace(digest, b"<plotly.js sha256>")
+    return data.replace(b"plotly-" + version + b".min.js", b"plotly-VERSION.min.js")
 
 
 def _sub(pattern: str, repl: str, data: bytes, flags: int = 0) -> bytes:
@@ -185,7 +200,11 @@ class Case:
             data = (self.folder / rel).read_bytes()
             if rel.endswith(BINARY):
                 digest = hashlib.sha256(data).hexdigest()
-                self._add(f"{rel}.sha256", f"{digest}  {Path(rel).name}\n".encode())
+                line = f"{digest}  {Path(rel).name}\n".encode()
+                self._add(
+                    f"{_tmp_paths(rel.encode(), self.folder).decode()}.sha256",
+                    _tmp_paths(line, self.folder),
+                )
                 continue
             data = _tmp_paths(data, self.folder)
             if rel in self.originals:
