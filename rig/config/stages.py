@@ -35,45 +35,40 @@ def _boundary(t: Table, key: str, default: Boundary | None) -> Boundary:
     b = t.table(key)
     kinds = [k for k in ("marker", "console", "power") if b.has(k)]
     if kinds == ["marker", "console"]:
-        return _marker_or_console(b)
-    if len(kinds) != 1:
+        boundary = Boundary("marker", _marker(b), _pattern(b))
+    elif len(kinds) != 1:
         b.error(
             "",
             "exactly one of marker = NAME, console = REGEX, power = true "
             "(or marker and console: the pattern stands in when the marker is not seen)",
             b.data,
         )
-    kind = kinds[0]
-    if kind == "power":
+    elif kinds == ["power"]:
         if b.bool("power") is not True:
             b.error("power", "true", False)
-        b.done()
-        return Boundary("power")
-    value = b.str(kind)
-    if kind == "marker":
-        value = names.canonical_marker(value)
-        if value not in names.MARKERS:
-            b.error(kind, "one of " + ", ".join(names.MARKERS), value)
+        boundary = Boundary("power")
+    elif kinds == ["marker"]:
+        boundary = Boundary("marker", _marker(b))
     else:
-        try:
-            re.compile(value)
-        except re.error as e:
-            b.error(kind, f"a regular expression ({e})", value)
+        boundary = Boundary("console", _pattern(b))
     b.done()
-    return Boundary(kind, value)
+    return boundary
 
 
-def _marker_or_console(b: Table) -> Boundary:
+def _marker(b: Table) -> str:
     marker = names.canonical_marker(b.str("marker"))
     if marker not in names.MARKERS:
         b.error("marker", "one of " + ", ".join(names.MARKERS), marker)
+    return marker
+
+
+def _pattern(b: Table) -> str:
     pattern = b.str("console")
     try:
         re.compile(pattern)
     except re.error as e:
         b.error("console", f"a regular expression ({e})", pattern)
-    b.done()
-    return Boundary("marker", marker, pattern)
+    return pattern
 
 
 def parse_stages(root: Table) -> tuple[StageSpec, ...]:
