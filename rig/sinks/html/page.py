@@ -112,21 +112,15 @@ def _round_traces(fig: go.Figure, places: int) -> None:
                 setattr(owner, prop, arr)
 
 
-def figure_json(fig: go.Figure) -> str:
-    """One figure as compact JSON with its traces' numbers rounded."""
-    _round_traces(fig, DECIMALS)
-    return pio.to_json(fig, validate=False, pretty=False)
-
-
-def _figures_json(figures: Mapping[str, go.Figure]) -> str:
-    parts = [f"{json.dumps(k)}:{figure_json(f)}" for k, f in figures.items()]
-    # In a <script> element only "</" can end it early.
-    return ("{" + ",".join(parts) + "}").replace("</", "<\\/")
-
-
 def figures_script(figures: Mapping[str, go.Figure]) -> str:
-    """The figures' JSON element, gzip + base64."""
-    packed = plotlyjs.gzip_b64(_figures_json(figures).encode())
+    """The figures as one compact JSON object, their numbers rounded, gzip + base64."""
+    parts = []
+    for fig_id, fig in figures.items():
+        _round_traces(fig, DECIMALS)
+        parts.append(f"{json.dumps(fig_id)}:{pio.to_json(fig, validate=False, pretty=False)}")
+    # In a <script> element only "</" can end it early.
+    text = ("{" + ",".join(parts) + "}").replace("</", "<\\/")
+    packed = plotlyjs.gzip_b64(text.encode())
     return f'<script id="figures-gz" type="application/octet-stream">{packed}</script>'
 
 
