@@ -33,13 +33,13 @@ def holders(device: str) -> list[int]:
     return sorted(out)
 
 
-def _command(pid: int) -> str:
+def cmdline(pid: int | str) -> str | None:
+    """The command line of process `pid` ("self": ours), None when it cannot be read."""
     try:
         raw = Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
-        return ""
-    text = shlex.join(a.decode(errors="replace") for a in raw.split(b"\0") if a)
-    return f" (`{text[:200]}`)" if text else ""
+        return None
+    return shlex.join(a.decode(errors="replace") for a in raw.split(b"\0") if a)
 
 
 def open_serial(port: str, what: str, **kwargs: Any) -> serial.SerialBase:
@@ -55,7 +55,10 @@ def open_serial(port: str, what: str, **kwargs: Any) -> serial.SerialBase:
             # No rig on this host claims it (rig/instruments/target_claim.py names one
             # that does): say what has it open, which may also be the far end of a pty.
             pids = holders(port)
-            by = ", ".join(f"PID {p}{_command(p)}" for p in pids) or "another process"
+            by = ", ".join(
+                f"PID {p} (`{cmd[:200]}`)" if (cmd := cmdline(p)) else f"PID {p}" for p in pids
+            )
+            by = by or "another process"
             raise InstrumentError(
                 f"{what}: {port} is in use by {by} (what has it open; no rig on this host "
                 "claims it)"

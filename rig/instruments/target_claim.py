@@ -15,7 +15,6 @@ import fcntl
 import hashlib
 import json
 import os
-import shlex
 import shutil
 import socket
 import stat
@@ -28,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rig.errors import InstrumentError
+from rig.instruments.exclusive import cmdline
 from rig.instruments.power_command import CommandSettings
 from rig.instruments.power_visa import SIM_RESOURCES, VisaSettings
 from rig.instruments.relay_ch340 import Ch340Settings
@@ -142,15 +142,6 @@ def _path(key: str) -> Path:
     return claim_dir() / f"{name}.lock"
 
 
-def _cmdline() -> str:
-    try:
-        raw = Path("/proc/self/cmdline").read_bytes()
-    except OSError:
-        return "?"
-    text = shlex.join(a.decode(errors="replace") for a in raw.split(b"\0") if a)
-    return text[:_CMDLINE_CHARS]
-
-
 class TargetClaims:
     """`claim()` takes every target for this process or none, and fails naming the rig
     that holds them; `release()` gives them back (the kernel does when the process ends)."""
@@ -248,7 +239,7 @@ class PlaceClaim(TargetClaims):
 def _write(fd: int, results_dir: Path | None, run: Path | None) -> None:
     info = {
         "pid": os.getpid(),
-        "cmdline": _cmdline(),
+        "cmdline": "?" if (cmd := cmdline("self")) is None else cmd[:_CMDLINE_CHARS],
         "results_dir": str(results_dir) if results_dir else None,
         "run": str(run) if run else None,
     }
