@@ -75,9 +75,6 @@ class Side:
                 out.setdefault(name, []).append(d)
         return out
 
-    def folders(self) -> list[str]:
-        return [s.location for s in self.sources]
-
     def to_json(self) -> dict[str, Any]:
         return {"boots": len(self.boots), "sources": [s.to_json() for s in self.sources]}
 

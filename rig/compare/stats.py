@@ -81,8 +81,16 @@ class StageComparison:
     decide_change_s: float | None = None  # the change those boots are for: max(|diff|, threshold)
 
     def to_json(self) -> dict[str, Any]:
-        # To the nanosecond: pair differences of microsecond times carry float dust.
-        return {k: round(v, 9) if isinstance(v, float) else v for k, v in asdict(self).items()}
+        return to_ns(self)
+
+
+def to_ns(result: Any, exact: tuple[str, ...] = ()) -> dict[str, Any]:
+    """A result's fields, floats to the nanosecond (pair differences of microsecond times
+    carry float dust) but those in `exact` (a tiny p must not read 0)."""
+    return {
+        k: round(v, 9) if isinstance(v, float) and k not in exact else v
+        for k, v in asdict(result).items()
+    }
 
 
 def _pairs(before: Sequence[float], after: Sequence[float]) -> np.ndarray:

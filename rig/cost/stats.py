@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -17,6 +17,7 @@ from rig.compare.stats import (
     Settings,
     StageComparison,
     compare_all,
+    to_ns,
 )
 
 COSTS = "costs"
@@ -63,7 +64,7 @@ class StageCost:
     note: str | None = None
 
     def to_json(self) -> dict[str, object]:
-        return {k: round(v, 9) if isinstance(v, float) else v for k, v in asdict(self).items()}
+        return to_ns(self)
 
 
 def _cost(c: StageComparison) -> StageCost:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -29,6 +29,7 @@ from rig.compare.stats import (
     Settings,
     StageComparison,
     compare,
+    to_ns,
 )
 
 #: Places PELT tries at most; a longer series is searched on a coarser grid and each
@@ -73,15 +74,7 @@ class ChangePoint:
     n_after: int
 
     def to_json(self) -> dict[str, Any]:
-        return _json(self)
-
-
-def _json(obj: ChangePoint | Unconfirmed) -> dict[str, Any]:
-    # Times to the nanosecond (float dust); p as it is (a tiny p must not read 0).
-    return {
-        k: round(v, 9) if isinstance(v, float) and k != "p_value" else v
-        for k, v in asdict(obj).items()
-    }
+        return to_ns(self, exact=("p_value",))
 
 
 @dataclass(frozen=True)
@@ -101,7 +94,7 @@ class Unconfirmed:
     note: str
 
     def to_json(self) -> dict[str, Any]:
-        return _json(self)
+        return to_ns(self, exact=("p_value",))
 
 
 @dataclass(frozen=True)

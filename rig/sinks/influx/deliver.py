@@ -31,9 +31,7 @@ class Delivery:
     replay: ReplayResult | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["replay"] = self.replay.as_dict() if self.replay else None
-        return d
+        return asdict(self)  # the replay's too
 
     @property
     def note(self) -> str:
