@@ -169,16 +169,12 @@ def print_report(report: Report, console: Console, folder: str | None = None) ->
     if report.advisories:
         console.print(advice_table(report))
     tb = report.time_base
-    if tb is None:
-        pass
-    elif tb.reference == "analyzer" and tb.power_edge_sample is None:
-        console.print(f"[yellow]t = 0: {escape(tb.t0)}[/]")
-    elif tb.reference == "analyzer":
+    if tb is not None and tb.reference == "analyzer" and tb.power_edge_sample is not None:
         console.print(
             f"t = 0: {escape(tb.t0)} (sample {tb.power_edge_sample} at "
             f"{(tb.samplerate_hz or 0) / 1e6:g} MHz; clock: {escape(tb.clock or 'analyzer')})"
         )
-    else:
+    elif tb is not None:
         console.print(f"[yellow]t = 0: {escape(tb.t0)}[/]")
     for line in _clock_lines(report):
         console.print(line, highlight=False)

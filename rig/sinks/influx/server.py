@@ -15,7 +15,6 @@ import socket
 import stat
 import subprocess
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlencode
@@ -196,17 +195,12 @@ def ping(port: int, timeout_s: float = 0.5) -> bool:
         conn.close()
 
 
-@contextlib.contextmanager
 def private_server(
     data_dir: Path, port: int | None = None, auth: bool = False, rpc_port: int | None = None
-) -> Iterator[PrivateServer]:
-    """A started server that is always stopped when the block ends, also on errors."""
-    srv = PrivateServer(data_dir, port or free_port(), rpc_port or free_port(), auth)
-    try:
-        srv.start()
-        yield srv
-    finally:
-        srv.stop()
+) -> PrivateServer:
+    """A server on free ports (unless given) for a `with` block: started on entering it,
+    always stopped when it ends, also on errors."""
+    return PrivateServer(data_dir, port or free_port(), rpc_port or free_port(), auth)
 
 
 def ensure_admin(port: int, username: str, password: str, timeout_s: float = 5.0) -> bool:

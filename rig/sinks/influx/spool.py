@@ -42,7 +42,8 @@ class Entry:
         return int(self.header.get("points", 0))
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
+def _write(path: Path, header: dict[str, Any], body: bytes) -> None:
+    data = MAGIC + json.dumps(header).encode() + b"\n" + body
     atomic.write_bytes(path, data, sync_dir=True)  # fsynced, and the folder too
 
 
@@ -59,8 +60,7 @@ class Spool:
         self.dir.mkdir(parents=True, exist_ok=True)
         header = {"run_id": run_id, "points": len(lines), "attempts": 1, **meta}
         path = self.dir / self.name_for(time_ns, run_id)
-        body = "\n".join(lines).encode()
-        _write_atomic(path, MAGIC + json.dumps(header).encode() + b"\n" + body + b"\n")
+        _write(path, header, "\n".join(lines).encode() + b"\n")
         return path
 
     def paths(self) -> list[Path]:
@@ -100,7 +100,7 @@ class Spool:
             "last_attempt_utc": when_utc,
         }
         if os.stat(entry.path).st_ino == entry.inode:
-            _write_atomic(entry.path, MAGIC + json.dumps(header).encode() + b"\n" + entry.body)
+            _write(entry.path, header, entry.body)
 
     @contextlib.contextmanager
     def draining(self) -> Iterator[bool]:
