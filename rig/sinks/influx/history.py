@@ -21,7 +21,7 @@ from rig.outcomes import Outcome
 from rig.sinks.influx import influxql
 from rig.sinks.influx.client import Client
 from rig.sinks.influx.points import BOOT, STAGE
-from rig.sinks.influx.select import where
+from rig.sinks.influx.select import rows, where
 
 
 @dataclass(frozen=True)
@@ -44,15 +44,6 @@ class Series:
         return (self.board, self.variant, self.stage)
 
 
-def _rows(results: list[dict[str, Any]]) -> list[tuple[dict[str, str], dict[str, Any]]]:
-    out = []
-    for r in results:
-        for s in r.get("series") or []:
-            tags = s.get("tags") or {}
-            out += [(tags, dict(zip(s["columns"], row, strict=True))) for row in s["values"]]
-    return out
-
-
 def read_history(
     client: Client, database: str, selector: dict[str, str], stage: str | None = None
 ) -> list[Series]:
@@ -67,7 +58,7 @@ def read_history(
         f"WHERE {cond} {by}"
     )
     boots: dict[tuple[str, str, str, int], tuple[str, Any]] = {}
-    for tags, v in _rows(client.query(q_boot, database)):
+    for tags, v in rows(client.query(q_boot, database)):
         if v.get("cold_boot") is False:
             continue  # not a true cold boot (docs/cold-boot.md): not part of the trend
         key = (tags.get("board", ""), tags.get("variant", ""), tags.get("rig", ""), int(v["time"]))
@@ -85,7 +76,7 @@ def read_history(
             f'SELECT "duration_s", "start_s" FROM {influxql.ident(STAGE)} WHERE {stage_cond} '
             f'{by}, "stage"'
         )
-        for tags, v in _rows(client.query(q_stage, database)):
+        for tags, v in rows(client.query(q_stage, database)):
             board, variant, rig = (tags.get(k, "") for k in ("board", "variant", "rig"))
             t = int(v["time"])
             boot = boots.get((board, variant, rig, t))

@@ -61,8 +61,14 @@ def where(selector: dict[str, str]) -> str:
     return " AND ".join(clauses)
 
 
-def _series(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [s for r in results for s in r.get("series") or []]
+def rows(results: list[dict[str, Any]]) -> list[tuple[dict[str, str], dict[str, Any]]]:
+    """A query's rows as (the series' tags, column -> value)."""
+    out = []
+    for r in results:
+        for s in r.get("series") or []:
+            tags = s.get("tags") or {}
+            out += [(tags, dict(zip(s["columns"], row, strict=True))) for row in s["values"]]
+    return out
 
 
 def read_boots(client: Client, database: str, selector: dict[str, str]) -> list[Boot]:
@@ -76,31 +82,24 @@ def read_boots(client: Client, database: str, selector: dict[str, str]) -> list[
         f'SELECT "duration_s", "start_s" FROM {influxql.ident(STAGE)} WHERE {cond} GROUP BY "stage"'
     )
     boots: dict[int, dict[str, Any]] = {}
-    for s in _series(client.query(q_boot, database)):
-        outcome = (s.get("tags") or {}).get("outcome") or "unknown"
-        cols = s["columns"]
-        for row in s["values"]:
-            v = dict(zip(cols, row, strict=True))
-            durations = {TOTAL: float(v["power_to_ui_s"])} if v.get("power_to_ui_s") else {}
-            boots[int(v["time"])] = {
-                "id": str(v.get("run_id") or v["time"]),
-                "outcome": outcome,
-                "durations": durations,
-                "starts": {},
-                # false: the report flagged it (docs/cold-boot.md); null: not known
-                "not_cold": "flagged" if v.get("cold_boot") is False else None,
-            }
-    for s in _series(client.query(q_stage, database)):
-        stage = (s.get("tags") or {}).get("stage")
-        cols = s["columns"]
-        for row in s["values"]:
-            v = dict(zip(cols, row, strict=True))
-            boot = boots.get(int(v["time"]))
-            if boot is None or stage is None:
-                continue  # a stage point whose boot point is outside the selection
-            if v.get("duration_s") is not None:
-                boot["durations"][stage] = float(v["duration_s"])
-            boot["starts"][stage] = v.get("start_s") or 0.0
+    for tags, v in rows(client.query(q_boot, database)):
+        durations = {TOTAL: float(v["power_to_ui_s"])} if v.get("power_to_ui_s") else {}
+        boots[int(v["time"])] = {
+            "id": str(v.get("run_id") or v["time"]),
+            "outcome": tags.get("outcome") or "unknown",
+            "durations": durations,
+            "starts": {},
+            # false: the report flagged it (docs/cold-boot.md); null: not known
+            "not_cold": "flagged" if v.get("cold_boot") is False else None,
+        }
+    for tags, v in rows(client.query(q_stage, database)):
+        stage = tags.get("stage")
+        boot = boots.get(int(v["time"]))
+        if boot is None or stage is None:
+            continue  # a stage point whose boot point is outside the selection
+        if v.get("duration_s") is not None:
+            boot["durations"][stage] = float(v["duration_s"])
+        boot["starts"][stage] = v.get("start_s") or 0.0
     out = []
     for _, b in sorted(boots.items()):
         order = tuple(sorted(b["starts"], key=lambda n: b["starts"][n]))
