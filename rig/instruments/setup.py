@@ -30,7 +30,6 @@ class Bench:
     power: PowerProtocol
     console: SerialConsole
     analyzer: AnalyzerProtocol | None
-    sim_pid: int | None
     sim_control: Control | None = None  # the simulated board's control socket, if any
     place: RunPlace | None = None  # the labgrid place the target is, for run.json
     # The stamp of the power-off that ended the previous cycle, while the board has stayed
@@ -70,10 +69,9 @@ class Instruments:
             power = POWER.build(specs.power, ctx)
             console = CONSOLE.build(specs.console, ctx)
             analyzer = ANALYZER.build(specs.analyzer, ctx)
-            sim = ctx.sim
-            pid = sim.pid if sim is not None else (ctx.qemu().pid if qemu else None)
+            control = ctx.sim.control if ctx.sim else None
             place = ctx.place.record() if ctx.place else None
-            return Bench(power, console, analyzer, pid, sim.control if sim else None, place)
+            return Bench(power, console, analyzer, control, place)
         except BaseException:
             self._stack.close()
             raise
