@@ -1,12 +1,6 @@
-"""A labgrid place as the rig's target: `[target] place = "..."` or `rig run --place`.
-
-The place supplies the board's power (its power resource, switched by labgrid's own
-driver through the bridge of `power_labgrid.py`), its serial console (a
-`NetworkSerialPort`, read here with bootrig's own pyserial) and, where it exports one, a
-sigrok analyzer. The bridge acquires the place once for the run and releases it at its
-end, whatever ends it. This module turns the resources the bridge reports into what the
-console and analyzer drivers open (`[target]` is rig.config.target's); it opens nothing.
-"""
+"""A labgrid place as the rig's target (`[target] place`, `rig run --place`): the
+resources the bridge of power_labgrid.py reports, turned into what the console and
+analyzer drivers open (its NetworkSerialPort, its sigrok device); it opens nothing."""
 
 from __future__ import annotations
 
