@@ -59,7 +59,7 @@ class AnalysisOptions:
         unknown = sorted(set(m) - set(KEYS))
         if unknown:
             raise InputError(f"unknown key '{where}.{unknown[0]}' (known: {', '.join(KEYS)})")
-        ms = {k: _number(m, k, d, where) for k in KEYS if k.endswith("_ms")}
+        ms = {k: _number(m, k, getattr(d, s) * 1e3, where) for k, s in _DEFAULT_MS.items()}
         top_n = m.get("top_n", d.top_n)
         if isinstance(top_n, bool) or not isinstance(top_n, int) or top_n < 1:
             raise InputError(f"key '{where}.top_n': expected an integer >= 1, found {top_n!r}")
@@ -78,8 +78,8 @@ class AnalysisOptions:
             min_gain_s=ms["min_gain_ms"] / 1e3,
             silence_min_s=ms["silence_min_ms"] / 1e3,
             app_events=patterns,
-            min_off_s=_plain(m, "min_off_s", d.min_off_s, where),
-            rail_off_v=_plain(m, "rail_off_v", d.rail_off_v, where),
+            min_off_s=_number(m, "min_off_s", d.min_off_s, where),
+            rail_off_v=_number(m, "rail_off_v", d.rail_off_v, where),
         )
 
 
@@ -100,14 +100,7 @@ _DEFAULT_MS = {
 }
 
 
-def _number(m: Mapping[str, Any], key: str, d: AnalysisOptions, where: str) -> float:
-    v = m.get(key, getattr(d, _DEFAULT_MS[key]) * 1e3)
-    if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v < 0:
-        raise InputError(f"key '{where}.{key}': expected a finite number >= 0, found {v!r}")
-    return float(v)
-
-
-def _plain(m: Mapping[str, Any], key: str, default: float, where: str) -> float:
+def _number(m: Mapping[str, Any], key: str, default: float, where: str) -> float:
     v = m.get(key, default)
     if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v < 0:
         raise InputError(f"key '{where}.{key}': expected a finite number >= 0, found {v!r}")
