@@ -4,9 +4,6 @@ labgrid's environment holds the `pyserial-labgrid` fork."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from rig.config.tomlcheck import Table
 from rig.errors import InstrumentError
 from rig.instruments.console_serial import SerialConsole
 from rig.instruments.registry import CONSOLE, BenchContext
@@ -14,10 +11,6 @@ from rig.instruments.registry import CONSOLE, BenchContext
 
 @CONSOLE.register("labgrid")
 class LabgridConsole:
-    @classmethod
-    def parse(cls, t: Table, base: Path) -> None:
-        return None  # which resource is [target] console_resource
-
     @classmethod
     def build(cls, _s: None, bench: BenchContext) -> SerialConsole:
         if bench.place is None:

@@ -17,7 +17,6 @@ from typing import IO
 
 import serial
 
-from rig.config.tomlcheck import Table
 from rig.instruments.console_reader import ProcReader, ThreadReader, wait_fd
 from rig.instruments.exclusive import open_serial
 from rig.instruments.registry import CONSOLE, BenchContext
@@ -34,10 +33,6 @@ _POLL_S = 0.05
 @CONSOLE.register("serial")
 class SerialConsole:
     """Reads a serial port in a thread; `on_chunk` sees every chunk (for tag detection)."""
-
-    @classmethod
-    def parse(cls, t: Table, base: Path) -> None:
-        return None  # port and baud are every console's keys
 
     @classmethod
     def build(cls, _s: None, bench: BenchContext) -> SerialConsole:

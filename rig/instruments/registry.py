@@ -1,8 +1,9 @@
 """Instrument drivers registered by config name (labgrid's `target_factory` pattern).
 
 A driver is a class decorated with `@POWER.register("name")` (or CONSOLE, ANALYZER)
-with two classmethods: `parse(t, base)` reads its own keys of its table into settings,
-and `build(settings, bench)` opens the instrument (docs/instruments.md, "Writing a
+with classmethods `parse(t, base)`, which reads its own keys of its table into settings
+(a driver without keys of its own has none: its settings are None), and
+`build(settings, bench)`, which opens the instrument (docs/instruments.md, "Writing a
 driver"). rig.instruments.drivers imports every driver.
 """
 
@@ -26,9 +27,6 @@ if TYPE_CHECKING:
 
 
 class Driver(Protocol):
-    @classmethod
-    def parse(cls, t: Table, base: Path) -> Any: ...
-
     @classmethod
     def build(cls, settings: Any, bench: BenchContext) -> Any: ...
 
@@ -113,7 +111,8 @@ class Registry:
     def parse(self, t: Table, base: Path, default: str) -> DriverSpec:
         """Read `driver` and the driver's own keys; `t.done()`, after, rejects the rest."""
         name = t.str("driver", default, choices=self.names())
-        return DriverSpec(name, self._drivers[name].parse(t, base))
+        parse = getattr(self._drivers[name], "parse", None)
+        return DriverSpec(name, parse(t, base) if parse else None)
 
     def build(self, spec: DriverSpec, bench: BenchContext) -> Any:
         """The driver's instrument, released with the bench."""
@@ -131,10 +130,6 @@ ANALYZER = Registry("analyzer")
 @ANALYZER.register("none")
 class NoAnalyzer:
     """Console only: the host clock is the reference (docs/contract.md, "Time base")."""
-
-    @classmethod
-    def parse(cls, t: Table, base: Path) -> None:
-        return None
 
     @classmethod
     def build(cls, _s: None, bench: BenchContext) -> None:

@@ -33,10 +33,6 @@ class QemuPower(PowerProtocol):
     """Power off = quit QEMU and start a fresh paused one; power on = `cont`."""
 
     @classmethod
-    def parse(cls, t: Table, base: Path) -> None:
-        return None  # everything is in the [qemu] table
-
-    @classmethod
     def build(cls, _s: None, bench: BenchContext) -> QemuPower:
         return cls(bench.qemu())
 
