@@ -19,9 +19,9 @@ from rig.config.load import RigConfig
 from rig.instruments.drivers import load_config
 from rig.measure.session import Session
 from rig.model.soak import HeaderRecord
-from rig.model.summary import SoakSummary
+from rig.model.summary import Limits, SoakSummary
 from rig.soak.journal import SCHEMA, Journal
-from rig.soak.runner import INTERRUPTED, Limits, SoakRunner, SoakState
+from rig.soak.runner import INTERRUPTED, SoakRunner, SoakState
 from rig.soak.signals import StopFlag
 from tests.conftest import REPO
 from tests.e2e import interrupt_when, make_config

@@ -20,9 +20,9 @@ from rig.instruments.drivers import load_config
 from rig.instruments.registry import ANALYZER, POWER
 from rig.instruments.setup import Instruments
 from rig.measure.cycle import CYCLE_STEP, run_cycle
+from rig.model.summary import Limits
 from rig.soak import run as soak_run
 from rig.soak.progress import SoakDisplay
-from rig.soak.runner import Limits
 from rig.steps import StepEvent
 from tests.e2e import make_config, rig_run_json
 from tests.step_title import step_title

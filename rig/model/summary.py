@@ -38,10 +38,17 @@ class StageDistribution(Distribution):
         return {"name": self.name, **{k: v for k, v in dump(self).items() if k != "name"}}
 
 
-@dataclass
+@dataclass(frozen=True)
 class Limits:
-    cycles: int | None
-    duration_s: float | None
+    """When a soak stops: after `cycles`, after `duration_s`, or whichever comes first."""
+
+    cycles: int | None = None
+    duration_s: float | None = None
+
+    def reached(self, done: int, elapsed_s: float) -> bool:
+        if self.cycles is not None and done >= self.cycles:
+            return True
+        return self.duration_s is not None and elapsed_s >= self.duration_s
 
 
 @dataclass

@@ -18,6 +18,7 @@ from rig.config.budgets import read_budgets
 from rig.config.load import RigConfig
 from rig.measure.pipeline import analyze_folder
 from rig.model.budgets import TOTAL_KEY, Budgets
+from rig.model.summary import Limits
 from rig.names import TOTAL
 from rig.outcomes import Outcome
 from rig.robot import messages
@@ -30,7 +31,6 @@ from rig.robot.target import Target
 from rig.sinks.files import save_report
 from rig.sinks.influx.deliver import deliver_or_note
 from rig.soak.run import run_soak
-from rig.soak.runner import Limits
 from rig.soak.start import parse_duration
 
 

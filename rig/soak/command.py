@@ -20,7 +20,7 @@ from rig.commands.common import (
 )
 from rig.config.target import place_override
 from rig.instruments.drivers import load_config
-from rig.model.summary import SoakBudgets
+from rig.model.summary import Limits, SoakBudgets
 from rig.names import JOURNAL, TOTAL
 from rig.soak.journal import read_header
 
@@ -156,7 +156,6 @@ def soak(
     from rig.soak.command_places import soak_places
     from rig.soak.resume import DEFAULT_CONFIG, locate, original_config
     from rig.soak.run import run_soak
-    from rig.soak.runner import Limits
     from rig.soak.start import check_id, parse_duration
 
     # A RigError raised here ends the command with its kind's exit code (json_option):

@@ -16,7 +16,7 @@ from rig.config.load import RigConfig, SoakConfig
 from rig.errors import EXIT_BOARD_FAILED, EXIT_OK, EXIT_RIG_FAILED, InputError, RigError
 from rig.model.budgets import Budgets
 from rig.model.soak import EndRecord, ResumeRecord
-from rig.model.summary import SoakSummary
+from rig.model.summary import Limits, SoakSummary
 from rig.names import JOURNAL
 from rig.sinks.html import soak as html
 from rig.sinks.influx.client import Client, InfluxError
@@ -26,7 +26,7 @@ from rig.sinks.influx.spool import Spool, spool_dir
 from rig.soak import recover
 from rig.soak.journal import read_records
 from rig.soak.progress import SoakDisplay
-from rig.soak.runner import ABORTED, INTERRUPTED, Limits, SoakRunner
+from rig.soak.runner import ABORTED, INTERRUPTED, SoakRunner
 from rig.soak.signals import StopFlag
 from rig.soak.start import Opened, begin, header, new_soak_id, reopen
 from rig.soak.summary import SUMMARY_HTML, SUMMARY_JSON, cycle_records, summarize

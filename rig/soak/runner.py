@@ -20,6 +20,7 @@ from rig.config.load import RigConfig, SoakConfig
 from rig.errors import RigError
 from rig.measure.session import Session
 from rig.model.soak import CycleRecord, InterruptedRecord
+from rig.model.summary import Limits
 from rig.outcomes import Outcome
 from rig.soak.journal import Journal
 from rig.soak.record import finish, mark_rig_error
@@ -37,17 +38,6 @@ COMPLETED, INTERRUPTED, ABORTED = "completed", "interrupted", "aborted"
 RETRY_PAUSE_S = 0.5
 #: The step around one soak cycle; its `cycle` arg is the cycle's number.
 SOAK_CYCLE_STEP = "soak cycle"
-
-
-@dataclass(frozen=True)
-class Limits:
-    cycles: int | None = None
-    duration_s: float | None = None
-
-    def reached(self, done: int, elapsed_s: float) -> bool:
-        if self.cycles is not None and done >= self.cycles:
-            return True
-        return self.duration_s is not None and elapsed_s >= self.duration_s
 
 
 @dataclass

@@ -21,9 +21,10 @@ from rig.model.soak import (
     Record,
     ResumeRecord,
 )
+from rig.model.summary import Limits
 from rig.names import JOURNAL
 from rig.soak.journal import SCHEMA, Journal
-from rig.soak.runner import Limits, SoakState
+from rig.soak.runner import SoakState
 
 PREFIX = "soak-"
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
