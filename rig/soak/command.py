@@ -44,15 +44,13 @@ def print_summary(result: SoakResult) -> None:
     s = result.summary
     title = escape(f"soak {s.soak_id}: {s.board} ({s.variant})")
     t = Table(title=title, title_justify="left")
+    stats = ("min", "p50", "p95", "p99", "max", "stddev")
     t.add_column("stage")
-    for col in ("n", "min", "p50", "p95", "p99", "max", "stddev"):
-        t.add_column(col if col == "n" else f"{col} (ms)", justify="right")
+    t.add_column("n", justify="right")
+    for col in stats:
+        t.add_column(f"{col} (ms)", justify="right")
     for name, st in [*((x.name, x) for x in s.stages), (TOTAL, s.power_to_ui)]:
-        t.add_row(
-            escape(name),
-            str(st.n),
-            *(_ms(getattr(st, k)) for k in ("min", "p50", "p95", "p99", "max", "stddev")),
-        )
+        t.add_row(escape(name), str(st.n), *(_ms(getattr(st, k)) for k in stats))
     console.print(t)
     c = s.cycles
     rates = ", ".join(f"{k} {v:.2%}" for k, v in s.failure_rates.items()) or "none"
