@@ -70,11 +70,17 @@ def test_the_capture_shows_the_fall_and_gives_the_off_time(early: list[Path]) ->
         # The analyzer samples once per period: the truth lies within the two samples
         # either side, plus the rounding of the report's microseconds.
         assert abs(cb.off_time_s - truth) <= cb.off_time_uncertainty_s + 1e-6, (cb, truth)
-        # Up to this boot's power edge: after the relay's contact bounce, which the
-        # power commands' interval does not cover, nor the relay frames' transit (1 ms).
-        interval = (run["power_on_ns"] - run["power_off_ns"]) / 1e9
+        # Against the commands: the rail fell after the off command was sent and rose
+        # after the on frame reached the relay plus its contact bounce. How late each
+        # frame reached the simulated relay is host scheduling (tens of ms on a loaded
+        # host), so the bounds take the frames' arrival from the simulator, not a fixed
+        # transit; two samples either side are the capture's resolution.
+        drop_ns = boot["power_edge_ns"] - round(truth * 1e9)
+        assert run["power_off_ns"] <= drop_ns and run["power_on_ns"] <= boot["relay_on_ns"]
         bounce = -min(boot["bounce_s"], default=0.0)
-        assert HOLD_S <= cb.off_time_s <= interval + bounce + 0.001
+        upper = (boot["relay_on_ns"] - run["power_off_ns"]) / 1e9 + bounce
+        off_late = (drop_ns - run["power_off_ns"]) / 1e9  # the off frame's delay
+        assert HOLD_S - off_late - 2 / rate <= cb.off_time_s <= upper + 2 / rate
 
 
 @pytest.mark.slow

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from rig.errors import ConfigError
-from rig.instruments.drivers import load_config
+from rig.instruments.drivers import driver_specs, load_config
 from rig.instruments.qemu.reference import reference_edges
 from tests.qemu_env import qemu_config, rig_run, rig_soak
 from tests.require import require
@@ -23,7 +23,7 @@ MARKERS = ("bootm", "do_mount_root", "kernel_init", "ui_ready")
 def images(tmp_path_factory: pytest.TempPathFactory) -> Path:
     cfg = qemu_config(tmp_path_factory.mktemp("probe"))
     try:
-        qemu = load_config(cfg).qemu
+        qemu = driver_specs(load_config(cfg)).qemu
         assert qemu is not None
         return qemu.image_dir()
     except ConfigError as e:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from rig.errors import ConfigError
-from rig.instruments.drivers import load_config
+from rig.instruments.drivers import driver_specs, load_config
 from rig.instruments.qemu.reference import reference_edges
 from tests.e2e import REPO
 from tests.require import require
@@ -72,7 +72,7 @@ def stock_config(tmp: Path, images: Path, extra: dict[str, str] | None = None) -
 @pytest.fixture(scope="module")
 def images() -> Path:
     try:
-        qemu = load_config(REPO / "config" / "qemu-arm64-stock.toml").qemu
+        qemu = driver_specs(load_config(REPO / "config" / "qemu-arm64-stock.toml")).qemu
         assert qemu is not None
         return qemu.image_dir()
     except ConfigError as e:
