@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 RUN_SCHEMA = "bootrig.run/1"
 REPORT_SCHEMA = "bootrig.report/1"
@@ -26,6 +27,8 @@ POWER_ON_STEP = "power on"
 TOTAL = "power_to_ui"
 #: A soak's or a bisect's journal, in its folder.
 JOURNAL = "journal.jsonl"
+#: The rig config a command reads when none is named (relative to where it runs).
+DEFAULT_CONFIG = Path("config/rig.toml")
 
 #: The console tag every firmware hook prints next to its GPIO toggle.
 TAG_RE = re.compile(rb"bootrig: marker ([A-Za-z0-9_]+)")

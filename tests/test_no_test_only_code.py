@@ -1,5 +1,6 @@
-"""The package ships what the rig runs: a public function or class no module of rig/ uses
-and no docs page offers as API is there for the tests alone, and belongs in tests/."""
+"""The package ships what the rig runs: a public function or class no module of rig/ or of
+the benches (bench/ measures the rig with it) uses and no docs page offers as API is there
+for the tests alone, and belongs in tests/."""
 
 from __future__ import annotations
 
@@ -12,9 +13,9 @@ REPO = Path(__file__).resolve().parents[1]
 def test_every_public_definition_is_used_or_documented() -> None:
     defined: dict[str, Path] = {}
     used: set[str] = set()
-    for path in sorted((REPO / "rig").rglob("*.py")):
+    for path in sorted([*(REPO / "rig").rglob("*.py"), *(REPO / "bench").rglob("*.py")]):
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        for node in tree.body:
+        for node in tree.body if path.is_relative_to(REPO / "rig") else ():
             # A decorated definition is registered (a click command, a driver) and so used.
             if (
                 isinstance(node, ast.FunctionDef | ast.ClassDef)

@@ -30,6 +30,7 @@ from rig.errors import (
     exit_code,
     kind,
 )
+from rig.names import DEFAULT_CONFIG
 from rig.outcomes import RIG_FAILED, Outcome
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -40,9 +41,6 @@ err_console = Console(stderr=True)
 
 #: Set to 1 to see the traceback of an internal error (a bug) instead of one line.
 DEBUG_ENV = "BOOTRIG_DEBUG"
-
-
-DEFAULT_CONFIG = Path("config/rig.toml")
 
 
 def config_option(

@@ -18,10 +18,9 @@ from rig.artifacts.rundir import REPORT, RUN, read_report
 from rig.compare.inputs import Boot, Side, Source, report_boot, split
 from rig.config.influx import load_influx_config
 from rig.errors import ArtifactError, InputError
-from rig.names import JOURNAL
+from rig.names import DEFAULT_CONFIG, JOURNAL
 
 INFLUX_PREFIX = "influx:"
-DEFAULT_CONFIG = Path("config/rig.toml")
 
 
 def _run_folders(folder: Path) -> list[Path]:

@@ -19,7 +19,7 @@ from rig.config.load import RigConfig
 from rig.measure.pipeline import analyze_folder
 from rig.model.budgets import TOTAL_KEY, Budgets
 from rig.model.summary import Limits
-from rig.names import TOTAL
+from rig.names import DEFAULT_CONFIG, TOTAL
 from rig.outcomes import Outcome
 from rig.robot import messages
 from rig.robot.boot import Boot, describe_outcome, expected_outcome, outcome_is, seconds
@@ -63,7 +63,7 @@ class BootRig(SoakStatistics, EnergyBudgets, RegressionCheck):
 
     def __init__(
         self,
-        config: str = "config/rig.toml",
+        config: str = str(DEFAULT_CONFIG),
         board: str | None = None,
         deliver: bool = True,
         place: str | None = None,

@@ -15,11 +15,9 @@ from rig.config.target import place_override
 from rig.errors import ArtifactError, InputError
 from rig.instruments.drivers import load_config
 from rig.model.soak import CycleRecord, HeaderRecord
-from rig.names import JOURNAL
+from rig.names import DEFAULT_CONFIG, JOURNAL
 from rig.soak.journal import read_records
 from rig.soak.start import find_folder, fingerprints
-
-DEFAULT_CONFIG = Path("config/rig.toml")
 
 
 def locate(ref: str, config_path: Path | None) -> Path:
