@@ -14,7 +14,6 @@ from rich.markup import escape
 from rig.artifacts.prune import Plan, execute, plan
 from rig.artifacts.retention import Window
 from rig.commands.common import (
-    DEFAULT_CONFIG,
     config_option,
     console,
     emit_json,
@@ -24,6 +23,7 @@ from rig.commands.common import (
 )
 from rig.config.influx import load_influx_config
 from rig.errors import EXIT_RIG_FAILED, InputError
+from rig.names import DEFAULT_CONFIG
 
 
 def older_than(text: str) -> float:

@@ -150,9 +150,10 @@ def soak(
 ) -> None:
     """Power-cycle the target again and again; journal, summarise, report every cycle."""
     # Here, not at the top: `rig soak --help` needs no numpy (rig/commands/group.py).
+    from rig.names import DEFAULT_CONFIG
     from rig.soak.budgets import soak_budgets
     from rig.soak.command_places import soak_places
-    from rig.soak.resume import DEFAULT_CONFIG, locate, original_config
+    from rig.soak.resume import locate, original_config
     from rig.soak.run import run_soak
     from rig.soak.start import check_id, parse_duration
 

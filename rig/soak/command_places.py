@@ -13,9 +13,9 @@ from rig.commands.common import console, emit_json, fmt_ms
 from rig.config.target import place_override
 from rig.errors import InputError
 from rig.instruments.drivers import load_config
+from rig.names import DEFAULT_CONFIG
 from rig.soak.budgets import soak_budgets
 from rig.soak.places import PlaceSoak, parse_places, run_places
-from rig.soak.resume import DEFAULT_CONFIG
 from rig.soak.start import new_soak_id
 
 
