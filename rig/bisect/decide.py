@@ -99,17 +99,24 @@ class Ends:
 
 
 def check_ends(
-    good: Sequence[float], bad: Sequence[float], b: Budget, max_boots: int, stage: str
+    good: Sequence[float],
+    bad: Sequence[float],
+    b: Budget,
+    max_boots: int,
+    stage: str,
+    beside: int | None = None,
 ) -> Ends:
     """The ends differ when the rank test at the per-test level says bad is slower or
-    faster than good; the smallest change a step detects comes from their spread."""
+    faster than good; the smallest change a step detects comes from their spread, against
+    `beside` boots of each end where the ends are booted beside each step, else against
+    the ends' own boots."""
     c = compare(stage, good, bad, Settings(alpha=b.per_test, power=b.power))
     differ = c.verdict in (SLOWER, FASTER)
     direction = FASTER if (c.difference_s or 0.0) < 0 else SLOWER
     spread = robust_spread(good, bad)
     detect = None
     if spread is not None:
-        n = min(len(good), len(bad))
+        n = beside if beside is not None else min(len(good), len(bad))
         detect = detectable_change(spread, max_boots, n, b.per_test, b.power)
     return Ends(c, differ, direction, detect)
 

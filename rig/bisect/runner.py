@@ -69,7 +69,8 @@ def search_budget(h: Header) -> Budget:
         b = budget(h.alpha, len(h.commits) - 1, h.batch, h.max_boots)
     except ValueError as e:
         raise InputError(str(e)) from None
-    why = reachable(b, h.end_boots, h.max_boots)
+    # with the ends booted beside each step, a step meets as many of their boots as its own
+    why = reachable(b, min(h.end_boots, h.max_boots) if h.interleave else h.end_boots, h.max_boots)
     if why is not None:
         raise InputError(why)
     return b
@@ -149,14 +150,35 @@ class Search:
             times.append(boot.durations[self.h.stage])
         return True
 
-    def sample(self, index: int, current: StepRecord | None = None) -> list[float]:
+    def sample(self, index: int) -> list[float]:
         """The boots of commit `index`; for an end, with its boots beside every step."""
         own = list(self.steps[index].times)
         side = {0: "good", self.n: "bad"}.get(index)
         if side is None:
             return own
-        recs = [*self.steps.values(), *([current] if current else [])]
-        return own + [t for r in recs for t in r.ref.get(side, [])]
+        return own + [t for r in self.steps.values() for t in r.ref.get(side, [])]
+
+    def references(self, rec: StepRecord) -> tuple[list[float], list[float]]:
+        """What step `rec` is compared with: the ends' boots taken beside it, in the same
+        minutes of the bench (a bench that drifts, a host whose load changes, moves them
+        and the step alike; the ends' earlier boots would not have moved), else, without
+        boots beside it, all the ends' boots."""
+        if rec.ref:
+            return list(rec.ref.get("good", [])), list(rec.ref.get("bad", []))
+        return self.sample(0), self.sample(self.n)
+
+    def difference(self, good: int, bad: int) -> StageComparison:
+        """What the first bad commit does: its boots against the last good one's, taken in
+        the same minutes where the ends were booted beside the step (the first bad step
+        against the good end beside it, or the bad end beside the last good step against
+        it); else against the last good commit's boots."""
+        settings = Settings(alpha=self.budget.alpha, power=self.budget.power)
+        first, last = self.steps.get(bad), self.steps.get(good)
+        if first is not None and first.ref:
+            return compare(self.h.stage, first.ref.get("good", []), first.times, settings)
+        if last is not None and last.ref:
+            return compare(self.h.stage, last.times, last.ref.get("bad", []), settings)
+        return compare(self.h.stage, self.sample(good), self.sample(bad), settings)
 
     # -- the ends --------------------------------------------------------------------
     def _ends(self, wt: Worktree, stop: threading.Event, progress: Progress) -> bool:
@@ -225,12 +247,11 @@ class Search:
                         tries += 1
                         if not self._boot(cfg, bench, rec, stop):
                             return False
-                        if refs:  # then good and bad in turn: a drifting bench moves all
-                            side = "good" if tries % 2 else "bad"
+                        for side in refs:  # then both ends: the same minutes of the bench
                             progress(f"booting the {side} end beside {commit[:12]}")
                             if not self._boot(*refs[side], rec, stop, side):
                                 return False
-                    good, bad = self.sample(0, rec), self.sample(self.n, rec)
+                    good, bad = self.references(rec)
                     step = decide(good, bad, rec.times, ends, self.budget, self.h.stage)
                     if step.verdict != UNDECIDED or len(rec.times) < goal or goal == cap:
                         break
@@ -238,6 +259,11 @@ class Search:
         self.journal.add(rec)
         self.steps[index] = rec
         return True
+
+    def _beside(self) -> bool:
+        """Are the ends booted beside each step (asked for, and cheap: each bench a process
+        of its own, the simulator or QEMU)?"""
+        return self.h.interleave and concurrent({0: self._config(0)})
 
     def _references(
         self, stack: ExitStack, cfg: RigConfig, index: int
@@ -283,7 +309,8 @@ class Search:
                 result.interrupted = True
                 return result
             good, bad = self.steps[0].times, self.steps[self.n].times
-            ends = check_ends(good, bad, self.budget, self.h.max_boots, self.h.stage)
+            beside = self.h.max_boots if self._beside() else None
+            ends = check_ends(good, bad, self.budget, self.h.max_boots, self.h.stage, beside)
             result.ends = ends
             note(plan_line(ends, self.budget, self.h.max_boots))
             if not ends.differ:
@@ -296,9 +323,7 @@ class Search:
             b = plan.bounds(self.n, self._verdicts())
             result.candidates = list(b.candidates)
             if len(b.candidates) == 1:
-                last_good, first_bad = self.sample(b.good), self.sample(b.bad)
-                settings = Settings(alpha=self.budget.alpha, power=self.budget.power)
-                result.difference = compare(self.h.stage, last_good, first_bad, settings)
+                result.difference = self.difference(b.good, b.bad)
             return result
         finally:
             wt.close()
