@@ -92,3 +92,17 @@ def test_ends_that_do_not_differ_are_not_a_search() -> None:
     b = budget(0.05, 8, 4, 8)
     ends = check_ends(_boots(rng, 300, 8), _boots(rng, 300.5, 8), b, 8, "x")
     assert not ends.differ
+
+
+def test_a_step_is_tested_one_sided() -> None:
+    """A verdict needs a difference in one direction only, so each test is one-sided at
+    per_test: 4 boots of which one falls among the good end's 8 give p = 2/495 = 0.004
+    one-sided (0.008 two-sided), under per_test = 0.0042: like bad, not undecided."""
+    b = budget(0.05, 8, 4, 8)
+    good = [(300 + i) / 1e3 for i in range(8)]
+    bad = [(330 + i) / 1e3 for i in range(8)]
+    ends = check_ends(good, bad, b, 8, "x")
+    step = decide(good, bad, [0.3065, 0.3315, 0.3325, 0.3335], ends, b, "x")
+    assert step.verdict == BAD
+    assert step.p_value == pytest.approx(2 / 495) and step.p_value < b.per_test
+    assert step.vs_good.p_value == pytest.approx(4 / 495)  # the two-sided p, as compared

@@ -5,6 +5,8 @@ over the steps a search of n commits takes (ceil(log2 n)), so each step is wrong
 probability at most alpha / steps. A step tests its boots against both ends' boots
 (two tests) after every batch (up to `looks` batches), so each single test runs at
 alpha / steps / (2 * looks): looking again after each batch cannot inflate the error.
+Each test is one-sided: a verdict follows only from a difference in the one direction
+it needs (like bad: towards the bad end; like good: back from it).
 """
 
 from __future__ import annotations
@@ -148,13 +150,18 @@ def decide(
     """BAD when the step differs from the good end the way the bad end does (a commit
     holding part of the change is bad: it moved the stage); GOOD when it differs from
     the bad end towards the good one and not from the good end; UNDECIDED otherwise."""
-    s = Settings(alpha=b.per_test, power=b.power)
+    # One-sided at per_test: the two-sided test at twice the level, in one direction.
+    s = Settings(alpha=min(1.0, 2 * b.per_test), power=b.power)
     vs_good = compare(stage, good, step, s)
     vs_bad = compare(stage, bad, step, s)
     back = FASTER if ends.direction == SLOWER else SLOWER
     if vs_good.verdict == ends.direction:
-        return Step(BAD, vs_good.p_value, vs_good, vs_bad)
+        return Step(BAD, _one_sided(vs_good.p_value), vs_good, vs_bad)
     if vs_bad.verdict == back:
-        return Step(GOOD, vs_bad.p_value, vs_good, vs_bad)
+        return Step(GOOD, _one_sided(vs_bad.p_value), vs_good, vs_bad)
     ps = [p for p in (vs_good.p_value, vs_bad.p_value) if p is not None]
-    return Step(UNDECIDED, min(ps) if ps else None, vs_good, vs_bad)
+    return Step(UNDECIDED, _one_sided(min(ps)) if ps else None, vs_good, vs_bad)
+
+
+def _one_sided(p: float | None) -> float | None:
+    return None if p is None else p / 2
