@@ -3,10 +3,12 @@
 The error budget (docs/bisect.md): `alpha` for the whole search, split Bonferroni-wise
 over the steps a search of n commits takes (ceil(log2 n)), so each step is wrong with
 probability at most alpha / steps. A step tests its boots against both ends' boots
-(two tests) after every batch (up to `looks` batches), so each single test runs at
-alpha / steps / (2 * looks): looking again after each batch cannot inflate the error.
-Each test is one-sided: a verdict follows only from a difference in the one direction
-it needs (like bad: towards the bad end; like good: back from it).
+(two tests) after every batch (up to `looks` batches), each test one-sided at
+alpha / steps / looks: looking again after each batch cannot inflate the error, and of
+the two tests only one can err for a commit that is like one of the ends (the search
+assumes one change): a commit like good is wrongly "bad" only by its test against the
+good end, a commit like bad wrongly "good" only by its test against the bad end. One-
+sided: a verdict follows only from a difference in the one direction it needs.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ class Budget:
 
     @property
     def per_test(self) -> float:
-        return self.per_step / (2 * self.looks)
+        return self.per_step / self.looks
 
     def overall(self, steps_taken: int) -> float:
         """The Bonferroni bound on the whole search for the steps it really took (skips
@@ -119,7 +121,8 @@ def check_ends(
     detect = None
     if spread is not None:
         n = beside if beside is not None else min(len(good), len(bad))
-        detect = detectable_change(spread, max_boots, n, b.per_test, b.power)
+        # a step's tests are one-sided at per_test: two-sided at twice that
+        detect = detectable_change(spread, max_boots, n, min(1.0, 2 * b.per_test), b.power)
     return Ends(c, differ, direction, detect)
 
 
