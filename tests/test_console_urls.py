@@ -16,6 +16,7 @@ import pytest
 
 from rig.errors import InstrumentError
 from rig.instruments.console_serial import SerialConsole
+from rig.instruments.exclusive import holders
 from simboard.client import SimProcess
 from tests.e2e import REPO
 from tests.ser2net import ser2net, wait_opened
@@ -104,7 +105,14 @@ def test_a_second_rig_is_told_who_holds_the_port(tmp_path: Path) -> None:
             SerialConsole(path, 115200)
         holder.kill()
         holder.wait()
-        SerialConsole(path, 115200).close()  # the lock went with its holder
+        # The lock goes with its holder: the holder's console reader process shares the
+        # locked descriptor and exits on the end of its control pipe, a moment after
+        # the holder (longer on a loaded host), so wait for the port to be free.
+        deadline = time.monotonic() + 30
+        while holders(path) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert holders(path) == []
+        SerialConsole(path, 115200).close()
     finally:
         if holder.poll() is None:
             holder.kill()
