@@ -141,6 +141,9 @@ git init -q -b main "$repo"
 git -C "$repo" config user.name "bootrig bisect fixture"
 git -C "$repo" config user.email "bisect@bootrig.invalid"
 git -C "$repo" config core.autocrlf false
+# no automatic gc: it would pack the 75,000 objects in the background after a commit,
+# holding this script's lock (an inherited descriptor) for a minute after it ended
+git -C "$repo" config gc.auto 0
 step "committing the source (git add)" git --git-dir="$repo/.git" --work-tree="$kb" add -A -f -- . ':(exclude)build'
 n=1
 GIT_AUTHOR_DATE=2024-01-01T12:00:00Z GIT_COMMITTER_DATE=2024-01-01T12:00:00Z \
@@ -175,6 +178,7 @@ commit "Documentation: the markers are GPIO edges" 0
 # the objects come from the repository through a relative alternate)
 base=$(head -n1 "$tmp/commits.tsv" | cut -f1)
 git init -q "$kb"
+git -C "$kb" config gc.auto 0
 echo "../../../repo/.git/objects" >"$kb/.git/objects/info/alternates"
 echo "/build/" >>"$kb/.git/info/exclude"
 git -C "$kb" update-ref HEAD "$base"
