@@ -64,3 +64,13 @@ def test_every_bench_ends_with_the_harness_line(bench: Path) -> None:
     }
     assert "result" in imported, f"{bench.name}: no result line through the harness"
     assert not [n for n in ast.walk(tree) if _prints_json(n)], f"{bench.name} prints its own"
+
+
+def test_no_bench_shadows_a_standard_module() -> None:
+    # `python bench/X.py` puts bench/ first on sys.path: a bench named like a standard
+    # module (bisect.py, random.py) would be imported in its place by every other bench.
+    import sys
+
+    names = {p.stem for p in BENCH.glob("*.py")} | {p.name for p in BENCH.iterdir() if p.is_dir()}
+    assert len(names) > 5
+    assert sorted(names & set(sys.stdlib_module_names)) == []
