@@ -1,4 +1,4 @@
-"""What the bisect tests and bench/bisect.py share: the repository's state as `rig bisect`
+"""What the bisect tests and bench/bisect_qemu.py share: the repository's state as `rig bisect`
 must leave it, and the QEMU bisect (the repository firmware-hooks/qemu-arm64/bisect-repo.sh
 makes, each commit built by bisect-build.sh)."""
 

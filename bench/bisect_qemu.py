@@ -5,36 +5,36 @@ virtio_mmio_init), each commit's kernel built incrementally by bisect-build.sh.
 
 Runs `rig bisect --json` with the search tests/test_bisect_qemu.py runs (the kernel
 stage, the console quiet, 40 boots an end, batches of 8, at most 32 a step; extra
-arguments are passed on) as its own process and reads its answer: the commits and steps, the boots of each step (its own and the ends' booted
-beside it), the ends' boots, every build's seconds (from the step's build.log), the wall
-time, and whether the commit named is the 30 ms one. The host's load (1 min) before and
-after goes with it: QEMU's TCG stretches with a busy host, and the search's spread
-with it.
+arguments are passed on) as its own process and reads its answer: the commits and
+steps, the boots of each step (its own and the ends' booted beside it), the ends' boots,
+every build's seconds (from the step's build.log), the wall time, and whether the
+commit named is the 30 ms one. The host's load (1 min) before and after goes with it:
+QEMU's TCG stretches with a busy host, and the search's spread with it.
+
+(Not bench/bisect.py, as issue 24 names it: a bench named like a standard module is
+imported in its place by every other bench; tests/test_bench_harness.py.)
 
 Target (issue 24): the right commit named with fewer than 40 boots a step on average,
 counting the ends' boots beside each step with its own (the step's cost); `ratio` =
 boots a step / 40. The step's own boots alone are `own_boots_per_step`.
 
-    python bench/bisect.py [--keep DIR] [ARGS for rig bisect ...]
+    python bench/bisect_qemu.py [--keep DIR] [ARGS for rig bisect ...]
 """
 
 from __future__ import annotations
 
+import argparse
+import json
+import os
+import re
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-# Run as a script, this file's folder is first on sys.path, and this file's name would
-# stand in for the standard library's bisect (random and statistics import it).
-sys.path[0] = str(REPO)
-
-import argparse  # noqa: E402
-import json  # noqa: E402
-import os  # noqa: E402
-import re  # noqa: E402
-import subprocess  # noqa: E402
-import tempfile  # noqa: E402
-from typing import Any  # noqa: E402
+sys.path.insert(0, str(REPO))
 
 from bench.harness.result import Stopwatch, result, skipped  # noqa: E402
 from tests.bisect_env import qemu_bisect_argv, qemu_bisect_repo  # noqa: E402
