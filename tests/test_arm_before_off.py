@@ -135,10 +135,12 @@ def test_the_cost_is_the_hold_in_samples(early: list[Path], tmp_path: Path) -> N
         # Early: the power edge comes after the whole hold; late: right after arming.
         assert e["time_base"]["power_edge_sample"] >= HOLD_S * rate
         assert lt["time_base"]["power_edge_sample"] < HOLD_S * rate / 2
-        # What arming early costs is the samples before the power edge; the whole
-        # captures' lengths also carry how soon each stop came, which a loaded host moves.
-        extra = e["time_base"]["power_edge_sample"] - lt["time_base"]["power_edge_sample"]
-        assert extra >= 0.9 * HOLD_S * rate, extra
+        # What arming early costs is the samples before the power edge: at least the
+        # rail's true off-time (the simulator's), to the sample. Not the difference to the
+        # late capture's lead: that is arm-to-on latency, which a loaded host stretches
+        # by tens of ms (CI at 1730007 saw 179,059 samples against a 180,000 bound).
+        off = truth_boot(early_f)["off_before_s"]
+        assert e["time_base"]["power_edge_sample"] >= off * rate - 1, (off, e["time_base"])
     cb = analyze_folder(late[1], write=False).cold_boot
     assert cb is not None and (cb.off_time_source, cb.off_time_bound) == ("relay", "upper")
     # Late arming with power_off_after (the default): the board went off at the end of
