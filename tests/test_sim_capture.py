@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 import subprocess
-import time
 from pathlib import Path
 
 import numpy as np
@@ -161,15 +160,13 @@ def test_arming_while_powered_starts_with_the_current_levels() -> None:
     assert doc["boots"] == []  # its power-on was not in the window
 
 
-def test_render_is_fast(tmp_path: Path) -> None:
+def test_a_long_render_has_every_sample(tmp_path: Path) -> None:
+    # How fast it renders is bench/analysis_throughput.py's (sim_render_msps), not a test's.
     board, _ = _board("ecovec-baseline.toml")
     board.frame(1, 1, T0 + 5_000_000)
     arming = Arming(T0, FS, WIRING)
-    t = time.perf_counter()
     n = render(tmp_path / "c.bin", board.snapshot(T0), arming, T0 + 20_000_000_000)
-    took = time.perf_counter() - t
     assert n == 20_000_001 == (tmp_path / "c.bin").stat().st_size
-    assert took < 1.0, f"20 s at 1 MHz took {took:.2f} s"
 
 
 @pytest.mark.parametrize("fs", [1_000_000, 24_000_000])
