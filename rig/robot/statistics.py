@@ -4,6 +4,7 @@ the failure rate, statistics. A mixin of `BootRig`, which holds the boots and bu
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -19,13 +20,10 @@ from rig.soak.stats import describe, percentile
 
 
 class SoakStatistics:
+    # BootRig's: the boots, a budget from the loaded budgets, a check of a stage's name.
     boots: list[Boot]
-
-    def _budget(self, what: str, q: float | None = None) -> float:
-        raise NotImplementedError  # BootRig's: from the loaded budgets
-
-    def _known_stage(self, stage: str) -> None:
-        raise NotImplementedError  # BootRig's: one of the config's stages
+    _budget: Callable[[str, float | None], float]
+    _known_stage: Callable[[str], None]
 
     def _window(self, last: int | None) -> list[Boot]:
         if last is not None and last < 1:

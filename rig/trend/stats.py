@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, TypeVar
 
 import numpy as np
 import ruptures
@@ -31,6 +31,8 @@ from rig.compare.stats import (
     compare,
     to_ns,
 )
+
+T = TypeVar("T", "ChangePoint", "Unconfirmed")
 
 #: Places PELT tries at most; a longer series is searched on a coarser grid and each
 #: change point refined to the boot (PELT's time grows faster than linearly with n).
@@ -205,32 +207,16 @@ def detect(values: Sequence[float], settings: TrendSettings | None = None) -> Tr
             break
         drop = max(weak, key=lambda i: (results[i].p_value or 1.0, -i))
         cps.pop(drop)
-    points = [
-        ChangePoint(
-            index=i,
-            direction=r.verdict,
-            median_before_s=float(r.median_before_s or 0.0),
-            median_after_s=float(r.median_after_s or 0.0),
-            shift_s=float(r.difference_s or 0.0),
-            ci_low_s=float(r.ci_low_s or 0.0),
-            ci_high_s=float(r.ci_high_s or 0.0),
-            p_value=float(r.p_value if r.p_value is not None else 1.0),
-            n_before=r.n_before,
-            n_after=r.n_after,
-        )
-        for i, r in zip(cps, results, strict=True)
-    ]
+    points = [_at(ChangePoint, i, r) for i, r in zip(cps, results, strict=True)]
     dropped = [c for c in proposed if c not in cps]
     return Trend(len(x), noise(x), pen, points, found, _unconfirmed(x, cps, dropped, cmp_settings))
 
 
-def _as_unconfirmed(index: int, r: StageComparison) -> Unconfirmed:
-    p = r.p_value if r.p_value is not None else 1.0
-    return Unconfirmed(
-        index, float(r.median_before_s or 0.0), float(r.median_after_s or 0.0),
-        float(r.difference_s or 0.0), float(p), r.n_before, r.n_after,
-        str(r.inconclusive_reason), r.boots_to_decide, r.note or "",
-    )  # fmt: skip
+def _at(cls: type[T], index: int, r: StageComparison) -> T:
+    """A change point or candidate at boot `index`, from the rank test of its segments."""
+    named = {"index": index, "direction": r.verdict, "shift_s": r.difference_s, **asdict(r)}
+    named["reason"] = r.inconclusive_reason
+    return cls(**{f.name: named[f.name] for f in fields(cls)})
 
 
 def _unconfirmed(
@@ -245,7 +231,7 @@ def _unconfirmed(
         hi = min(b for b in bounds if b > c)
         r = compare("", x[lo:c], x[c:hi], s)
         if r.verdict == INCONCLUSIVE and r.inconclusive_reason in (UNREACHABLE, UNCONFIRMED):
-            out.append(_as_unconfirmed(c, r))
+            out.append(_at(Unconfirmed, c, r))
     return out
 
 
