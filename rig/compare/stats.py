@@ -93,10 +93,6 @@ def to_ns(result: Any, exact: tuple[str, ...] = ()) -> dict[str, Any]:
     }
 
 
-def _pairs(before: Sequence[float], after: Sequence[float]) -> np.ndarray:
-    return np.sort(np.subtract.outer(np.asarray(after, float), np.asarray(before, float)).ravel())
-
-
 @cache
 def u_pmf(m: int, n: int) -> np.ndarray:
     """P(U = u), u = 0..m*n, for U = #{after > before} with m after and n before values,
@@ -195,7 +191,7 @@ def compare(
     ties = _ties_term(combined)
     exact = ties == 0 and m * n <= EXACT_MAX_PAIRS
     method = "exact" if exact else "normal"
-    d = _pairs(b, a)
+    d = np.sort(np.subtract.outer(a, b).ravel())  # every after - before pair
     k = cut_count(m, n, settings.alpha, exact, ties)
     low = high = None
     note = None

@@ -70,7 +70,7 @@ def _why(boot: Boot, stage: str) -> str:
         return "the run has no supply readings: its power driver reads no current"
     if power.error:
         return f"the supply's readings could not be placed: {power.error}"
-    s = boot.stage(stage)
+    s = boot.report.stage(stage)
     if s is None or s.duration_s is None:
         return f"the stage was not measured (outcome {boot.outcome})"
     return "no supply reading fell around it"
