@@ -231,19 +231,12 @@ def _print_serving(
     if s.password_file:
         new = {True: " (new)", False: " (reused)", None: ""}[generated]
         where = f"password in {s.password_file}{new}"
+        key = f'password_file = "{s.password_file}"'
     else:
         where = f"password from ${s.password_env}"
-    console.print(
-        escape(f"auth on: user {s.username}, {where}")
-        + escape(f'; in a rig config: [influx] username = "{s.username}", ')
-        + escape(
-            f'password_file = "{s.password_file}"'
-            if s.password_file
-            else f'password_env = "{s.password_env}"'
-        ),
-        highlight=False,
-        soft_wrap=True,
-    )
+        key = f'password_env = "{s.password_env}"'
+    text = f"auth on: user {s.username}, {where}; in a rig config: [influx] username = "
+    console.print(escape(f'{text}"{s.username}", {key}'), highlight=False, soft_wrap=True)
 
 
 @influx.command()

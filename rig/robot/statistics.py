@@ -67,17 +67,10 @@ class SoakStatistics:
         if value is None:
             raise AssertionError(f"{label}: none of the last {len(boots)} boots measured it")
         if value > limit:
-            worst = sorted(values, key=lambda bd: -bd[1])[:3]
-            raise AssertionError(
-                messages.percentile_over(
-                    label[0].upper() + label[1:],
-                    q,
-                    len(values),
-                    value,
-                    limit,
-                    [(b.run_id, d, b.folder) for b, d in worst],
-                )
-            )
+            worst = [(b.run_id, d, b.folder) for b, d in sorted(values, key=lambda bd: -bd[1])[:3]]
+            name = label[0].upper() + label[1:]
+            msg = messages.percentile_over(name, q, len(values), value, limit, worst)
+            raise AssertionError(msg)
         logger.info(f"{label} p{q:g} over {len(values)} boots: {value:.6f} s, budget {limit:.6f} s")
 
     @keyword("Stage Percentile Should Be Within Budget")
