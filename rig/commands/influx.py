@@ -125,12 +125,10 @@ def serve(
         assert srv.proc is not None
         code = srv.proc.wait()
         fail(f"influxd exited with {code}: {srv.log_tail()}", as_json, EXIT_RIG_FAILED)
-    except InfluxError as e:
+    except InfluxError as e:  # the sink failed: 3 (json_option), once the server is stopped
         if e.kind == AUTH:  # a reused data dir whose admin has another password
-            e = InfluxError(f"{e}; {_which_password(settings)}", e.kind, e.status)
-        fail(e, as_json)  # the sink failed: 3
-    except SinkError as e:
-        fail(e, as_json)
+            raise InfluxError(f"{e}; {_which_password(settings)}", e.kind, e.status) from None
+        raise
     except KeyboardInterrupt:
         pass
     finally:
