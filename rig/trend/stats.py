@@ -47,15 +47,12 @@ class TrendSettings:
     penalty_factor: float = PENALTY_FACTOR
 
     def __post_init__(self) -> None:
-        if self.threshold_s < 0:
-            raise ValueError(f"threshold must be >= 0 s, found {self.threshold_s:g}")
         if self.min_segment < 4:
             raise ValueError(
                 f"min segment must be at least 4 boots (a rank test needs them), "
                 f"found {self.min_segment}"
             )
-        if not 0 < self.alpha < 1:
-            raise ValueError(f"alpha must be between 0 and 1, found {self.alpha:g}")
+        Settings(alpha=self.alpha, threshold_s=self.threshold_s)  # the rank test's checks
         if self.penalty_factor <= 0:
             raise ValueError(f"penalty factor must be > 0, found {self.penalty_factor:g}")
 
