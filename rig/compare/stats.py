@@ -109,11 +109,6 @@ def u_pmf(m: int, n: int) -> np.ndarray:
     return prev[n]
 
 
-def _ties_term(values: np.ndarray) -> float:
-    _, counts = np.unique(values, return_counts=True)
-    return float(np.sum(counts**3 - counts))
-
-
 def cut_count(m: int, n: int, alpha: float, exact: bool, ties: float = 0.0) -> int:
     """k, the pair differences cut from each end for a 1 - alpha interval: the largest k
     with P(U <= k - 1) <= alpha / 2; 0: too few boots for an interval."""
@@ -188,7 +183,8 @@ def compare(
         )  # fmt: skip
     b, a = np.asarray(before, float), np.asarray(after, float)
     combined = np.concatenate([a, b])
-    ties = _ties_term(combined)
+    _, counts = np.unique(combined, return_counts=True)
+    ties = float(np.sum(counts**3 - counts))  # the normal approximation's tie correction
     exact = ties == 0 and m * n <= EXACT_MAX_PAIRS
     method = "exact" if exact else "normal"
     d = np.sort(np.subtract.outer(a, b).ravel())  # every after - before pair

@@ -179,14 +179,6 @@ def candidates(values: Sequence[float], min_segment: int, pen: float) -> list[in
     return bounds[1:-1]
 
 
-def _verdicts(x: np.ndarray, cps: list[int], s: Settings) -> list[StageComparison]:
-    bounds = [0, *cps, len(x)]
-    return [
-        compare("", x[bounds[i] : bounds[i + 1]], x[bounds[i + 1] : bounds[i + 2]], s)
-        for i in range(len(cps))
-    ]
-
-
 def detect(values: Sequence[float], settings: TrendSettings | None = None) -> Trend:
     """The change points of one series (see the module doc)."""
     s = settings or TrendSettings()
@@ -198,7 +190,9 @@ def detect(values: Sequence[float], settings: TrendSettings | None = None) -> Tr
     proposed = list(cps)
     cmp_settings = Settings(alpha=s.alpha, threshold_s=s.threshold_s)
     while True:
-        results = _verdicts(x, cps, cmp_settings)
+        bounds = [0, *cps, len(x)]  # each candidate c between its segments lo:c and c:hi
+        around = zip(bounds, bounds[1:], bounds[2:], strict=False)
+        results = [compare("", x[lo:c], x[c:hi], cmp_settings) for lo, c, hi in around]
         weak = [i for i, r in enumerate(results) if r.verdict not in (SLOWER, FASTER)]
         if not weak:
             break
