@@ -10,11 +10,9 @@ from typing import NoReturn
 
 
 def entry() -> NoReturn:
-    """The `rig` executable: click's main with the documented exit codes (docs/exit-codes.md)
-    for what reaches the top: an interrupt, even one while the commands are still being
-    imported, is 130 and `interrupted`, not click's 1, which means "the board failed" here;
-    a usage error is 2; a `RigError` its kind's code; anything else one line naming it and
-    3, never a traceback (BOOTRIG_DEBUG=1 shows it)."""
+    """click's main with the documented exit codes (docs/exit-codes.md) for what reaches
+    the top: an interrupt, even during the imports, is 130, not click's 1 ("the board
+    failed" here); a usage error 2; any other error through `fail`."""
     try:
         code = _run()
     except KeyboardInterrupt:

@@ -1,11 +1,7 @@
 """The rig's one error hierarchy and the exit codes every command shares
-(docs/exit-codes.md). Every error the rig raises on purpose is a `RigError` of one kind,
-and the kind, not the class, decides the exit code: `InputError` (and its kinds
-`ConfigError`, `ArtifactError`) 2, `InstrumentError`, `SinkError` and `RigError` itself 3.
-The board's own failures are no errors but a report's outcome (exit 1). Input kinds are
-`ValueError`s and the others `RuntimeError`s, so `except ValueError` still catches bad
-input. No imports: analysis, which must stay pure, may use it.
-"""
+(docs/exit-codes.md): the kind of a `RigError`, not its class, decides the code. Input
+kinds are `ValueError`s, so `except ValueError` still catches bad input. No imports:
+analysis, which must stay pure, may use it."""
 
 from __future__ import annotations
 

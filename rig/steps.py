@@ -1,14 +1,6 @@
-"""Steps: what the rig is doing, and for how long, reported from one place (the design
-of labgrid's `labgrid/step.py`). Work is marked `with step("off-hold"):` or
-`@as_step("power on")`; each step emits a start and a stop `StepEvent` to every
-subscriber: the progress displays and run.json's `timing.steps` (`Recorder`), so no
-layer passes a progress callback to the next.
-
-A step started inside another is its child. The current step is a context variable: a
-thread started with a copy of the context reports under the step that started it.
-Subscribers run in the reporting thread, so they must be cheap and thread-safe; one that
-raises is warned about and never breaks the step.
-"""
+"""Steps: what the rig is doing, and for how long, reported from one place to every
+subscriber (progress displays, run.json's `timing.steps`), after labgrid's
+`labgrid/step.py` (docs/instruments.md, "Steps")."""
 
 from __future__ import annotations
 

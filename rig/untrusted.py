@@ -1,11 +1,7 @@
-"""Reading files the rig did not just write itself: strict, bounded, one clear error.
-
-Python's parsers trust their input more than an instrument may: `json` takes NaN and
-1e999, lets a key given twice win, and recurses on nesting, as `tomllib` does, which is
-also quadratic on a long dotted key. Every run folder, journal, config and capture
-metadata comes back from here as plain data, or as an error naming the file: exit 2,
-never a traceback (the limits: docs/artifacts.md, "Limits on untrusted input"). It
-imports only the rig's errors, so analysis may use it too.
+"""Reading files the rig did not just write itself: strict, bounded, one clear error
+naming the file (docs/artifacts.md, "Limits on untrusted input"). `json` takes NaN and
+1e999, lets a key given twice win and recurses on nesting, as `tomllib` does, which is
+also quadratic on a long dotted key. Imports only the rig's errors: analysis may use it.
 """
 
 from __future__ import annotations

@@ -40,3 +40,11 @@ def test_a_taken_id_is_never_reused(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(made)
     with pytest.raises(ArtifactError, match=r"no free run id for 20261123T221019Z-1f9a"):
         rundir.new_run_folder(tmp_path, now)
+
+
+def test_a_prefixed_folder_takes_a_free_id_too(tmp_path: Path) -> None:
+    """`rig cost` names its folder cost-<run id>, by the same collision rule."""
+    now = datetime(2026, 11, 23, 22, 10, 19, 123456, tzinfo=UTC)
+    made = [rundir.new_run_folder(tmp_path, now, prefix="cost-") for _ in range(3)]
+    assert [f.name for _, f in made] == [f"cost-{i}" for i, _ in made]
+    assert len({i for i, _ in made}) == 3 and all(f.is_dir() for _, f in made)

@@ -39,13 +39,16 @@ def _run_id(now: datetime, tail: int) -> str:
     return now.strftime("%Y%m%dT%H%M%S") + f"Z-{frac:04x}{tail:02x}"
 
 
-def new_run_folder(results_dir: Path, now: datetime | None = None) -> tuple[str, Path]:
-    """A new run id and its folder, created: on a collision the next free tail is taken."""
+def new_run_folder(
+    results_dir: Path, now: datetime | None = None, prefix: str = ""
+) -> tuple[str, Path]:
+    """A new run id and its folder (`prefix` + id), created: on a collision the next free
+    tail is taken."""
     now = now or datetime.now(UTC)
     first = secrets.randbelow(256)
     for k in range(256):
         run_id = _run_id(now, (first + k) % 256)
-        folder = results_dir / run_id
+        folder = results_dir / (prefix + run_id)
         try:
             folder.mkdir(parents=True)
         except FileExistsError:

@@ -63,8 +63,7 @@ def analyze(
                 fail(f"{folder}: leftover raw capture: {e}", as_json, exit_code(e))
             if left is not None and not as_json:
                 err_console.print(f"[yellow]note:[/] {escape(left.describe())}", highlight=False)
-        # A RigError here ends the command with its kind's code (json_option): an unusable
-        # artifact is bad input (2), sigrok-cli failing is the rig's failure (3).
+        # A RigError ends the command by its kind (json_option): an unusable artifact 2.
         report = analyze_folder(folder, write=not no_write, engine=engine, rename=rename)
         if not no_write:
             save_report(folder, report)

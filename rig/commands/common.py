@@ -82,8 +82,8 @@ def spinner(as_json: bool) -> Progress:
 
 
 def json_option(f: F) -> F:
-    """`--json`, and the error contract of a command that has it: a `RigError` (or any
-    other exception) raised inside ends the command through `fail`, as JSON with --json."""
+    """`--json`, and the error contract of a command that has it: any exception raised
+    inside ends the command through `fail`."""
 
     @functools.wraps(f)
     def guarded(*args: Any, **kwargs: Any) -> Any:
@@ -116,8 +116,7 @@ def emit_json(obj: Any) -> None:
 
 def describe(error: BaseException) -> str:
     """One line for the user. A `RigError` or an OSError says what and where itself; any
-    other exception is a bug in the rig: say so, name its type, never dump a traceback
-    (unless BOOTRIG_DEBUG=1)."""
+    other exception is a bug: say so and name its type, with no traceback."""
     text = str(error) or type(error).__name__
     if isinstance(error, RigError | OSError):
         return text
@@ -127,8 +126,7 @@ def describe(error: BaseException) -> str:
 
 def fail(error: str | BaseException, as_json: bool, code: int | None = None) -> NoReturn:
     """Report an error (as JSON with --json) and exit: with `code` if given, else 2 for a
-    message (bad input) and the kind's code for an exception (`rig.errors.exit_code`).
-    The message is bounded in size and printed literally (rich markup escaped)."""
+    message (bad input) and the kind's code for an exception."""
     if isinstance(error, BaseException):
         if not isinstance(error, RigError) and os.environ.get(DEBUG_ENV):
             traceback.print_exception(error, file=sys.stderr)
@@ -147,12 +145,8 @@ def fail(error: str | BaseException, as_json: bool, code: int | None = None) -> 
 
 
 def outcome_exit_code(outcome: str, *, measured_now: bool, interrupted: int = EXIT_SIGINT) -> int:
-    """The exit code a run's outcome gives, for `rig run` (`measured_now`) and for
-    `rig analyze` of a stored run alike: 0 ok; 1 a failure class of the board; 3 the
-    rig failed (`rig_error`, `analyzer_error`); `interrupted` (130, or 143 when `rig run`
-    itself was stopped by SIGTERM) for a run the operator or a signal stopped.
-    `invalid_artifacts` is bad input (2) for a stored run, and the rig's failure (3) for
-    the artifacts the rig has just written."""
+    """The exit code of a run's outcome, for `rig run` (`measured_now`) and `rig analyze`
+    of a stored run alike (docs/exit-codes.md, "A run's outcome")."""
     if outcome == Outcome.OK:
         return EXIT_OK
     if outcome == Outcome.INTERRUPTED:

@@ -20,7 +20,7 @@ def decoders() -> None:
     """The sigrok protocol decoder (`bootmarkers`) behind the marker scan."""
 
 
-def _copy(src: Path, root: Path) -> Path:
+def _copy(src: Path, root: Path) -> None:
     """Replace root/bootmarkers with src, via a temporary name so a failure leaves no mix."""
     target, tmp = root / DECODER, root / f".{DECODER}.tmp"
     root.mkdir(parents=True, exist_ok=True)
@@ -28,7 +28,6 @@ def _copy(src: Path, root: Path) -> Path:
     shutil.copytree(src, tmp, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     shutil.rmtree(target, ignore_errors=True)
     tmp.rename(target)
-    return target
 
 
 def _sigrok_finds_it() -> bool | None:

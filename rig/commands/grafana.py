@@ -109,8 +109,7 @@ def query_cmd(
     now = int(time.time() * 1000)
     rng = TimeRange(now - _since_ms(since), now)
     results: list[QueryResult] = []
-    # InfluxDB failing (InfluxError) ends the command with 3, a query it does not know
-    # how to expand (InputError) with 2 (json_option).
+    # InfluxDB failing ends the command with 3, a query not expanded with 2 (json_option).
     with Client(settings) as client:
         for dash in load_dashboards(out_dir):
             results += run_queries(client, settings.database, dash, chosen, rng)

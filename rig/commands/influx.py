@@ -125,12 +125,10 @@ def serve(
         assert srv.proc is not None
         code = srv.proc.wait()
         fail(f"influxd exited with {code}: {srv.log_tail()}", as_json, EXIT_RIG_FAILED)
-    except InfluxError as e:
+    except InfluxError as e:  # the sink failed: 3 (json_option), once the server is stopped
         if e.kind == AUTH:  # a reused data dir whose admin has another password
-            e = InfluxError(f"{e}; {_which_password(settings)}", e.kind, e.status)
-        fail(e, as_json)  # the sink failed: 3
-    except SinkError as e:
-        fail(e, as_json)
+            raise InfluxError(f"{e}; {_which_password(settings)}", e.kind, e.status) from None
+        raise
     except KeyboardInterrupt:
         pass
     finally:
@@ -231,19 +229,12 @@ def _print_serving(
     if s.password_file:
         new = {True: " (new)", False: " (reused)", None: ""}[generated]
         where = f"password in {s.password_file}{new}"
+        key = f'password_file = "{s.password_file}"'
     else:
         where = f"password from ${s.password_env}"
-    console.print(
-        escape(f"auth on: user {s.username}, {where}")
-        + escape(f'; in a rig config: [influx] username = "{s.username}", ')
-        + escape(
-            f'password_file = "{s.password_file}"'
-            if s.password_file
-            else f'password_env = "{s.password_env}"'
-        ),
-        highlight=False,
-        soft_wrap=True,
-    )
+        key = f'password_env = "{s.password_env}"'
+    text = f"auth on: user {s.username}, {where}; in a rig config: [influx] username = "
+    console.print(escape(f'{text}"{s.username}", {key}'), highlight=False, soft_wrap=True)
 
 
 @influx.command()

@@ -28,8 +28,7 @@ from rig.names import DEFAULT_CONFIG
 
 def older_than(text: str) -> float:
     """`30d`, `12h`, `90m`...; `0` (any unit) puts every boot past the age limit."""
-    # Here, not at the top: rig.soak.start brings the soak's numpy, `rig prune --help`
-    # needs none (rig/commands/group.py).
+    # Here, not at the top: rig.soak.start brings numpy, `rig prune --help` needs none.
     from rig.soak.start import parse_duration
 
     if re.fullmatch(r"\s*0+(\.0*)?\s*(ms|s|m|h|d)?\s*", text, re.IGNORECASE):

@@ -48,8 +48,7 @@ def report(
     # Here, not at the top: `rig report --help` needs no plotly (rig/commands/group.py).
     from rig.sinks.html.write import HTML, write_comparison, write_html
 
-    # An unusable folder (ArtifactError) ends the command with exit 2, a page that cannot
-    # be written (OSError) with 3 (json_option).
+    # An unusable folder ends the command with 2, a page not written with 3 (json_option).
     files = report_files(targets)
     written: list[str] = []
     if len(files) == 1:

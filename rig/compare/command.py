@@ -242,8 +242,7 @@ def compare(
 ) -> None:
     """Compare boots before and after a change: run folders, soak ids or folders, folders
     of runs, or influx:board=B,variant=V,since=7d; BEFORE and AFTER split by `--`."""
-    # Here, not at the top: `rig compare --help` needs no numpy or scipy
-    # (rig/commands/group.py).
+    # Here, not at the top: `rig compare --help` needs no numpy or scipy.
     from rig.compare.stats import Settings, compare_all
 
     ctx = click.get_current_context()

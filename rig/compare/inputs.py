@@ -1,16 +1,6 @@
 """The boots `rig compare` (and Robot's `Stage Should Not Regress`) compares, as sources
-and sides, with the warm-up rule applied and every boot that does not count shown with
-the reason (docs/compare.md); rig.compare.sources reads them from what the user names.
-
-Warm-up: the first `warmup` boots of every source that is a sequence (a soak, a folder
-of runs, a query) are left out, whatever their outcome, and listed: the first boot after
-a flash runs with cold caches and first-boot work (generated keys, ldconfig, a journal
-created) that later boots do not do. A run folder named on its own is never warm-up: it
-was picked. Only boots with outcome `ok` count; the others are listed with theirs. A
-boot the report flags as not a true cold boot (`cold_boot.true_cold_boot` false: the
-rail was not off long enough, or was back-powered; docs/cold-boot.md) is listed as
-excluded with its reason, unless `include_warm` (`rig compare --include-warm`).
-"""
+and sides: the warm-up rule applied, only `ok` cold boots counted, every other boot
+listed with its reason (docs/compare.md, "Warm-up rule")."""
 
 from __future__ import annotations
 
@@ -104,8 +94,7 @@ def report_boot(report: Report, where: str) -> Boot:
 
 def split(boots: Sequence[Boot], source: Source, warmup: int, include_warm: bool = False) -> Source:
     """Fill `source` from a sequence of boots in time order: warm-up first, then the
-    boots that count and those that do not (outcome not ok, nothing measured, not a true
-    cold boot unless `include_warm`)."""
+    boots that count and those that do not."""
     source.warmup = list(boots[:warmup])
     for b in boots[warmup:]:
         if b.outcome != Outcome.OK:

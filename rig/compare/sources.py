@@ -1,12 +1,5 @@
-"""What the user names as a side of `rig compare`, read into sources (rig.compare.inputs):
-
-| given                          | source                                                  |
-|--------------------------------|---------------------------------------------------------|
-| a run folder (or report.json)  | that one boot                                           |
-| a soak folder or soak id       | its cycle folders, in run-id (= time) order             |
-| a folder holding run folders   | those, in run-id order (`results/`, a copied set)       |
-| `influx:board=B,variant=V,...` | the boots InfluxDB has for those tags, in time order    |
-"""
+"""What the user names as a side of `rig compare` (a run folder, a soak folder or id, a
+folder of runs, an `influx:` query), read into sources (docs/compare.md, "Inputs")."""
 
 from __future__ import annotations
 
@@ -58,7 +51,7 @@ def load_source(
     config: Path | None,
     include_warm: bool = False,
 ) -> Source:
-    """One source from what the user typed (see the module doc)."""
+    """One source from what the user typed."""
     if spec.startswith(INFLUX_PREFIX):
         # Here: comparing folders needs no HTTP client (`rig compare --help` neither).
         from rig.sinks.influx.select import load_query

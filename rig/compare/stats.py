@@ -93,10 +93,6 @@ def to_ns(result: Any, exact: tuple[str, ...] = ()) -> dict[str, Any]:
     }
 
 
-def _pairs(before: Sequence[float], after: Sequence[float]) -> np.ndarray:
-    return np.sort(np.subtract.outer(np.asarray(after, float), np.asarray(before, float)).ravel())
-
-
 @cache
 def u_pmf(m: int, n: int) -> np.ndarray:
     """P(U = u), u = 0..m*n, for U = #{after > before} with m after and n before values,
@@ -111,11 +107,6 @@ def u_pmf(m: int, n: int) -> np.ndarray:
             row.append(p)
         prev = row
     return prev[n]
-
-
-def _ties_term(values: np.ndarray) -> float:
-    _, counts = np.unique(values, return_counts=True)
-    return float(np.sum(counts**3 - counts))
 
 
 def cut_count(m: int, n: int, alpha: float, exact: bool, ties: float = 0.0) -> int:
@@ -192,10 +183,11 @@ def compare(
         )  # fmt: skip
     b, a = np.asarray(before, float), np.asarray(after, float)
     combined = np.concatenate([a, b])
-    ties = _ties_term(combined)
+    _, counts = np.unique(combined, return_counts=True)
+    ties = float(np.sum(counts**3 - counts))  # the normal approximation's tie correction
     exact = ties == 0 and m * n <= EXACT_MAX_PAIRS
     method = "exact" if exact else "normal"
-    d = _pairs(b, a)
+    d = np.sort(np.subtract.outer(a, b).ravel())  # every after - before pair
     k = cut_count(m, n, settings.alpha, exact, ties)
     low = high = None
     note = None

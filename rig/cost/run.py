@@ -170,17 +170,6 @@ class CostRun:
     wall_s: float = 0.0
 
 
-def new_cost_folder(results_dir: Path) -> Path:
-    for _ in range(16):
-        folder = results_dir / (PREFIX + rundir.new_run_id())
-        try:
-            folder.mkdir(parents=True)
-        except FileExistsError:
-            continue
-        return folder
-    raise InputError(f"{results_dir}: no free cost folder name")
-
-
 def run_cost(
     cfgs: Mapping[str, RigConfig],
     order: Sequence[str],
@@ -191,8 +180,7 @@ def run_cost(
 ) -> CostRun:
     """Boot the schedule (`warmup` boots of each variant first, uncounted), analyze every
     boot (while the next one is held unpowered) and collect both sides."""
-    any_cfg = next(iter(cfgs.values()))
-    folder = new_cost_folder(any_cfg.results_dir)
+    _, folder = rundir.new_run_folder(next(iter(cfgs.values())).results_dir, prefix=PREFIX)
     result = CostRun(folder)
     plan = [(v, False, f"warmup-{v}-{i + 1}") for i in range(warmup) for v in (ON, OFF)]
     counts = dict.fromkeys(VARIANTS, 0)

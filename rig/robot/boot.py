@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
-from rig.model.report import Report, Stage
+from rig.model.report import Report
 from rig.names import TOTAL
 from rig.outcomes import HANG_PREFIX, BootOutcome, Outcome
 
@@ -28,15 +28,12 @@ class Boot:
     def duration(self, stage: str) -> float | None:
         if stage == TOTAL:
             return self.report.power_to_ui_s
-        s = self.stage(stage)
+        s = self.report.stage(stage)
         return None if s is None else s.duration_s
-
-    def stage(self, stage: str) -> Stage | None:
-        return self.report.stage(stage)
 
     def energy(self, stage: str) -> tuple[float, float] | None:
         """(joules, uncertainty) of a stage, when a supply's readings gave it one."""
-        s = self.stage(stage)
+        s = self.report.stage(stage)
         if s is None or s.energy_j is None:
             return None
         return float(s.energy_j), float(s.energy_uncertainty_j or 0.0)

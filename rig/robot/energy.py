@@ -4,6 +4,7 @@ of `BootRig`, which holds the boots and budgets."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from robot.api import logger
 from robot.api.deco import keyword
@@ -14,14 +15,10 @@ from rig.robot.boot import Boot
 
 
 class EnergyBudgets:
-    def _last(self) -> Boot:
-        raise NotImplementedError  # BootRig's: the latest measured boot
-
-    def _budget_or_load(self) -> Budgets:
-        raise NotImplementedError  # BootRig's: the loaded budgets
-
-    def _known_stage(self, stage: str) -> None:
-        raise NotImplementedError  # BootRig's: one of the config's stages
+    # BootRig's: the latest measured boot, the loaded budgets, a check of a stage's name.
+    _last: Callable[[], Boot]
+    _budget_or_load: Callable[[], Budgets]
+    _known_stage: Callable[[str], None]
 
     def _energy_budget(self, stage: str) -> float:
         b = self._budget_or_load()
@@ -73,7 +70,7 @@ def _why(boot: Boot, stage: str) -> str:
         return "the run has no supply readings: its power driver reads no current"
     if power.error:
         return f"the supply's readings could not be placed: {power.error}"
-    s = boot.stage(stage)
+    s = boot.report.stage(stage)
     if s is None or s.duration_s is None:
         return f"the stage was not measured (outcome {boot.outcome})"
     return "no supply reading fell around it"

@@ -182,12 +182,11 @@ class BootRig(SoakStatistics, EnergyBudgets, RegressionCheck):
             handle_signals=False,
             budgets=self.budgets,  # the loaded ones, if any: summary.json gives verdicts
         )
-        for name in _cycles(result.folder):
-            folder = result.folder / name
+        for folder in sorted(p for p in result.folder.iterdir() if (p / REPORT).is_file()):
             try:
                 self._add(Boot(read_report(folder / REPORT), folder))
             except ValueError:
-                continue  # a cycle without a report (the rig failed before power-on)
+                continue  # an unreadable report: the soak's summary counts that cycle
         s = result.summary
         logger.info(
             f"Soak {s.soak_id}: {s.cycles.run} cycles, outcomes {s.outcomes}; summary {result.html}"
@@ -308,9 +307,8 @@ class BootRig(SoakStatistics, EnergyBudgets, RegressionCheck):
         limit = seconds(budget) if budget is not None else self._budget(what)
         measured = boot.duration(what)
         if measured is None:
-            outcome = boot.outcome
             raise AssertionError(
-                messages.not_measured(boot.run_id, label, outcome, limit, boot.folder)
+                messages.not_measured(boot.run_id, label, boot.outcome, limit, boot.folder)
             )
         if measured > limit:
             raise AssertionError(
@@ -376,8 +374,3 @@ class BootRig(SoakStatistics, EnergyBudgets, RegressionCheck):
 
 def _fmt(v: object) -> str:
     return f"{v:.6f} s" if isinstance(v, float) else "-"
-
-
-def _cycles(folder: Path) -> list[str]:
-    """The soak's cycle folders, oldest first."""
-    return sorted(p.name for p in folder.iterdir() if (p / REPORT).is_file())

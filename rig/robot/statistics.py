@@ -4,6 +4,7 @@ the failure rate, statistics. A mixin of `BootRig`, which holds the boots and bu
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -19,13 +20,10 @@ from rig.soak.stats import describe, percentile
 
 
 class SoakStatistics:
+    # BootRig's: the boots, a budget from the loaded budgets, a check of a stage's name.
     boots: list[Boot]
-
-    def _budget(self, what: str, q: float | None = None) -> float:
-        raise NotImplementedError  # BootRig's: from the loaded budgets
-
-    def _known_stage(self, stage: str) -> None:
-        raise NotImplementedError  # BootRig's: one of the config's stages
+    _budget: Callable[[str, float | None], float]
+    _known_stage: Callable[[str], None]
 
     def _window(self, last: int | None) -> list[Boot]:
         if last is not None and last < 1:
@@ -69,17 +67,10 @@ class SoakStatistics:
         if value is None:
             raise AssertionError(f"{label}: none of the last {len(boots)} boots measured it")
         if value > limit:
-            worst = sorted(values, key=lambda bd: -bd[1])[:3]
-            raise AssertionError(
-                messages.percentile_over(
-                    label[0].upper() + label[1:],
-                    q,
-                    len(values),
-                    value,
-                    limit,
-                    [(b.run_id, d, b.folder) for b, d in worst],
-                )
-            )
+            worst = [(b.run_id, d, b.folder) for b, d in sorted(values, key=lambda bd: -bd[1])[:3]]
+            name = label[0].upper() + label[1:]
+            msg = messages.percentile_over(name, q, len(values), value, limit, worst)
+            raise AssertionError(msg)
         logger.info(f"{label} p{q:g} over {len(values)} boots: {value:.6f} s, budget {limit:.6f} s")
 
     @keyword("Stage Percentile Should Be Within Budget")

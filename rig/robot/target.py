@@ -23,16 +23,12 @@ class Target:
         t = self.cfg.target
         self._claim = PlaceClaim(t.place, t.coordinator) if t is not None else None
 
-    @property
-    def place(self) -> str | None:
-        return self.cfg.target.place if self.cfg.target is not None else None
-
     def metadata(self) -> dict[str, str]:
         """What the suite measures, for the suite's metadata in output.xml and log.html:
         which board (and so which budgets), which config and which place."""
         out = {"Board": self.cfg.board, "Variant": self.cfg.variant, "Config": str(self.cfg.path)}
-        if self.place is not None:
-            out["Place"] = self.place
+        if self.cfg.target is not None:
+            out["Place"] = self.cfg.target.place
         return out
 
     def session(self) -> Session:

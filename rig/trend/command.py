@@ -158,8 +158,7 @@ def trend(
     as_json: bool,
 ) -> None:
     """Find change points in the boot-time history per board, variant and stage."""
-    # Here, not at the top: `rig trend --help` needs no numpy, scipy or ruptures
-    # (rig/commands/group.py).
+    # Here, not at the top: `rig trend --help` needs no numpy, scipy or ruptures.
     from rig.compare.stats import SLOWER, min_boots
     from rig.sinks.influx.history import read_history
     from rig.trend.stats import TrendSettings, detect, is_known

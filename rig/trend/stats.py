@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, TypeVar
 
 import numpy as np
 import ruptures
@@ -32,6 +32,8 @@ from rig.compare.stats import (
     to_ns,
 )
 
+T = TypeVar("T", "ChangePoint", "Unconfirmed")
+
 #: Places PELT tries at most; a longer series is searched on a coarser grid and each
 #: change point refined to the boot (PELT's time grows faster than linearly with n).
 MAX_POSITIONS = 1000
@@ -45,15 +47,12 @@ class TrendSettings:
     penalty_factor: float = PENALTY_FACTOR
 
     def __post_init__(self) -> None:
-        if self.threshold_s < 0:
-            raise ValueError(f"threshold must be >= 0 s, found {self.threshold_s:g}")
         if self.min_segment < 4:
             raise ValueError(
                 f"min segment must be at least 4 boots (a rank test needs them), "
                 f"found {self.min_segment}"
             )
-        if not 0 < self.alpha < 1:
-            raise ValueError(f"alpha must be between 0 and 1, found {self.alpha:g}")
+        Settings(alpha=self.alpha, threshold_s=self.threshold_s)  # the rank test's checks
         if self.penalty_factor <= 0:
             raise ValueError(f"penalty factor must be > 0, found {self.penalty_factor:g}")
 
@@ -180,14 +179,6 @@ def candidates(values: Sequence[float], min_segment: int, pen: float) -> list[in
     return bounds[1:-1]
 
 
-def _verdicts(x: np.ndarray, cps: list[int], s: Settings) -> list[StageComparison]:
-    bounds = [0, *cps, len(x)]
-    return [
-        compare("", x[bounds[i] : bounds[i + 1]], x[bounds[i + 1] : bounds[i + 2]], s)
-        for i in range(len(cps))
-    ]
-
-
 def detect(values: Sequence[float], settings: TrendSettings | None = None) -> Trend:
     """The change points of one series (see the module doc)."""
     s = settings or TrendSettings()
@@ -199,38 +190,24 @@ def detect(values: Sequence[float], settings: TrendSettings | None = None) -> Tr
     proposed = list(cps)
     cmp_settings = Settings(alpha=s.alpha, threshold_s=s.threshold_s)
     while True:
-        results = _verdicts(x, cps, cmp_settings)
+        bounds = [0, *cps, len(x)]  # each candidate c between its segments lo:c and c:hi
+        around = zip(bounds, bounds[1:], bounds[2:], strict=False)
+        results = [compare("", x[lo:c], x[c:hi], cmp_settings) for lo, c, hi in around]
         weak = [i for i, r in enumerate(results) if r.verdict not in (SLOWER, FASTER)]
         if not weak:
             break
         drop = max(weak, key=lambda i: (results[i].p_value or 1.0, -i))
         cps.pop(drop)
-    points = [
-        ChangePoint(
-            index=i,
-            direction=r.verdict,
-            median_before_s=float(r.median_before_s or 0.0),
-            median_after_s=float(r.median_after_s or 0.0),
-            shift_s=float(r.difference_s or 0.0),
-            ci_low_s=float(r.ci_low_s or 0.0),
-            ci_high_s=float(r.ci_high_s or 0.0),
-            p_value=float(r.p_value if r.p_value is not None else 1.0),
-            n_before=r.n_before,
-            n_after=r.n_after,
-        )
-        for i, r in zip(cps, results, strict=True)
-    ]
+    points = [_at(ChangePoint, i, r) for i, r in zip(cps, results, strict=True)]
     dropped = [c for c in proposed if c not in cps]
     return Trend(len(x), noise(x), pen, points, found, _unconfirmed(x, cps, dropped, cmp_settings))
 
 
-def _as_unconfirmed(index: int, r: StageComparison) -> Unconfirmed:
-    p = r.p_value if r.p_value is not None else 1.0
-    return Unconfirmed(
-        index, float(r.median_before_s or 0.0), float(r.median_after_s or 0.0),
-        float(r.difference_s or 0.0), float(p), r.n_before, r.n_after,
-        str(r.inconclusive_reason), r.boots_to_decide, r.note or "",
-    )  # fmt: skip
+def _at(cls: type[T], index: int, r: StageComparison) -> T:
+    """A change point or candidate at boot `index`, from the rank test of its segments."""
+    named = {"index": index, "direction": r.verdict, "shift_s": r.difference_s, **asdict(r)}
+    named["reason"] = r.inconclusive_reason
+    return cls(**{f.name: named[f.name] for f in fields(cls)})
 
 
 def _unconfirmed(
@@ -245,7 +222,7 @@ def _unconfirmed(
         hi = min(b for b in bounds if b > c)
         r = compare("", x[lo:c], x[c:hi], s)
         if r.verdict == INCONCLUSIVE and r.inconclusive_reason in (UNREACHABLE, UNCONFIRMED):
-            out.append(_as_unconfirmed(c, r))
+            out.append(_at(Unconfirmed, c, r))
     return out
 
 
