@@ -124,10 +124,7 @@ class InfluxConfig:
 
 
 def load_influx_config(path: Path) -> InfluxConfig:
-    """Read only `[rig].results_dir` and `[influx]` of a rig config (the rest is rig.config.load's).
-
-    `results_dir` resolves exactly as rig.config.load does: relative to the config's folder.
-    """
+    """Only `[rig].results_dir` (as rig.config.load resolves it) and `[influx]`."""
     path = Path(path)
     root = Table(path, load_toml(path))
     rig = root.table("rig")

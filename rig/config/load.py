@@ -1,11 +1,6 @@
-"""The rig configuration (`config/rig.toml`), validated on load.
-
-Every error names the file, the key, what was expected and what was found, because a
-lab engineer editing a config at 2 a.m. should not have to guess. This reads the keys the
-rig shares; `[power]`, `[console]` and `[analyzer]` keep `driver` and the driver's own keys
-in their `table`, and `[qemu]` stays a table, for the instrument drivers to read
-(rig.instruments.drivers.load_config, which every command uses, reads both).
-"""
+"""The rig configuration (`config/rig.toml`): the keys the rig shares, validated on load
+(errors name file, key, expected and found). `[power]`, `[console]`, `[analyzer]` and
+`[qemu]` keep the drivers' own keys as a `table` (rig.instruments.drivers reads them)."""
 
 from __future__ import annotations
 
@@ -88,8 +83,7 @@ class RigConfig:
 
     @property
     def budgets_file(self) -> Path:
-        """The budgets file Robot and `rig soak` judge this rig's board by: the one
-        `[board] budgets` names, else budgets.toml beside the config (may not exist)."""
+        """`[board] budgets`, else budgets.toml beside the config (may not exist)."""
         return self.budgets or beside(self.path)
 
     def snapshot(self) -> dict[str, Any]:
@@ -228,8 +222,7 @@ def read_config(path: Path, board: Path | None = None, overrides: Sequence[str] 
 
 
 def _budgets_file(t: Table, base: Path) -> Path:
-    """`[board] budgets`: the board's budgets file, relative to the config. Only its
-    existence is checked here; Robot and `rig soak` read it (naming it in any error)."""
+    """`[board] budgets`, relative to the config: only its existence is checked here."""
     path = (base / t.str("budgets")).resolve()
     if not path.is_file():
         t.fail("budgets", f"no such budgets file {path}")
@@ -237,9 +230,7 @@ def _budgets_file(t: Table, base: Path) -> Path:
 
 
 def _analysis(t: Table) -> AnalysisOptions:
-    """`[analysis]`: the console analysis' options (docs/analysis.md). Checked here so a
-    mistake names this file; run.json's config snapshot carries them to every analysis
-    of the run, later ones included."""
+    """`[analysis]` (docs/analysis.md), checked here so a mistake names this file."""
     try:
         opts = AnalysisOptions.from_mapping(t.data)
     except InputError as e:
@@ -251,8 +242,7 @@ def _analysis(t: Table) -> AnalysisOptions:
 
 
 def _fault_rates(t: Table) -> str:
-    """`[sim.faults]`: per-boot fault rates for the simulated board, as the JSON text
-    `rig sim serve --faults` takes (validated here so errors name this file)."""
+    """`[sim.faults]` as the JSON text `rig sim serve --faults` takes."""
     from simboard.faults import FaultSpecError, parse_rates
 
     for key in t.data:

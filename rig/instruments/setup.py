@@ -1,10 +1,5 @@
-"""Build the instruments a config names, and always release them.
-
-Each instrument is built by its registered driver (rig.instruments.registry). For a
-`[sim]` config the simulated board is started first (a process of its own, like real
-hardware on a bench) and drivers use its ports where the config says "sim"; for a
-`[qemu]` config one QEMU machine stands behind power, console and analyzer.
-"""
+"""Build the instruments a config names (the simulated board first, for `[sim]`), and
+always release them."""
 
 from __future__ import annotations
 
