@@ -1,8 +1,6 @@
 """A real logic analyzer through sigrok-cli (docs/instruments.md, "The sigrok
-analyzer"): asked what it is first (`--show`), captured with `-O binary --continuous`
-(writing `.sr` directly cannot keep up at MHz rates; the rig converts afterwards), and
-power goes on only once the device really streams.
-"""
+analyzer"): probed with `--show`, captured with `-O binary --continuous` (`.sr` cannot
+keep up at MHz rates), and power goes on only once the device really streams."""
 
 from __future__ import annotations
 
@@ -120,8 +118,7 @@ class SigrokAnalyzer(AnalyzerProtocol):
         self._armed_ns = 0
 
     def _config_error(self, key: str, what: str) -> ConfigError:
-        """What the device said no to is the config's mistake: exit 2, naming the file
-        (`config`, when built from one) and the key."""
+        """What the device refuses is the config's mistake (exit 2, naming file and key)."""
         where = f"{self.config}: key '{key}'" if self.config else f"sigrok analyzer: {key}"
         return ConfigError(f"{where} = {what}")
 

@@ -1,11 +1,10 @@
 """The labgrid side of the `labgrid` power driver: run by labgrid's own Python.
 
-labgrid pins `pyserial-labgrid`, a fork that installs the same `serial` module as
-pyserial; in one environment one silently overwrites the other (labgrid issue #1245).
-So labgrid lives in its own environment and this script, which imports nothing from
-bootrig, runs there: it acquires the place through labgrid's client API, switches its
-power resource with labgrid's own driver, and releases the place when told to, when its
-stdin closes, or on SIGTERM (which the kernel sends when the rig dies, even by SIGKILL).
+labgrid pins `pyserial-labgrid`, which overwrites pyserial's `serial` module (labgrid
+issue #1245), so this script imports nothing from bootrig and runs in labgrid's own
+environment. It acquires the place, switches its power resource with labgrid's driver,
+and releases the place when told to, when its stdin closes, or on SIGTERM (sent by the
+kernel when the rig dies).
 
 Protocol: one JSON object per line. The script answers first with
 `{"ok": true, "place": ..., "resources": [...], ...}` (or `{"ok": false, "error": ...}`),

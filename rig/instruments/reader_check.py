@@ -24,8 +24,7 @@ BOUND_S = PROBE_S + 2 * LATE_NS / 1e9
 
 @dataclass
 class ReaderCheck:
-    """What the reader logged about itself; `summary()` is run.json's `console_reader`.
-    Standard library only: the reader's own process imports nothing else."""
+    """What the reader logged about itself; `summary()` is run.json's `console_reader`."""
 
     scheduling: str = "SCHED_OTHER"
     priority: int = 0
