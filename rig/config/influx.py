@@ -1,7 +1,5 @@
 """The `[influx]` table of the rig config. A password never lives in the TOML (configs
-get copied, committed and snapshotted into run.json): the table names an environment
-variable or a secret file, read only when a request is made.
-"""
+get copied, committed, snapshotted): the table names an environment variable or a file."""
 
 from __future__ import annotations
 

@@ -55,7 +55,6 @@ def parse_target(t: Table, base: Path) -> TargetConfig | None:
 
 
 def place_override(place: str | None) -> tuple[str, ...]:
-    """The `--set` that `--place NAME` stands for (no place: none). `rig run`, `rig soak`
-    and the Robot library all add it this way, so run.json's config snapshot shows the
-    place as `config.target.place` whichever way it was named."""
+    """The `--set` that `--place NAME` stands for, so run.json's config snapshot shows
+    the place as `config.target.place` whichever way it was named."""
     return () if place is None else (f"target.place={json.dumps(place)}",)

@@ -38,16 +38,15 @@ class SigrokAnalyzer(AnalyzerProtocol):
         if not device.strip():
             t.error("device", "a sigrok-cli device, e.g. 'fx2lafw'", device)
         options: dict[str, str] = {}
-        if t.has("options"):
-            o = t.table("options")
-            for key in list(o.data):
-                value = o.raw(key)
-                if isinstance(value, bool) or not isinstance(value, str | int | float):
-                    o.error(key, "a string or a number (sigrok-cli --config KEY=VALUE)", value)
-                if isinstance(value, float) and not math.isfinite(value):
-                    o.error(key, "a finite number", value)
-                options[key] = str(value)
-            o.done()
+        o = t.table("options")
+        for key in list(o.data):
+            value = o.raw(key)
+            if isinstance(value, bool) or not isinstance(value, str | int | float):
+                o.error(key, "a string or a number (sigrok-cli --config KEY=VALUE)", value)
+            if isinstance(value, float) and not math.isfinite(value):
+                o.error(key, "a finite number", value)
+            options[key] = str(value)
+        o.done()
         return SigrokSettings(
             device,
             options,

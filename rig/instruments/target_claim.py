@@ -151,11 +151,8 @@ class TargetClaims:
         refused: list[tuple[Target, dict[str, Any]]] = []
         with _GUARD:
             for t in self.wanted:
-                holder = None
-                for key in dict.fromkeys(t.keys):
-                    holder = self._take(_path(key))
-                    if holder is not None:
-                        break
+                holders = (self._take(_path(key)) for key in dict.fromkeys(t.keys))
+                holder = next((h for h in holders if h is not None), None)  # the first refusal
                 if holder is not None:
                     refused.append((t, holder))
         if refused:
