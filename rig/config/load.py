@@ -170,7 +170,9 @@ def read_config(path: Path, board: Path | None = None, overrides: Sequence[str] 
     b = root.table("board")
     board_name = b.str("name", None)
     variant = b.str("variant", None)
-    budgets = _budgets_file(b, base) if b.has("budgets") else None
+    budgets = (base / b.str("budgets")).resolve() if b.has("budgets") else None
+    if budgets is not None and not budgets.is_file():  # Robot and `rig soak` read it
+        b.fail("budgets", f"no such budgets file {budgets}")
     b.done()
     if sim is not None:
         # The simulated board names itself; --board always wins over rig.toml's [board].
@@ -219,14 +221,6 @@ def read_config(path: Path, board: Path | None = None, overrides: Sequence[str] 
         target=target,
         budgets=budgets,
     )
-
-
-def _budgets_file(t: Table, base: Path) -> Path:
-    """`[board] budgets`, relative to the config: only its existence is checked here."""
-    path = (base / t.str("budgets")).resolve()
-    if not path.is_file():
-        t.fail("budgets", f"no such budgets file {path}")
-    return path
 
 
 def _analysis(t: Table) -> AnalysisOptions:

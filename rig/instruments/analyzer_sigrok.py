@@ -165,9 +165,8 @@ class SigrokAnalyzer(AnalyzerProtocol):
         self._armed_ns = time.monotonic_ns()
         if self.trigger:
             return self._armed_ns  # samples flow only once the trigger fires, at power-on
-        # The reference clock is the device's sample clock: waiting for the first samples
-        # before power-on costs disk space only, and a device still loading firmware
-        # would otherwise miss the power edge.
+        # Wait for the first samples before power-on: a device still loading firmware
+        # would miss the power edge.
         deadline = time.monotonic() + self.start_timeout_s
         while not (raw.exists() and raw.stat().st_size >= self.info.unitsize):
             if self._proc.poll() is not None:

@@ -35,16 +35,12 @@ _DRIVERS = {
     "NetworkYKUSHPowerPort": ("YKUSHPowerDriver",),
     "NetworkSysfsGPIO": ("GpioDigitalOutputDriver", "DigitalOutputPowerDriver"),
 }
+#: Credentials in a resource parameter (a PDU URL may carry user:password@).
 _USERINFO = re.compile(r"(?<=://)[^/@\s]*@")
 
 
 class Stop(Exception):
     """SIGTERM: release and leave."""
-
-
-def _redact(v: Any) -> Any:
-    """Resource parameters without credentials (a PDU URL may carry user:password@)."""
-    return _USERINFO.sub("***@", v) if isinstance(v, str) else v
 
 
 class Bridge:
@@ -110,7 +106,10 @@ class Bridge:
 
         resources = []
         for (name, cls), entry in self.session.get_target_resources(self.place).items():
-            params = {k: _redact(v) for k, v in entry.args.items()}
+            params = {
+                k: _USERINFO.sub("***@", v) if isinstance(v, str) else v
+                for k, v in entry.args.items()
+            }
             resources.append({"name": name, "cls": cls, "params": params, "avail": entry.avail})
         return {
             "ok": True,

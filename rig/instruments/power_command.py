@@ -50,10 +50,8 @@ class CommandPower(SwitchedPower):
 
     def switch(self, on: bool) -> int:
         argv = self._on if on else self._off
-        # Output goes to files, not pipes: a program that leaves a child running (a
-        # daemon, `... &`) hands it its stdout and stderr, and reading pipes to their end
-        # would wait for that child instead of the program (or, closed, kill it with
-        # SIGPIPE at its next write). What the program wrote is there once it exits.
+        # Files, not pipes: a child the program leaves running (`... &`) inherits them,
+        # and reading pipes to their end would wait for it (or SIGPIPE it).
         with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
             t, code = self._start(argv, out, err)
             stdout, stderr = file_tail(out), file_tail(err)

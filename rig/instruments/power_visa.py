@@ -144,7 +144,6 @@ class VisaPower(PowerProtocol):
         if isinstance(sock, socket.socket):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
-    # -- SCPI ---------------------------------------------------------------------------
     def _query(self, cmd: str) -> str:
         try:
             with self._io:
@@ -187,7 +186,6 @@ class VisaPower(PowerProtocol):
                     f"reads back {got:g}"
                 )
 
-    # -- PowerProtocol -------------------------------------------------------------------
     @as_step("power on")
     def on(self) -> int:
         holding = self._holding
@@ -262,7 +260,6 @@ class VisaPower(PowerProtocol):
                     obj.close()
         self._inst = self._rm = None
 
-    # -- sampling ------------------------------------------------------------------------
     def _halt(self) -> None:
         self._stop.set()
         if self._thread is not None:
