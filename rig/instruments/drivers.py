@@ -13,9 +13,8 @@ from rig.errors import ConfigError
 from rig.instruments import (  # noqa: F401 - imported for their @register side effect
     analyzer_sigrok,
     analyzer_sim,
-    console_labgrid,
     console_serial,
-    labgrid_analyzer,
+    labgrid_exports,
     power_command,
     power_labgrid,
     power_visa,
