@@ -60,27 +60,20 @@ class LabgridPower(SwitchedPower):
 
     @classmethod
     def build(cls, s: TargetConfig, bench: BenchContext) -> LabgridPower:
-        power = cls(s.place, s.coordinator, s.python, s.power_resource, s.timeout_s)
+        power = cls(s)
         # The console and analyzer drivers open what this acquired place exports.
         bench.place = PlaceInfo(power.identity, power.coordinator)
         return power
 
-    def __init__(
-        self,
-        place: str,
-        coordinator: str | None = None,
-        python: str | None = None,
-        resource: str | None = None,
-        timeout_s: float = 15.0,
-    ) -> None:
-        self.place, self.timeout_s = place, timeout_s
-        self.coordinator = coordinator or os.environ.get("LG_COORDINATOR") or DEFAULT_COORDINATOR
-        self.what = f"labgrid place {place!r} (coordinator {self.coordinator})"
-        exe = self.python = labgrid_python(python)
-        argv = [exe, "-I", str(BRIDGE), "--coordinator", self.coordinator, "--place", place,
+    def __init__(self, s: TargetConfig) -> None:
+        self.place, self.timeout_s = s.place, s.timeout_s
+        self.coordinator = s.coordinator or os.environ.get("LG_COORDINATOR") or DEFAULT_COORDINATOR
+        self.what = f"labgrid place {s.place!r} (coordinator {self.coordinator})"
+        exe = self.python = labgrid_python(s.python)
+        argv = [exe, "-I", str(BRIDGE), "--coordinator", self.coordinator, "--place", s.place,
                 "--parent", str(os.getpid())]  # fmt: skip
-        if resource:
-            argv += ["--resource", resource]
+        if s.power_resource:
+            argv += ["--resource", s.power_resource]
         # Lives as long as the bridge; closed in _end().
         self._log: IO[bytes] = tempfile.TemporaryFile(prefix="bootrig-labgrid-")  # noqa: SIM115
         self._buf = b""
