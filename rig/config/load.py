@@ -226,23 +226,17 @@ def read_config(path: Path, board: Path | None = None, overrides: Sequence[str] 
 def _analysis(t: Table) -> AnalysisOptions:
     """`[analysis]` (docs/analysis.md), checked here so a mistake names this file."""
     try:
-        opts = AnalysisOptions.from_mapping(t.data)
+        return AnalysisOptions.from_mapping(t.data)  # which rejects unknown keys
     except InputError as e:
         raise ConfigError(f"{t.path}: {e}") from None
-    for k in t.data:
-        t.raw(k)
-    t.done()
-    return opts
 
 
 def _fault_rates(t: Table) -> str:
     """`[sim.faults]` as the JSON text `rig sim serve --faults` takes."""
     from simboard.faults import FaultSpecError, parse_rates
 
-    for key in t.data:
-        t.raw(key)  # every key is checked by parse_rates
     try:
-        rates = parse_rates(t.data)
+        rates = parse_rates(t.data)  # which checks every key
     except FaultSpecError as e:
         t.error(e.key, e.expected, e.found)
     return rates.to_json()
