@@ -20,7 +20,7 @@ import serial
 from rig.errors import InstrumentError
 from rig.instruments.children import stop_child
 from rig.instruments.reader_check import ReaderCheck
-from rig.instruments.reader_proc import realtime
+from rig.instruments.reader_proc import RT_PRIORITY, realtime
 from rig.model import Chunk
 
 #: The reader process says it is ready within this (a loaded host starts Python slowly).
@@ -152,7 +152,9 @@ class ThreadReader:
 
     def _run(self, out: Reads) -> None:
         ok, why = realtime()
-        check = ReaderCheck(*(("SCHED_FIFO", 10) if ok else ("SCHED_OTHER", 0)), why, "pyserial")
+        check = ReaderCheck(
+            *(("SCHED_FIFO", RT_PRIORITY) if ok else ("SCHED_OTHER", 0)), why, "pyserial"
+        )
         ser, timeout_ns = self._ser, round((self._ser.timeout or 0) * 1e9)
         try:
             while not self._stop.is_set():

@@ -168,12 +168,9 @@ class LabgridPower(SwitchedPower):
 
     def close(self) -> None:
         """Release the place (if the rig acquired it) and end the bridge."""
-        if self._proc.poll() is not None:
-            self._end()
-            return
         try:
-            self._command("release")
-        except InstrumentError:
-            pass  # the bridge still releases on EOF or SIGTERM below
+            if self._proc.poll() is None:
+                with contextlib.suppress(InstrumentError):  # it releases on EOF or SIGTERM too
+                    self._command("release")
         finally:
             self._end()
