@@ -18,7 +18,7 @@ from rig.errors import ConfigError, InstrumentError
 from rig.instruments.children import die_with_parent
 from rig.instruments.protocols import AnalyzerProtocol, CaptureResult, RawLayout
 from rig.instruments.registry import ANALYZER, BenchContext
-from rig.instruments.sigrok_probe import SigrokDevice, probe
+from rig.instruments.sigrok_probe import probe
 from rig.steps import as_step
 
 
@@ -77,7 +77,6 @@ class SigrokAnalyzer(AnalyzerProtocol):
         trigger: str = "",
         start_timeout_s: float = 10.0,
         sigrok_cli: str = "sigrok-cli",
-        info: SigrokDevice | None = None,
         config: Path | None = None,
     ) -> None:
         if not device:
@@ -89,7 +88,7 @@ class SigrokAnalyzer(AnalyzerProtocol):
         self.start_timeout_s = start_timeout_s
         self.sigrok_cli = sigrok_cli
         self.config = config
-        self.info = info or probe(device, sigrok_cli)
+        self.info = probe(device, sigrok_cli)
         if why := self.info.rate_problem(samplerate):
             raise self._config_error("analyzer.samplerate", f"{samplerate}: {why}")
         self._check_options()
