@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from contextlib import ExitStack
 from dataclasses import dataclass
-from types import TracebackType
 
 from rig.config.load import RigConfig
 from rig.errors import ConfigError, InstrumentError
@@ -82,10 +81,5 @@ class Instruments:
         self._stack.callback(machine.close)
         return machine
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self._stack.close()
