@@ -113,20 +113,18 @@ def command_key(argv: Iterable[str]) -> str:
     return f"command:{json.dumps(args)}"
 
 
-def targets(console_port: str, specs: DriverSpecs) -> list[Target]:
-    """What a bench drives: not a simulated or emulated board (this rig's own process),
-    nor a labgrid place (PlaceClaim)."""
+def targets(port: str, specs: DriverSpecs) -> list[Target]:
+    """What a bench drives (`port`: the console's): not a simulated or emulated board
+    (this rig's own process), nor a labgrid place (PlaceClaim)."""
     out = []
-    port = console_port
     if specs.console.name == "serial" and port != "sim" and (keys := port_keys(port)):
         out.append(Target(f"console {port}", keys))
     s = specs.power.settings
     if isinstance(s, CommandSettings):
         on, off = command_key(s.on), command_key(s.off)
         out.append(Target(f"power command {list(s.on)}", (on,) if on == off else (on, off)))
-    elif isinstance(s, VisaSettings):
-        if s.resource not in SIM_RESOURCES:
-            out.append(Target(f"power supply {s.resource}", visa_keys(s.resource)))
+    elif isinstance(s, VisaSettings) and s.resource not in SIM_RESOURCES:
+        out.append(Target(f"power supply {s.resource}", visa_keys(s.resource)))
     elif isinstance(s, Ch340Settings | NumatoSettings) and s.port != "sim":
         keys = port_keys(s.port)
         out += [Target(f"power relay {s.port}", keys)] if keys else []
