@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from rig.config.target import TargetConfig
 from rig.errors import ConfigError, InstrumentError
 from rig.instruments.drivers import driver_specs, load_config
 from rig.instruments.power_labgrid import LabgridPower
@@ -64,7 +65,7 @@ def the_lab(
 
 
 def _power(lg: Lab, place: str, **kw: object) -> LabgridPower:
-    return LabgridPower(place, lg.address, str(LABGRID_PYTHON), **kw)  # type: ignore[arg-type]
+    return LabgridPower(TargetConfig(place, lg.address, str(LABGRID_PYTHON), **kw))  # type: ignore[arg-type]
 
 
 def test_switches_through_labgrids_rest_driver_and_releases(
@@ -102,7 +103,7 @@ def test_a_place_with_two_power_resources_needs_a_name(
         _power(the_lab, "twin")
     assert the_lab.acquired("twin") is None  # a failed start leaves nothing acquired
     frames.clear()
-    power = _power(the_lab, "twin", resource="aux")
+    power = _power(the_lab, "twin", power_resource="aux")
     try:
         power.on()
         assert (server.state[2], server.state[1]) == (True, False)
@@ -111,7 +112,7 @@ def test_a_place_with_two_power_resources_needs_a_name(
         power.close()
     assert frames == [(2, 1), (2, 0)]
     with pytest.raises(InstrumentError, match=r"no power resource named 'spare'"):
-        _power(the_lab, "twin", resource="spare")
+        _power(the_lab, "twin", power_resource="spare")
 
 
 def test_a_place_held_by_someone_else_is_refused_and_left_alone(the_lab: Lab) -> None:
@@ -145,18 +146,19 @@ def test_unknown_place_and_unreachable_coordinator_are_named(the_lab: Lab) -> No
     dead = f"127.0.0.1:{free_port()}"
     t = time.monotonic()
     with pytest.raises(InstrumentError, match=rf"coordinator {dead}"):
-        LabgridPower("desk", dead, str(LABGRID_PYTHON), timeout_s=3)
+        LabgridPower(TargetConfig("desk", dead, str(LABGRID_PYTHON), timeout_s=3))
     assert time.monotonic() - t < 15
     with pytest.raises(InstrumentError, match=r"cannot run /nonexistent/python"):
-        LabgridPower("desk", dead, "/nonexistent/python")
+        LabgridPower(TargetConfig("desk", dead, "/nonexistent/python"))
 
 
 def test_a_killed_rig_still_releases_its_place(the_lab: Lab, tmp_path: Path) -> None:
     """SIGKILL leaves the rig no chance; the kernel tells the bridge (PR_SET_PDEATHSIG)."""
     script = (
         "import sys, time\n"
+        "from rig.config.target import TargetConfig\n"
         "from rig.instruments.power_labgrid import LabgridPower\n"
-        f"p = LabgridPower('desk', {the_lab.address!r}, {str(LABGRID_PYTHON)!r})\n"
+        f"p = LabgridPower(TargetConfig('desk', {the_lab.address!r}, {str(LABGRID_PYTHON)!r}))\n"
         "p.on(); print('ready', p._proc.pid, flush=True); time.sleep(60)\n"
     )
     rig = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)

@@ -73,7 +73,7 @@ def sim() -> Iterator[SimProcess]:
 
 
 def test_powers_the_board_and_records_its_readings(sim: SimProcess, tmp_path: Path) -> None:
-    psu = VisaPower(sim.supply, 5.0, 2.0, sample_hz=100)
+    psu = VisaPower(VisaSettings(sim.supply, 5.0, 2.0, sample_hz=100))
     try:
         d = psu.describe()
         assert (d["manufacturer"], d["model"], d["serial"]) == (
@@ -122,7 +122,7 @@ def test_commands_leave_at_once_on_a_socket(sim: SimProcess) -> None:
     first MEAS:CURR? after OUTP ON waited for the supply's delayed ACK, 40 ms."""
     from pyvisa import constants
 
-    psu = VisaPower(sim.supply, 5.0, 2.0, sample_hz=0)
+    psu = VisaPower(VisaSettings(sim.supply, 5.0, 2.0, sample_hz=0))
     try:
         nodelay = psu._inst.get_visa_attribute(constants.VI_ATTR_TCPIP_NODELAY)
         assert nodelay == constants.VI_TRUE
@@ -131,7 +131,7 @@ def test_commands_leave_at_once_on_a_socket(sim: SimProcess) -> None:
 
 
 def test_serial_resource_and_apply(sim: SimProcess, tmp_path: Path) -> None:
-    psu = VisaPower(sim.supply_serial, 3.3, 1.5, sample_hz=0, set_command="apply")
+    psu = VisaPower(VisaSettings(sim.supply_serial, 3.3, 1.5, sample_hz=0, set_command="apply"))
     try:
         assert sim.client.status()["supply"]["volts"] == 3.3
         psu.on()
@@ -154,7 +154,7 @@ def test_bad_resources_are_instrument_errors_naming_them() -> None:
     for resource in (f"TCPIP::127.0.0.1::{port}::SOCKET", "ASRL/dev/bootrig-no-such-tty::INSTR"):
         t0 = time.monotonic()
         with pytest.raises(InstrumentError) as err:
-            VisaPower(resource, 5.0, 1.0, timeout_s=0.5)
+            VisaPower(VisaSettings(resource, 5.0, 1.0, timeout_s=0.5))
         assert resource in str(err.value) and "Traceback" not in str(err.value)
         assert time.monotonic() - t0 < 3
 
@@ -191,19 +191,19 @@ def test_a_supply_that_does_not_answer_times_out() -> None:
         resource = f"TCPIP::127.0.0.1::{port}::SOCKET"
         t0 = time.monotonic()
         with pytest.raises(InstrumentError, match=rf"{resource}: \*IDN\?: .*(?i:timeout)"):
-            VisaPower(resource, 5.0, 1.0, timeout_s=0.3)
+            VisaPower(VisaSettings(resource, 5.0, 1.0, timeout_s=0.3))
         assert time.monotonic() - t0 < 2
 
 
 def test_a_set_point_the_supply_refuses_is_an_error(sim: SimProcess) -> None:
     with pytest.raises(InstrumentError, match=r"set VOLT 45, the supply reads back 5"):
-        VisaPower(sim.supply, 45.0, 1.0)  # beyond the simulated supply's 30 V
+        VisaPower(VisaSettings(sim.supply, 45.0, 1.0))  # beyond the simulated supply's 30 V
 
 
 def test_sampling_that_fails_mid_boot_is_recorded_not_raised(tmp_path: Path) -> None:
     sim = SimProcess(FAST, seed=4, options={"power_switch": "supply"}).start()
     try:
-        psu = VisaPower(sim.supply, 5.0, 2.0, sample_hz=200, timeout_s=0.3)
+        psu = VisaPower(VisaSettings(sim.supply, 5.0, 2.0, sample_hz=200, timeout_s=0.3))
         psu.on()
         wait_until("6 readings", lambda: measurements(sim) >= 2 * 6)
         sim.close()  # the supply is gone (unplugged) while the board boots

@@ -1,12 +1,6 @@
-"""The `[analyzer]` table of a rig config: the keys every analyzer shares.
-
-`[analyzer.channels]` maps the contract names (power, bootm, ..., uart_tx) onto the
-device's own channel names: `D0`..`D7` for the simulated board, whatever the sigrok
-device calls them otherwise (`D0`.. on fx2lafw and the demo driver, `0`..`15` on DSLogic
-and Logic16). Whether a sigrok device has the named channel is checked when the rig asks
-the device (`sigrok-cli --show`), not at load, so a config can be checked on any host.
-`driver` and the driver's own keys stay in `table` for the driver (rig.instruments.drivers).
-"""
+"""The `[analyzer]` keys every analyzer shares. `[analyzer.channels]` maps contract
+names (power, bootm, ...) onto the device's channel names, which the device checks when
+opened (`sigrok-cli --show`), not at load, so a config can be checked on any host."""
 
 from __future__ import annotations
 
@@ -16,7 +10,7 @@ from rig import names
 from rig.config.tomlcheck import Table
 from rig.errors import ConfigError
 
-#: The power rail must stay high this long to count as a power-up (rig.config.snapshot too).
+#: The power rail must stay high this long to count as a power-up.
 DEFAULT_DEBOUNCE_US = 1000.0
 
 

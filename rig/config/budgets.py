@@ -1,9 +1,5 @@
-"""`config/budgets.toml` -> `rig.model.budgets.BudgetFile`: the one parser of the budgets
-that Robot's `Load Budgets`, `rig soak` and `rig grafana build` read (schema:
-docs/robot.md). The whole file is checked when read, every board and variant, so a
-mistake shows in whichever tool reads it first; a board's stage names are checked when
-its budgets are taken for a rig config (`BudgetFile.budgets`).
-"""
+"""`config/budgets.toml` -> `rig.model.budgets.BudgetFile` (schema: docs/robot.md), for
+Robot, `rig soak` and `rig grafana build`. The whole file is checked when read."""
 
 from __future__ import annotations
 
@@ -102,8 +98,7 @@ def read_budgets(path: Path) -> BudgetFile:
 
 
 def read_budgets_if_any(path: Path) -> BudgetFile:
-    """`read_budgets`, except that no file means no budgets (`NO_BUDGETS`): for the
-    default path, which a rig need not have."""
+    """`read_budgets`, but no file means `NO_BUDGETS` (for the default path)."""
     return read_budgets(path) if Path(path).exists() else NO_BUDGETS
 
 

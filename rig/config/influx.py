@@ -1,7 +1,5 @@
 """The `[influx]` table of the rig config. A password never lives in the TOML (configs
-get copied, committed and snapshotted into run.json): the table names an environment
-variable or a secret file, read only when a request is made.
-"""
+get copied, committed, snapshotted): the table names an environment variable or a file."""
 
 from __future__ import annotations
 
@@ -124,10 +122,7 @@ class InfluxConfig:
 
 
 def load_influx_config(path: Path) -> InfluxConfig:
-    """Read only `[rig].results_dir` and `[influx]` of a rig config (the rest is rig.config.load's).
-
-    `results_dir` resolves exactly as rig.config.load does: relative to the config's folder.
-    """
+    """Only `[rig].results_dir` (as rig.config.load resolves it) and `[influx]`."""
     path = Path(path)
     root = Table(path, load_toml(path))
     rig = root.table("rig")

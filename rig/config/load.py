@@ -1,11 +1,6 @@
-"""The rig configuration (`config/rig.toml`), validated on load.
-
-Every error names the file, the key, what was expected and what was found, because a
-lab engineer editing a config at 2 a.m. should not have to guess. This reads the keys the
-rig shares; `[power]`, `[console]` and `[analyzer]` keep `driver` and the driver's own keys
-in their `table`, and `[qemu]` stays a table, for the instrument drivers to read
-(rig.instruments.drivers.load_config, which every command uses, reads both).
-"""
+"""The rig configuration (`config/rig.toml`): the keys the rig shares, validated on load
+(errors name file, key, expected and found). `[power]`, `[console]`, `[analyzer]` and
+`[qemu]` keep the drivers' own keys as a `table` (rig.instruments.drivers reads them)."""
 
 from __future__ import annotations
 
@@ -88,8 +83,7 @@ class RigConfig:
 
     @property
     def budgets_file(self) -> Path:
-        """The budgets file Robot and `rig soak` judge this rig's board by: the one
-        `[board] budgets` names, else budgets.toml beside the config (may not exist)."""
+        """`[board] budgets`, else budgets.toml beside the config (may not exist)."""
         return self.budgets or beside(self.path)
 
     def snapshot(self) -> dict[str, Any]:
@@ -176,7 +170,9 @@ def read_config(path: Path, board: Path | None = None, overrides: Sequence[str] 
     b = root.table("board")
     board_name = b.str("name", None)
     variant = b.str("variant", None)
-    budgets = _budgets_file(b, base) if b.has("budgets") else None
+    budgets = (base / b.str("budgets")).resolve() if b.has("budgets") else None
+    if budgets is not None and not budgets.is_file():  # Robot and `rig soak` read it
+        b.fail("budgets", f"no such budgets file {budgets}")
     b.done()
     if sim is not None:
         # The simulated board names itself; --board always wins over rig.toml's [board].
@@ -227,38 +223,20 @@ def read_config(path: Path, board: Path | None = None, overrides: Sequence[str] 
     )
 
 
-def _budgets_file(t: Table, base: Path) -> Path:
-    """`[board] budgets`: the board's budgets file, relative to the config. Only its
-    existence is checked here; Robot and `rig soak` read it (naming it in any error)."""
-    path = (base / t.str("budgets")).resolve()
-    if not path.is_file():
-        t.fail("budgets", f"no such budgets file {path}")
-    return path
-
-
 def _analysis(t: Table) -> AnalysisOptions:
-    """`[analysis]`: the console analysis' options (docs/analysis.md). Checked here so a
-    mistake names this file; run.json's config snapshot carries them to every analysis
-    of the run, later ones included."""
+    """`[analysis]` (docs/analysis.md), checked here so a mistake names this file."""
     try:
-        opts = AnalysisOptions.from_mapping(t.data)
+        return AnalysisOptions.from_mapping(t.data)  # which rejects unknown keys
     except InputError as e:
         raise ConfigError(f"{t.path}: {e}") from None
-    for k in t.data:
-        t.raw(k)
-    t.done()
-    return opts
 
 
 def _fault_rates(t: Table) -> str:
-    """`[sim.faults]`: per-boot fault rates for the simulated board, as the JSON text
-    `rig sim serve --faults` takes (validated here so errors name this file)."""
+    """`[sim.faults]` as the JSON text `rig sim serve --faults` takes."""
     from simboard.faults import FaultSpecError, parse_rates
 
-    for key in t.data:
-        t.raw(key)  # every key is checked by parse_rates
     try:
-        rates = parse_rates(t.data)
+        rates = parse_rates(t.data)  # which checks every key
     except FaultSpecError as e:
         t.error(e.key, e.expected, e.found)
     return rates.to_json()

@@ -1,7 +1,5 @@
 """What analysis takes from a run's config snapshot (run.json `config`), read with the
-config's own rules and defaults, so `rig analyze` next year gives today's report. Only
-the keys analysis uses are read.
-"""
+config's own rules and defaults, so `rig analyze` next year gives today's report."""
 
 from __future__ import annotations
 
@@ -10,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from rig.config.analyzer import DEFAULT_DEBOUNCE_US
-from rig.config.stages import stages_from_snapshot
+from rig.config.stages import parse_stages
 from rig.config.tomlcheck import Table
 from rig.errors import ArtifactError, ConfigError, InputError
 from rig.model.options import AnalysisOptions
@@ -43,7 +41,7 @@ def analysis_inputs(snapshot: dict[str, Any] | None, where: Path) -> AnalysisInp
     try:
         baud = root.table("console").int("baud", None, min=1, max=100_000_000)
         debounce = root.table("analyzer").float("debounce_us", None, min=0.0, max=1e6)
-        stages = stages_from_snapshot(snap, where)
+        stages = parse_stages(Table(where, {"stages": snap.get("stages", [])}))
         options = AnalysisOptions.from_mapping(snap.get("analysis"), "config.analysis")
     except ConfigError as e:  # a config error, but found in an artifact
         raise ArtifactError(str(e)) from None

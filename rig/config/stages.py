@@ -1,11 +1,9 @@
-"""Stages from a config's `[[stages]]` tables (or run.json's config snapshot of them),
-as the model's `Boundary`/`StageSpec` the analysis reads."""
+"""Stages from a config's `[[stages]]` (or run.json's snapshot of them) as the model's
+`Boundary`/`StageSpec`."""
 
 from __future__ import annotations
 
 import re
-from pathlib import Path
-from typing import Any
 
 from rig import names
 from rig.config.tomlcheck import Table
@@ -89,10 +87,3 @@ def parse_stages(root: Table) -> tuple[StageSpec, ...]:
     if dup:
         raise ConfigError(f"{root.path}: key 'stages': stage name {dup!r} appears twice")
     return tuple(out)
-
-
-def stages_from_snapshot(snapshot: dict[str, Any] | None, where: Path) -> tuple[StageSpec, ...]:
-    """The stage list of a config snapshot kept in run.json (defaults when it has none)."""
-    if not snapshot or "stages" not in snapshot:
-        return DEFAULT_STAGES
-    return parse_stages(Table(where, {"stages": snapshot["stages"]}))

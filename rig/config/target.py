@@ -17,11 +17,11 @@ class TargetConfig:
     """Which labgrid place the board is, and how to reach labgrid."""
 
     place: str
-    coordinator: str | None  # None: $LG_COORDINATOR, else labgrid's default
-    python: str | None  # labgrid's interpreter (its own environment)
-    power_resource: str | None  # which power resource, when the place has several
-    console_resource: str | None  # which NetworkSerialPort, when it has several
-    timeout_s: float
+    coordinator: str | None = None  # None: $LG_COORDINATOR, else labgrid's default
+    python: str | None = None  # labgrid's interpreter (its own environment)
+    power_resource: str | None = None  # which power resource, when the place has several
+    console_resource: str | None = None  # which NetworkSerialPort, when it has several
+    timeout_s: float = 15.0
 
 
 def labgrid_place(t: Table, base: Path, place: str, resource_key: str) -> TargetConfig:
@@ -37,8 +37,7 @@ def labgrid_place(t: Table, base: Path, place: str, resource_key: str) -> Target
         coordinator=t.str("coordinator", None),
         python=python,
         power_resource=t.str(resource_key, None),
-        console_resource=None,
-        timeout_s=t.seconds("timeout_s", 15.0, min=0.1),
+        timeout_s=t.seconds("timeout_s", TargetConfig.timeout_s, min=0.1),
     )
 
 
@@ -55,7 +54,6 @@ def parse_target(t: Table, base: Path) -> TargetConfig | None:
 
 
 def place_override(place: str | None) -> tuple[str, ...]:
-    """The `--set` that `--place NAME` stands for (no place: none). `rig run`, `rig soak`
-    and the Robot library all add it this way, so run.json's config snapshot shows the
-    place as `config.target.place` whichever way it was named."""
+    """The `--set` that `--place NAME` stands for, so run.json's config snapshot shows
+    the place as `config.target.place` whichever way it was named."""
     return () if place is None else (f"target.place={json.dumps(place)}",)

@@ -61,9 +61,7 @@ class Table:
         self._seen: set[str] = set()
 
     def key(self, key: str) -> str:
-        if not key:
-            return self.where
-        return f"{self.where}.{key}" if self.where else key
+        return ".".join(k for k in (self.where, key) if k)
 
     def fail(self, key: str, why: str) -> NoReturn:
         raise ConfigError(f"{self.path}: key '{self.key(key)}': {why}")

@@ -1,8 +1,6 @@
 """A real logic analyzer through sigrok-cli (docs/instruments.md, "The sigrok
-analyzer"): asked what it is first (`--show`), captured with `-O binary --continuous`
-(writing `.sr` directly cannot keep up at MHz rates; the rig converts afterwards), and
-power goes on only once the device really streams.
-"""
+analyzer"): probed with `--show`, captured with `-O binary --continuous` (`.sr` cannot
+keep up at MHz rates), and power goes on only once the device really streams."""
 
 from __future__ import annotations
 
@@ -20,7 +18,7 @@ from rig.errors import ConfigError, InstrumentError
 from rig.instruments.children import die_with_parent
 from rig.instruments.protocols import AnalyzerProtocol, CaptureResult, RawLayout
 from rig.instruments.registry import ANALYZER, BenchContext
-from rig.instruments.sigrok_probe import SigrokDevice, probe
+from rig.instruments.sigrok_probe import probe
 from rig.steps import as_step
 
 
@@ -40,16 +38,15 @@ class SigrokAnalyzer(AnalyzerProtocol):
         if not device.strip():
             t.error("device", "a sigrok-cli device, e.g. 'fx2lafw'", device)
         options: dict[str, str] = {}
-        if t.has("options"):
-            o = t.table("options")
-            for key in list(o.data):
-                value = o.raw(key)
-                if isinstance(value, bool) or not isinstance(value, str | int | float):
-                    o.error(key, "a string or a number (sigrok-cli --config KEY=VALUE)", value)
-                if isinstance(value, float) and not math.isfinite(value):
-                    o.error(key, "a finite number", value)
-                options[key] = str(value)
-            o.done()
+        o = t.table("options")
+        for key in list(o.data):
+            value = o.raw(key)
+            if isinstance(value, bool) or not isinstance(value, str | int | float):
+                o.error(key, "a string or a number (sigrok-cli --config KEY=VALUE)", value)
+            if isinstance(value, float) and not math.isfinite(value):
+                o.error(key, "a finite number", value)
+            options[key] = str(value)
+        o.done()
         return SigrokSettings(
             device,
             options,
@@ -80,7 +77,6 @@ class SigrokAnalyzer(AnalyzerProtocol):
         trigger: str = "",
         start_timeout_s: float = 10.0,
         sigrok_cli: str = "sigrok-cli",
-        info: SigrokDevice | None = None,
         config: Path | None = None,
     ) -> None:
         if not device:
@@ -92,7 +88,7 @@ class SigrokAnalyzer(AnalyzerProtocol):
         self.start_timeout_s = start_timeout_s
         self.sigrok_cli = sigrok_cli
         self.config = config
-        self.info = info or probe(device, sigrok_cli)
+        self.info = probe(device, sigrok_cli)
         if why := self.info.rate_problem(samplerate):
             raise self._config_error("analyzer.samplerate", f"{samplerate}: {why}")
         self._check_options()
@@ -120,8 +116,7 @@ class SigrokAnalyzer(AnalyzerProtocol):
         self._armed_ns = 0
 
     def _config_error(self, key: str, what: str) -> ConfigError:
-        """What the device said no to is the config's mistake: exit 2, naming the file
-        (`config`, when built from one) and the key."""
+        """What the device refuses is the config's mistake (exit 2, naming file and key)."""
         where = f"{self.config}: key '{key}'" if self.config else f"sigrok analyzer: {key}"
         return ConfigError(f"{where} = {what}")
 
@@ -169,9 +164,8 @@ class SigrokAnalyzer(AnalyzerProtocol):
         self._armed_ns = time.monotonic_ns()
         if self.trigger:
             return self._armed_ns  # samples flow only once the trigger fires, at power-on
-        # The reference clock is the device's sample clock: waiting for the first samples
-        # before power-on costs disk space only, and a device still loading firmware
-        # would otherwise miss the power edge.
+        # Wait for the first samples before power-on: a device still loading firmware
+        # would miss the power edge.
         deadline = time.monotonic() + self.start_timeout_s
         while not (raw.exists() and raw.stat().st_size >= self.info.unitsize):
             if self._proc.poll() is not None:

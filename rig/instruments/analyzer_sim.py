@@ -1,8 +1,5 @@
-"""The simulated board's logic analyzer, driven over the simulator's control socket.
-
-It delivers what a real analyzer delivers through `sigrok-cli -O binary`: raw samples in
-device channel order, from arming to stop.
-"""
+"""The simulated board's logic analyzer, driven over the simulator's control socket: raw
+samples as `sigrok-cli -O binary` writes them, from arming to stop."""
 
 from __future__ import annotations
 

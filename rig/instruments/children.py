@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import os
 import signal
 import subprocess
+from typing import IO
 
 _PR_SET_PDEATHSIG = 1
 
@@ -32,3 +34,10 @@ def stop_child(
     except subprocess.TimeoutExpired:
         proc.kill()
         return proc.wait()
+
+
+def file_tail(f: IO[bytes], limit: int = 4096) -> bytes:
+    """The last `limit` bytes written to `f`, a child's output (which it may still write)."""
+    size = f.seek(0, os.SEEK_END)
+    f.seek(max(0, size - limit))
+    return f.read(limit)

@@ -1,9 +1,7 @@
-"""The rig's side of the console reader. A port with a descriptor (a device, socket://)
+"""The rig's side of the console reader: a port with a descriptor (a device, socket://)
 is read by a process of its own (reader_proc.py), kept across boots; one without
-(rfc2217://, whose protocol runs in a pyserial thread) by a thread, through pyserial's
-timeout (no bound). Reads go on a queue as Chunks, then None; `stop()` leaves `summary`
-(run.json `console_reader`) and `error`.
-"""
+(rfc2217://) by a thread, through pyserial's timeout (no bound). Reads go on a queue as
+Chunks, then None; `stop()` leaves `summary` (run.json `console_reader`) and `error`."""
 
 from __future__ import annotations
 
@@ -20,8 +18,9 @@ from typing import IO, Any
 import serial
 
 from rig.errors import InstrumentError
+from rig.instruments.children import stop_child
 from rig.instruments.reader_check import ReaderCheck
-from rig.instruments.reader_proc import realtime
+from rig.instruments.reader_proc import RT_PRIORITY, realtime
 from rig.model import Chunk
 
 #: The reader process says it is ready within this (a loaded host starts Python slowly).
@@ -31,8 +30,7 @@ Reads = queue.SimpleQueue[Chunk | None]
 
 
 def wait_fd(ser: serial.SerialBase) -> int | None:
-    """The descriptor a reader can wait on (a device, socket://), None for ports that
-    deliver through a thread of their own (rfc2217://)."""
+    """The descriptor a reader can wait on; None for rfc2217:// (pyserial's own thread)."""
     try:
         return int(ser.fileno())
     except (AttributeError, OSError, ValueError, serial.SerialException):
@@ -123,11 +121,7 @@ class ProcReader:
         """Ends the process (end of file on its commands), by its PID if it lingers."""
         with contextlib.suppress(OSError):  # a broken pipe: it is gone already
             self._ctl.close()
-        try:
-            self._proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self._proc.kill()
-            self._proc.wait()
+        stop_child(self._proc, 5, first=None)
         self._frames.close()
 
 
@@ -158,7 +152,9 @@ class ThreadReader:
 
     def _run(self, out: Reads) -> None:
         ok, why = realtime()
-        check = ReaderCheck(*(("SCHED_FIFO", 10) if ok else ("SCHED_OTHER", 0)), why, "pyserial")
+        check = ReaderCheck(
+            *(("SCHED_FIFO", RT_PRIORITY) if ok else ("SCHED_OTHER", 0)), why, "pyserial"
+        )
         ser, timeout_ns = self._ser, round((self._ser.timeout or 0) * 1e9)
         try:
             while not self._stop.is_set():

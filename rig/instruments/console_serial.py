@@ -1,7 +1,5 @@
-"""The target's serial console, read with pyserial and stamped on the host monotonic
-clock by a reader of its own (console_reader.py); a thread here writes each read to
-`console.jsonl` as it arrives (a crash loses nothing received) and hands it to `on_chunk`.
-"""
+"""The target's serial console, stamped on the host monotonic clock by its reader
+(console_reader.py); each read goes to `console.jsonl` as it arrives and to `on_chunk`."""
 
 from __future__ import annotations
 
@@ -58,8 +56,6 @@ class SerialConsole:
         self._start_reader()
 
     def _open(self, port: str) -> serial.SerialBase:
-        # Any pyserial URL: a device path (locked against a second rig), or socket:// and
-        # rfc2217:// (ser2net, console servers); stamps are taken when bytes reach here.
         return open_serial(port, "console", baudrate=self.baud, timeout=_POLL_S)
 
     def reopen(self, port: str) -> None:
@@ -71,8 +67,8 @@ class SerialConsole:
         self._start_reader()
 
     def _start_reader(self) -> None:
-        """The port's reader, started with the port: a process takes tens of ms to
-        start, which must not fall between arming the analyzer and power-on."""
+        """Started with the port: a process takes tens of ms to start, which must not
+        fall between arming the analyzer and power-on."""
         fd = wait_fd(self._ser)
         try:
             self._reader = (
@@ -117,8 +113,7 @@ class SerialConsole:
                 on_chunk(chunk)
 
     def _record(self, out: IO[str], chunk: Chunk) -> None:
-        """Append a read to console.jsonl. A full disk ends the recording, not the
-        reading: the boot is still watched and its reads kept in `chunks`."""
+        """Append a read to console.jsonl; a full disk ends the recording, not the reading."""
         rec = {"t_ns": chunk.t_ns, "data_b64": base64.b64encode(chunk.data).decode("ascii")}
         try:
             out.write(json.dumps(rec) + "\n")

@@ -1,6 +1,5 @@
-"""Every instrument driver (importing this registers them, rig.instruments.registry), and
-the rig config read with them: rig.config reads the keys the rig shares and hands each
-driver its own table; here each driver reads it, so a config is checked whole on load."""
+"""Every instrument driver (importing this registers them), and the rig config read
+with them: each driver reads its own table, so a config is checked whole on load."""
 
 from __future__ import annotations
 
@@ -14,9 +13,8 @@ from rig.errors import ConfigError
 from rig.instruments import (  # noqa: F401 - imported for their @register side effect
     analyzer_sigrok,
     analyzer_sim,
-    console_labgrid,
     console_serial,
-    labgrid_analyzer,
+    labgrid_exports,
     power_command,
     power_labgrid,
     power_visa,
@@ -42,8 +40,7 @@ class DriverSpecs:
 
 
 def load_config(path: Path, board: Path | None = None, overrides: Sequence[str] = ()) -> RigConfig:
-    """Load and validate a rig config, every driver's keys included (rig.config.load:
-    `board` replaces the simulated board profile, `overrides` are `--set KEY=VALUE`)."""
+    """`read_config`, every driver's keys included."""
     cfg = read_config(path, board, overrides)
     driver_specs(cfg)  # a driver's bad key fails now, not when the bench opens
     return cfg

@@ -1,11 +1,10 @@
 """The labgrid side of the `labgrid` power driver: run by labgrid's own Python.
 
-labgrid pins `pyserial-labgrid`, a fork that installs the same `serial` module as
-pyserial; in one environment one silently overwrites the other (labgrid issue #1245).
-So labgrid lives in its own environment and this script, which imports nothing from
-bootrig, runs there: it acquires the place through labgrid's client API, switches its
-power resource with labgrid's own driver, and releases the place when told to, when its
-stdin closes, or on SIGTERM (which the kernel sends when the rig dies, even by SIGKILL).
+labgrid pins `pyserial-labgrid`, which overwrites pyserial's `serial` module (labgrid
+issue #1245), so this script imports nothing from bootrig and runs in labgrid's own
+environment. It acquires the place, switches its power resource with labgrid's driver,
+and releases the place when told to, when its stdin closes, or on SIGTERM (sent by the
+kernel when the rig dies).
 
 Protocol: one JSON object per line. The script answers first with
 `{"ok": true, "place": ..., "resources": [...], ...}` (or `{"ok": false, "error": ...}`),
@@ -36,16 +35,12 @@ _DRIVERS = {
     "NetworkYKUSHPowerPort": ("YKUSHPowerDriver",),
     "NetworkSysfsGPIO": ("GpioDigitalOutputDriver", "DigitalOutputPowerDriver"),
 }
+#: Credentials in a resource parameter (a PDU URL may carry user:password@).
 _USERINFO = re.compile(r"(?<=://)[^/@\s]*@")
 
 
 class Stop(Exception):
     """SIGTERM: release and leave."""
-
-
-def _redact(v: Any) -> Any:
-    """Resource parameters without credentials (a PDU URL may carry user:password@)."""
-    return _USERINFO.sub("***@", v) if isinstance(v, str) else v
 
 
 class Bridge:
@@ -111,7 +106,10 @@ class Bridge:
 
         resources = []
         for (name, cls), entry in self.session.get_target_resources(self.place).items():
-            params = {k: _redact(v) for k, v in entry.args.items()}
+            params = {
+                k: _USERINFO.sub("***@", v) if isinstance(v, str) else v
+                for k, v in entry.args.items()
+            }
             resources.append({"name": name, "cls": cls, "params": params, "avail": entry.avail})
         return {
             "ok": True,

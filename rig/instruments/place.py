@@ -84,7 +84,8 @@ class PlaceInfo:
             device = driver  # labgrid passes it to sigrok-cli -d as it is
         else:
             _direct(p, self.name, "analyzer")
-            if not _is_this_host(str(p.get("host"))):
+            here = ("127.0.0.1", "::1", "localhost", socket.gethostname(), socket.getfqdn())
+            if str(p.get("host")) not in here:
                 # labgrid runs sigrok-cli on the exporter over SSH; the rig runs its own
                 # here, timed on this host's clock, so it must be this host's device.
                 raise InstrumentError(
@@ -120,7 +121,3 @@ def _direct(params: dict[str, Any], place: str, what: str) -> None:
             f"labgrid place {place!r}: its {what} is reachable only through labgrid's SSH "
             f"proxy ({extra.get('proxy')}), which the rig does not use"
         )
-
-
-def _is_this_host(host: str) -> bool:
-    return host in ("127.0.0.1", "::1", "localhost", socket.gethostname(), socket.getfqdn())

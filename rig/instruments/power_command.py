@@ -1,13 +1,10 @@
-"""Power through any program: a PDU's CLI, uhubctl, a GPIO tool, labgrid-client.
-
-Argument lists, never a shell line; a timeout; a non-zero exit is an error naming the
-command and its output. The stamp is taken right before the program starts, so its
-start-up falls inside the bootloader stage when there is no analyzer.
-"""
+"""Power through any program (a PDU's CLI, uhubctl, a GPIO tool): argument lists, never
+a shell line; a timeout; a non-zero exit is an error naming the command and its output.
+The stamp is taken before the program starts: without an analyzer its start-up counts
+in the bootloader stage."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import tempfile
 import time
@@ -17,6 +14,7 @@ from typing import IO
 
 from rig.config.tomlcheck import Table
 from rig.errors import InstrumentError
+from rig.instruments.children import file_tail
 from rig.instruments.protocols import SwitchedPower
 from rig.instruments.registry import POWER, BenchContext
 
@@ -52,13 +50,11 @@ class CommandPower(SwitchedPower):
 
     def switch(self, on: bool) -> int:
         argv = self._on if on else self._off
-        # Output goes to files, not pipes: a program that leaves a child running (a
-        # daemon, `... &`) hands it its stdout and stderr, and reading pipes to their end
-        # would wait for that child instead of the program (or, closed, kill it with
-        # SIGPIPE at its next write). What the program wrote is there once it exits.
+        # Files, not pipes: a child the program leaves running (`... &`) inherits them,
+        # and reading pipes to their end would wait for it (or SIGPIPE it).
         with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
             t, code = self._start(argv, out, err)
-            stdout, stderr = _tail(out), _tail(err)
+            stdout, stderr = file_tail(out), file_tail(err)
         if code != 0:
             text = (stderr or stdout).decode(errors="replace").strip()[-500:]
             raise InstrumentError(f"power command {list(argv)} failed ({code}): {text}")
@@ -89,10 +85,3 @@ class CommandPower(SwitchedPower):
 
     def describe(self) -> dict[str, object]:
         return {"on": list(self._on), "off": list(self._off)}
-
-
-def _tail(f: IO[bytes], limit: int = 4096) -> bytes:
-    """The last `limit` bytes written to `f` (a child left running may write on)."""
-    size = f.seek(0, os.SEEK_END)
-    f.seek(max(0, size - limit))
-    return f.read(limit)

@@ -1,10 +1,6 @@
-"""Power through a labgrid place: its power resource, switched by labgrid's own driver.
-
-labgrid runs in its own environment (docs/instruments.md, "labgrid"), so the driver
-starts `labgrid_bridge.py` with that environment's Python and talks to it over a pipe;
-the bridge acquires the place for the run and releases it at the end, and when the rig
-dies. It stamps CLOCK_MONOTONIC right before labgrid's driver switches.
-"""
+"""Power through a labgrid place, switched by labgrid's own driver in `labgrid_bridge.py`,
+run by labgrid's own Python (docs/instruments.md, "labgrid") over a pipe: it holds the
+place for the run and stamps CLOCK_MONOTONIC right before the switch."""
 
 from __future__ import annotations
 
@@ -22,7 +18,7 @@ from typing import IO, Any
 from rig.config.target import TargetConfig, labgrid_place
 from rig.config.tomlcheck import Table
 from rig.errors import InstrumentError
-from rig.instruments.children import stop_child
+from rig.instruments.children import file_tail, stop_child
 from rig.instruments.place import PlaceInfo
 from rig.instruments.protocols import SwitchedPower
 from rig.instruments.registry import POWER, BenchContext
@@ -37,9 +33,8 @@ MAX_ANSWER = 1 << 20
 
 
 def labgrid_python(configured: str | None) -> str:
-    """The interpreter of labgrid's environment: configured, or read from the
-    `labgrid-client` script found on PATH (its `#!` line names it), or the checkout's
-    own `.venv-labgrid` that `make labgrid` makes."""
+    """labgrid's interpreter: configured, else the `#!` of `labgrid-client` on PATH or
+    of the checkout's `.venv-labgrid` (`make labgrid`)."""
     if configured:
         return configured
     client = shutil.which("labgrid-client") or (
@@ -65,27 +60,20 @@ class LabgridPower(SwitchedPower):
 
     @classmethod
     def build(cls, s: TargetConfig, bench: BenchContext) -> LabgridPower:
-        power = cls(s.place, s.coordinator, s.python, s.power_resource, s.timeout_s)
+        power = cls(s)
         # The console and analyzer drivers open what this acquired place exports.
         bench.place = PlaceInfo(power.identity, power.coordinator)
         return power
 
-    def __init__(
-        self,
-        place: str,
-        coordinator: str | None = None,
-        python: str | None = None,
-        resource: str | None = None,
-        timeout_s: float = 15.0,
-    ) -> None:
-        self.place, self.timeout_s = place, timeout_s
-        self.coordinator = coordinator or os.environ.get("LG_COORDINATOR") or DEFAULT_COORDINATOR
-        self.what = f"labgrid place {place!r} (coordinator {self.coordinator})"
-        exe = self.python = labgrid_python(python)
-        argv = [exe, "-I", str(BRIDGE), "--coordinator", self.coordinator, "--place", place,
+    def __init__(self, s: TargetConfig) -> None:
+        self.place, self.timeout_s = s.place, s.timeout_s
+        self.coordinator = s.coordinator or os.environ.get("LG_COORDINATOR") or DEFAULT_COORDINATOR
+        self.what = f"labgrid place {s.place!r} (coordinator {self.coordinator})"
+        exe = self.python = labgrid_python(s.python)
+        argv = [exe, "-I", str(BRIDGE), "--coordinator", self.coordinator, "--place", s.place,
                 "--parent", str(os.getpid())]  # fmt: skip
-        if resource:
-            argv += ["--resource", resource]
+        if s.power_resource:
+            argv += ["--resource", s.power_resource]
         # Lives as long as the bridge; closed in _end().
         self._log: IO[bytes] = tempfile.TemporaryFile(prefix="bootrig-labgrid-")  # noqa: SIM115
         self._buf = b""
@@ -104,10 +92,7 @@ class LabgridPower(SwitchedPower):
 
     def _stderr_tail(self) -> str:
         with contextlib.suppress(OSError, ValueError):
-            self._log.seek(0, os.SEEK_END)
-            size = self._log.tell()
-            self._log.seek(max(0, size - 600))
-            tail = self._log.read().decode(errors="replace").strip()
+            tail = file_tail(self._log, 600).decode(errors="replace").strip()
             return f"; labgrid said: {tail}" if tail else ""
         return ""
 
@@ -183,12 +168,9 @@ class LabgridPower(SwitchedPower):
 
     def close(self) -> None:
         """Release the place (if the rig acquired it) and end the bridge."""
-        if self._proc.poll() is not None:
-            self._end()
-            return
         try:
-            self._command("release")
-        except InstrumentError:
-            pass  # the bridge still releases on EOF or SIGTERM below
+            if self._proc.poll() is None:
+                with contextlib.suppress(InstrumentError):  # it releases on EOF or SIGTERM too
+                    self._command("release")
         finally:
             self._end()

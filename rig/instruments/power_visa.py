@@ -1,9 +1,6 @@
-"""A programmable bench supply through PyVISA (pyvisa-py backend), speaking SCPI
-(docs/power.md): `*IDN?`, the set point read back, `OUTP ON|OFF`, and a thread reading
-`MEAS:CURR?`/`MEAS:VOLT?` from power-on (power.jsonl) and through the off-hold
-(power_hold.jsonl, docs/cold-boot.md). A failure while sampling ends the sampling and is
-recorded; it does not end the boot being measured.
-"""
+"""A bench supply through PyVISA (pyvisa-py), speaking SCPI (docs/power.md), sampled
+from power-on (power.jsonl) and through the off-hold (power_hold.jsonl). A sampling
+failure is recorded; it does not end the boot being measured."""
 
 from __future__ import annotations
 
@@ -11,7 +8,7 @@ import contextlib
 import socket
 import threading
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -35,11 +32,11 @@ class VisaSettings:
     resource: str
     voltage: float
     current_limit: float
-    sample_hz: float  # 0: as fast as the supply answers
-    timeout_s: float
-    baud: int  # serial resources only
-    termination: str
-    set_command: str
+    sample_hz: float = 50.0  # 0: as fast as the supply answers
+    timeout_s: float = 2.0
+    baud: int = 9600  # serial resources only
+    termination: str = "\n"
+    set_command: str = "volt-curr"
 
 
 @POWER.register("visa")
@@ -88,24 +85,13 @@ class VisaPower(PowerProtocol):
             resp = sim.control({"cmd": "power_switch", "switch": "supply"})
             if not resp.get("ok"):
                 raise InstrumentError(f"visa power: simulator: {resp.get('error')}")
-        return cls(**asdict(replace(s, resource=resource)))  # its fields are our keywords
+        return cls(replace(s, resource=resource))
 
-    def __init__(
-        self,
-        resource: str,
-        voltage: float,
-        current_limit: float,
-        sample_hz: float = 50.0,
-        *,
-        timeout_s: float = 2.0,
-        baud: int = 9600,
-        termination: str = "\n",
-        set_command: str = "volt-curr",
-    ) -> None:
+    def __init__(self, s: VisaSettings) -> None:
         import pyvisa  # here: importing the rig does not pay for PyVISA
 
-        self.resource = resource
-        self.voltage, self.current_limit, self.sample_hz = voltage, current_limit, sample_hz
+        self.resource = resource = s.resource
+        self.voltage, self.current_limit, self.sample_hz = s.voltage, s.current_limit, s.sample_hz
         self._io = threading.Lock()  # one command at a time: the sampler shares the port
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -121,13 +107,13 @@ class VisaPower(PowerProtocol):
         self._inst: Any = None
         self._errors: tuple[type[BaseException], ...] = (pyvisa.Error, OSError, ValueError)
         kw: dict[str, Any] = {
-            "read_termination": termination,
-            "write_termination": termination,
-            "timeout": round(timeout_s * 1000),
-            "open_timeout": round(timeout_s * 1000),
+            "read_termination": s.termination,
+            "write_termination": s.termination,
+            "timeout": round(s.timeout_s * 1000),
+            "open_timeout": round(s.timeout_s * 1000),
         }
         if resource.upper().startswith("ASRL"):
-            kw["baud_rate"] = baud
+            kw["baud_rate"] = s.baud
         try:
             self._rm = pyvisa.ResourceManager("@py")
             self._inst = self._rm.open_resource(resource, **kw)
@@ -138,17 +124,15 @@ class VisaPower(PowerProtocol):
             raise InstrumentError(f"visa power {resource}: cannot open: {_why(e)}") from None
         try:
             self.idn = self._query("*IDN?")
-            self._set_point(set_command)
+            self._set_point(s.set_command)
         except InstrumentError:
             self.close()
             raise
 
     def _no_delay(self) -> None:
-        """Each SCPI command leaves at once (TCP_NODELAY), as NI-VISA sends them. With
-        Nagle's algorithm on, pyvisa-py's default on a SOCKET resource, a query right
-        after a command the supply does not answer (OUTP ON, then the first MEAS:CURR?)
-        waits for the supply's delayed ACK: 40 ms on Linux, the readings of the first
-        40 ms of every boot (all of a fast bootloader) lost."""
+        """TCP_NODELAY, as NI-VISA: with Nagle on (pyvisa-py's default), the first
+        MEAS:CURR? after OUTP ON waits 40 ms for the supply's delayed ACK, losing the
+        readings of the first 40 ms of every boot."""
         from pyvisa import constants
 
         # pyvisa-py (0.8) cannot set the attribute on a SOCKET session: its socket then.
@@ -160,7 +144,6 @@ class VisaPower(PowerProtocol):
         if isinstance(sock, socket.socket):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
-    # -- SCPI ---------------------------------------------------------------------------
     def _query(self, cmd: str) -> str:
         try:
             with self._io:
@@ -169,7 +152,7 @@ class VisaPower(PowerProtocol):
             raise InstrumentError(f"visa power {self.resource}: {cmd}: {_why(e)}") from None
 
     def _write(self, cmd: str) -> int:
-        """Returns host monotonic ns taken right before the command went out."""
+        """Host monotonic ns right before the command went out."""
         try:
             with self._io:
                 t = time.monotonic_ns()
@@ -203,7 +186,6 @@ class VisaPower(PowerProtocol):
                     f"reads back {got:g}"
                 )
 
-    # -- PowerProtocol -------------------------------------------------------------------
     @as_step("power on")
     def on(self) -> int:
         holding = self._holding
@@ -239,10 +221,7 @@ class VisaPower(PowerProtocol):
         return {
             "resource": self.resource,
             "idn": self.idn,
-            "manufacturer": parts[0],
-            "model": parts[1],
-            "serial": parts[2],
-            "firmware": parts[3],
+            **dict(zip(("manufacturer", "model", "serial", "firmware"), parts, strict=False)),
             "voltage_set": self.voltage,
             "current_limit_set": self.current_limit,
         }
@@ -281,7 +260,6 @@ class VisaPower(PowerProtocol):
                     obj.close()
         self._inst = self._rm = None
 
-    # -- sampling ------------------------------------------------------------------------
     def _halt(self) -> None:
         self._stop.set()
         if self._thread is not None:

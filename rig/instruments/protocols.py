@@ -1,10 +1,5 @@
-"""What the cycle needs from each instrument, as abstract protocols (labgrid-style).
-
-A new instrument (a PyVISA supply, a labgrid place, a sigrok hardware analyzer) drops in
-by implementing one of these; the cycle never learns which one it drives. Drivers mark
-`on`/`off` and `arm`/`stop` `@as_step("power on")` etc. (rig.steps; SwitchedPower marks
-its own): progress displays and run.json's `timing.steps` see every driver alike.
-"""
+"""What the cycle needs from each instrument (labgrid-style protocols); drivers mark
+`on`/`off` and `arm`/`stop` as steps (`@as_step("power on")`, rig.steps)."""
 
 from __future__ import annotations
 
@@ -28,8 +23,8 @@ class PowerProtocol(ABC):
         """Power off; returns host CLOCK_MONOTONIC ns taken right before the command."""
 
     def artifacts(self, folder: Path) -> dict[str, Any]:
-        """Write the supply's own evidence of the boot into the run folder (an emulated
-        board's trace, say); returns what run.json records of it under `instruments`."""
+        """Write the supply's evidence of the boot into `folder`; returns run.json's
+        `instruments` entries for it."""
         return {}
 
     def close(self) -> None:  # noqa: B027 - optional hook
@@ -63,16 +58,14 @@ class CaptureResult:
     stopped_ns: int
     #: What the samples are timed by: the reference clock every report states.
     clock: str = "analyzer sample clock"
-    #: Time the device itself spent producing the samples after the stop (the simulated
-    #: analyzer renders them then; a real one has streamed them during the boot).
+    #: Time the device spent producing the samples after the stop (the simulated one).
     device_stop_s: float = 0.0
 
 
 @dataclass(frozen=True)
 class RawLayout:
-    """How to read the raw file an analyzer writes: `unitsize` bytes per sample, and for
-    each capture channel (a contract name) the bit of a raw sample that carries it. With
-    `repack` false the raw bytes are kept as they are (one byte, `names` bit by bit)."""
+    """An analyzer's raw file: `unitsize` bytes per sample, `bits[i]` carries `names[i]`;
+    without `repack` the bytes are kept as they are (one byte, `names` bit by bit)."""
 
     names: tuple[str, ...]
     bits: tuple[int, ...]
@@ -94,9 +87,8 @@ class AnalyzerProtocol(ABC):
 
     @abstractmethod
     def arm(self, raw: Path) -> int:
-        """Start sampling into `raw` (sigrok `-O binary` layout, device channel order).
-
-        Returns host monotonic ns at (or just before) sample 0."""
+        """Start sampling into `raw` (sigrok `-O binary` layout); returns host monotonic
+        ns at (or just before) sample 0."""
 
     @abstractmethod
     def stop(self) -> CaptureResult:

@@ -1,12 +1,7 @@
-"""The console reader's self-check: how late the host let it see each read.
-
-Its waits also end at ticks, one PROBE_S after the last, and at each tick it writes a
-probe byte into a pty pair of its own: a tick overdue or a probe in flight longer than
-LATE_NS shows the reader, or the tty layer, held up. A read outside the windows so found
-is late by at most PROBE_S + 2 LATE_NS (`bound_s`); a read within one by at most PROBE_S
-plus its stamp less the window's start (`held`). The reasoning, and what no probe sees:
-docs/instruments.md, "The console reader".
-"""
+"""The console reader's self-check: how late the host let it see each read. A tick
+overdue, or a probe byte through its own pty in flight, longer than LATE_NS shows the
+reader held up; a read outside such windows is late by at most `bound_s`, one within
+by its `held` window (docs/instruments.md, "The console reader")."""
 
 from __future__ import annotations
 
@@ -24,8 +19,7 @@ BOUND_S = PROBE_S + 2 * LATE_NS / 1e9
 
 @dataclass
 class ReaderCheck:
-    """What the reader logged about itself; `summary()` is run.json's `console_reader`.
-    Standard library only: the reader's own process imports nothing else."""
+    """What the reader logged about itself; `summary()` is run.json's `console_reader`."""
 
     scheduling: str = "SCHED_OTHER"
     priority: int = 0

@@ -1,8 +1,6 @@
-"""The console reader's own process: it waits on the console, stamps and reads.
-
-Nothing else runs in it and it imports only the standard library, at real-time priority
-where the host permits: a reader woken late stamps late (docs/instruments.md, "The
-console reader"). The rig records what it sends (console_reader.py).
+"""The console reader's own process: it waits on the console, stamps and reads, alone,
+at real-time priority where the host permits (a reader woken late stamps late;
+docs/instruments.md, "The console reader"). Standard library only.
 
 Protocol. argv[1]: the console's descriptor, inherited. stdin, a byte per command:
 `s` start reading (a boot), `e` end it; end of file: exit. stdout, frames of a kind
@@ -39,8 +37,7 @@ CTL, OUT = 0, 1
 
 
 def realtime(priority: int = RT_PRIORITY) -> tuple[bool, str | None]:
-    """Run the calling thread at SCHED_FIFO; (False, why) when the host does not permit
-    it (no CAP_SYS_NICE or RLIMIT_RTPRIO, a container's policy)."""
+    """Run the calling thread at SCHED_FIFO; (False, why) when the host does not permit it."""
     try:
         os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(priority))
     except (OSError, AttributeError) as e:

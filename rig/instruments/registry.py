@@ -1,11 +1,6 @@
-"""Instrument drivers registered by config name (labgrid's `target_factory` pattern).
-
-A driver is a class decorated with `@POWER.register("name")` (or CONSOLE, ANALYZER)
-with classmethods `parse(t, base)`, which reads its own keys of its table into settings
-(a driver without keys of its own has none: its settings are None), and
-`build(settings, bench)`, which opens the instrument (docs/instruments.md, "Writing a
-driver"). rig.instruments.drivers imports every driver.
-"""
+"""Instrument drivers registered by config name (labgrid's `target_factory` pattern):
+classes with `parse(t, base)` (their own keys into settings; none without) and
+`build(settings, bench)` (docs/instruments.md, "Writing a driver")."""
 
 from __future__ import annotations
 
@@ -60,20 +55,17 @@ class Shared:
 
 @dataclass
 class BenchContext:
-    """What drivers share while a bench is built: the config's shared keys, the simulated
-    board's ports, the one QEMU machine behind power, console and analyzer, and the stack
-    that releases all."""
+    """What drivers share while a bench is built; `stack` releases all."""
 
     shared: Shared
     stack: ExitStack
     sim: SimProcess | None = None
     qemu_factory: Callable[[], QemuMachine] | None = None
-    place: PlaceInfo | None = None  # the labgrid place power acquired (rig/instruments/place.py)
+    place: PlaceInfo | None = None  # the labgrid place power acquired
     _qemu: QemuMachine | None = field(default=None, repr=False)
 
     def port(self, port: str, which: str, what: str) -> str:
-        """`port` as configured, or the simulated board's `which` port (its `relay`,
-        `relay_numato`, `console`) where the config says "sim"."""
+        """`port`, or the simulated board's `which` port where the config says "sim"."""
         if port != "sim":
             return port
         if self.sim is None:

@@ -1,8 +1,5 @@
 """CH340 USB relay modules (LCUS-1/2/4 and clones): 4-byte frames `A0 <ch> <state> <sum>`.
-
-The module never answers, so a frame that got lost cannot be detected here; the power
-edge on the analyzer is the evidence that the relay switched.
-"""
+The module never answers: the power edge on the analyzer shows that the relay switched."""
 
 from __future__ import annotations
 

@@ -1,16 +1,10 @@
-"""Build the instruments a config names, and always release them.
-
-Each instrument is built by its registered driver (rig.instruments.registry). For a
-`[sim]` config the simulated board is started first (a process of its own, like real
-hardware on a bench) and drivers use its ports where the config says "sim"; for a
-`[qemu]` config one QEMU machine stands behind power, console and analyzer.
-"""
+"""Build the instruments a config names (the simulated board first, for `[sim]`), and
+always release them."""
 
 from __future__ import annotations
 
 from contextlib import ExitStack
 from dataclasses import dataclass
-from types import TracebackType
 
 from rig.config.load import RigConfig
 from rig.errors import ConfigError, InstrumentError
@@ -87,10 +81,5 @@ class Instruments:
         self._stack.callback(machine.close)
         return machine
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self._stack.close()

@@ -1,11 +1,7 @@
-"""One rig per board on this host: a bench claims the console and the power target it
-drives before it opens them, by an identity two spellings of one target share (the
-table: docs/instruments.md, "Exclusive access"), and a labgrid place as a place.
-
-A claim is an flock on a file of this user's named after the identity, which the kernel
-drops when the process ends, however it ends; the file says who holds it, so a refused
-rig names the rig in its way. Claims nest within a process (a Robot suite's bench and
-the soak it runs).
+"""One rig per board on this host: a bench claims its console and power target before
+opening them, by an identity two spellings of one target share (docs/instruments.md,
+"Exclusive access"). A claim is an flock the kernel drops with the process, on a file
+saying who holds it; claims nest within a process (a Robot suite and the soak it runs).
 """
 
 from __future__ import annotations
@@ -79,8 +75,8 @@ def tcp_keys(host: str, port: int | None) -> tuple[str, ...]:
 
 
 def port_keys(port: str) -> tuple[str, ...]:
-    """A pyserial port: a device path or a network URL (`socket://`, `rfc2217://`,
-    `spy://` around either). Other URLs (`loop://`) reach no board: nothing to claim."""
+    """A pyserial device path or network URL (`spy://` around either); other URLs
+    (`loop://`) reach no board."""
     if "://" not in port:
         return (device_key(port),)
     u = urllib.parse.urlsplit(port)
@@ -117,20 +113,18 @@ def command_key(argv: Iterable[str]) -> str:
     return f"command:{json.dumps(args)}"
 
 
-def targets(console_port: str, specs: DriverSpecs) -> list[Target]:
-    """What a bench drives. A simulated or emulated board is this rig's own process, and
-    a labgrid place is claimed as a place (PlaceClaim)."""
+def targets(port: str, specs: DriverSpecs) -> list[Target]:
+    """What a bench drives (`port`: the console's): not a simulated or emulated board
+    (this rig's own process), nor a labgrid place (PlaceClaim)."""
     out = []
-    port = console_port
     if specs.console.name == "serial" and port != "sim" and (keys := port_keys(port)):
         out.append(Target(f"console {port}", keys))
     s = specs.power.settings
     if isinstance(s, CommandSettings):
         on, off = command_key(s.on), command_key(s.off)
         out.append(Target(f"power command {list(s.on)}", (on,) if on == off else (on, off)))
-    elif isinstance(s, VisaSettings):
-        if s.resource not in SIM_RESOURCES:
-            out.append(Target(f"power supply {s.resource}", visa_keys(s.resource)))
+    elif isinstance(s, VisaSettings) and s.resource not in SIM_RESOURCES:
+        out.append(Target(f"power supply {s.resource}", visa_keys(s.resource)))
     elif isinstance(s, Ch340Settings | NumatoSettings) and s.port != "sim":
         keys = port_keys(s.port)
         out += [Target(f"power relay {s.port}", keys)] if keys else []
@@ -155,11 +149,8 @@ class TargetClaims:
         refused: list[tuple[Target, dict[str, Any]]] = []
         with _GUARD:
             for t in self.wanted:
-                holder = None
-                for key in dict.fromkeys(t.keys):
-                    holder = self._take(_path(key))
-                    if holder is not None:
-                        break
+                holders = (self._take(_path(key)) for key in dict.fromkeys(t.keys))
+                holder = next((h for h in holders if h is not None), None)  # the first refusal
                 if holder is not None:
                     refused.append((t, holder))
         if refused:
@@ -217,9 +208,8 @@ class TargetClaims:
 
 
 class PlaceClaim(TargetClaims):
-    """A labgrid place, claimed on this host: labgrid grants a place to a user on a host,
-    not to a process, so two rigs of one user (two `rig run --place b1` of a CI user)
-    would both switch its board."""
+    """A labgrid place, claimed on this host: labgrid grants it to a user, not a process,
+    so two rigs of one user would both switch its board."""
 
     def __init__(self, place: str, coordinator: str | None) -> None:
         # The same place name under two coordinators is two boards.
@@ -256,10 +246,6 @@ def note_run(folder: Path) -> None:
             _write(fd, folder.parent, folder)
 
 
-def _alive(pid: object) -> bool:
-    return isinstance(pid, int) and Path(f"/proc/{pid}").exists()
-
-
 def _who(info: dict[str, Any]) -> str:
     pid = info.get("pid")
     if not isinstance(pid, int):
@@ -271,6 +257,6 @@ def _who(info: dict[str, Any]) -> str:
         who += f", measuring into {run}"
     elif isinstance(res := info.get("results_dir"), str):
         who += f", results in {res}"
-    if not _alive(pid):
+    if not Path(f"/proc/{pid}").exists():
         who += ", now gone (a process it started still holds the claim)"
     return who

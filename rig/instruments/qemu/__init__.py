@@ -1,3 +1,2 @@
-"""The QEMU arm64 target: real U-Boot and Linux on emulated hardware, driven through the
-same instrument protocols as a board on the bench (power = QMP, console = the PL011 pty,
-analyzer = QEMU's PL061 trace)."""
+"""The QEMU arm64 target: real U-Boot and Linux on emulated hardware, behind the same
+instrument protocols as a board on the bench."""

@@ -1,6 +1,5 @@
-"""The QEMU board behind the rig's instrument protocols: power through QMP, the
-analyzer from QEMU's PL061 trace, and the console on the PL011 pty that each power-on
-creates anew."""
+"""The QEMU board's drivers: power through QMP, the analyzer from QEMU's PL061 trace,
+the console on the PL011 pty that each power-on creates anew."""
 
 from __future__ import annotations
 
@@ -149,8 +148,7 @@ class QemuTraceAnalyzer(AnalyzerProtocol):
 
 @CONSOLE.register("qemu")
 class QemuConsole(SerialConsole):
-    """The PL011 on the pty of the QEMU process now running: reopened when the power
-    cycle started a new one, then read exactly like a USB-serial adapter."""
+    """The PL011 on the pty of the QEMU process now running, reopened after each relaunch."""
 
     @classmethod
     def build(cls, _s: None, bench: BenchContext) -> QemuConsole:

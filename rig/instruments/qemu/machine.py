@@ -1,9 +1,5 @@
-"""One emulated board: QEMU started paused (the board unpowered), resumed (power on),
-quit (power off). Each power cycle is a fresh QEMU process, so every boot is cold.
-
-The process dies with the rig (PR_SET_PDEATHSIG) and is always ended by its PID on
-close; its files live in a private temporary folder.
-"""
+"""One emulated board: QEMU started paused (unpowered), resumed (power on), quit (power
+off); a fresh process per power cycle, so every boot is cold. It dies with the rig."""
 
 from __future__ import annotations
 

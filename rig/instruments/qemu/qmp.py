@@ -1,7 +1,5 @@
-"""A minimal synchronous QMP client (JSON over a Unix socket): the greeting,
-`qmp_capabilities`, commands, and the events between them (RESUME carries QEMU's own
-wall-clock stamp of the vCPUs' start: the emulated board's power edge).
-"""
+"""A minimal synchronous QMP client (JSON over a Unix socket): commands, and the events
+between them (RESUME stamps the vCPUs' start: the emulated board's power edge)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
-"""The reference edges of a QEMU run: the hooks' GPIO writes in seconds from the
-power-on (QMP RESUME), from the run's `qemu-trace.log` and `qemu.json`: the ground truth
-the console-only and printk boundaries are checked against (tests/data/real/). A
-console-only run's t = 0 is the power-on command, which QEMU acts on a little later
-(0.3-8 ms): `report_edges` puts the edges on the report's own clock."""
+"""The reference edges of a QEMU run (its `qemu-trace.log` and `qemu.json`): the hooks'
+GPIO writes in seconds from the power-on (QMP RESUME), the ground truth console-only and
+printk boundaries are checked against (tests/data/real/)."""
 
 from __future__ import annotations
 
@@ -31,9 +29,8 @@ def reference_edges(folder: Path) -> dict[str, float]:
 
 
 def command_lag_s(folder: Path) -> float | None:
-    """How long QEMU's RESUME followed the power-on command (`resume_wall_us` minus
-    `command_wall_us`, both QEMU's wall clock); None when qemu.json has no command time
-    (recorded before it was kept)."""
+    """How long QEMU's RESUME followed the power-on command (0.3-8 ms); None when
+    qemu.json has no command time."""
     info = _info(folder)
     cmd, resume = info.get("command_wall_us"), info.get("resume_wall_us")
     if not isinstance(cmd, int) or not isinstance(resume, int):

@@ -76,27 +76,23 @@ class QemuConfig:
 def parse_qemu(t: Table, base: Path) -> QemuConfig:
     images = t.str("images", "auto")
     gpio = dict(DEFAULT_GPIO)
-    if t.has("gpio"):
-        g = t.table("gpio")
-        given: dict[str, str] = {}  # marker -> the key that gave its line
-        for name in list(g.data):
-            canon = names.canonical_marker(name)
-            if canon not in names.MARKERS:
-                g.fail(name, f"expected a marker name ({', '.join(names.MARKERS)}), found {name!r}")
-            line = g.int(name, min=0)
-            if line > 7 or line == 3:
-                g.error(name, "a PL061 line 0..7 other than 3 (the power button)", line)
-            if canon in given:  # kernel_init and its old name init_post: one marker
-                g.error(name, f"no second line for {canon} ({given[canon]} gives one)", line)
-            given[canon] = name
-            gpio[canon] = line
-        g.done()
-    env: dict[str, str] = {}
-    if t.has("uboot_env"):
-        e = t.table("uboot_env")
-        for name in list(e.data):
-            env[name] = e.str(name)
-        e.done()
+    g = t.table("gpio")
+    given: dict[str, str] = {}  # marker -> the key that gave its line
+    for name in list(g.data):
+        canon = names.canonical_marker(name)
+        if canon not in names.MARKERS:
+            g.fail(name, f"expected a marker name ({', '.join(names.MARKERS)}), found {name!r}")
+        line = g.int(name, min=0)
+        if line > 7 or line == 3:
+            g.error(name, "a PL061 line 0..7 other than 3 (the power button)", line)
+        if canon in given:  # kernel_init and init_post: one marker
+            g.error(name, f"no second line for {canon} ({given[canon]} gives one)", line)
+        given[canon] = name
+        gpio[canon] = line
+    g.done()
+    e = t.table("uboot_env")
+    env = {name: e.str(name) for name in list(e.data)}
+    e.done()
     cfg = QemuConfig(
         images=images,
         binary=t.str("binary", "qemu-system-aarch64"),

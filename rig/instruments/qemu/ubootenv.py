@@ -1,7 +1,5 @@
-"""U-Boot's environment image (what `mkenvimage` writes): CRC32 of the data, then
-`name=value` strings each ended by NUL, an empty string, and padding to the env size.
-The QEMU target reads it from pflash 1, so a variant is a new flash image, no rebuild.
-"""
+"""U-Boot's environment image as `mkenvimage` writes it (CRC32, then NUL-ended
+`name=value` strings, an empty one, padding), on pflash 1: a variant needs no rebuild."""
 
 from __future__ import annotations
 
