@@ -1,10 +1,5 @@
-"""The stage table people read in the terminal (rich).
-
-Every time printed is on the report's t = 0 or names its clock: a printk time the
-analysis could not fit onto t = 0 (`printk_relative`) is on the kernel's own clock, and a
-report without t = 0 (a capture with no power-up edge) shows no starts on the host
-clock its console was read on; durations are differences on one clock either way.
-"""
+"""The stage table people read in the terminal (rich); times on the clock rule of
+rig.sinks.clocks."""
 
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ from typing import TypeVar
 
 from grafana_foundation_sdk.builders import common as cb
 from grafana_foundation_sdk.builders import dashboard as db
-from grafana_foundation_sdk.builders import table, timeseries
+from grafana_foundation_sdk.builders import piechart, table, timeseries
 from grafana_foundation_sdk.models import common as cm
 from grafana_foundation_sdk.models import dashboard as dm
 
@@ -34,7 +34,7 @@ def _ref(i: int) -> str:
     return chr(ord("A") + i) if i < 26 else _ref(i // 26 - 1) + chr(ord("A") + i % 26)
 
 
-Panel = TypeVar("Panel", timeseries.Panel, table.Panel)
+Panel = TypeVar("Panel", timeseries.Panel, table.Panel, piechart.Panel)
 
 
 def framed(panel: Panel, title: str, description: str, grid: dm.GridPos) -> Panel:

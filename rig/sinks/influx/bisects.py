@@ -1,15 +1,5 @@
-"""A bisect's answer as an InfluxDB point, the annotation beside the change point it
-explains (`rig bisect --explain ... --mark`, docs/bisect.md).
-
-Measurement `bisect`, one point per explained change point, stamped with the change
-point's time (the power-on time of the first boot after it, as its `change_point` mark);
-tags `rig`, `board`, `variant`, `stage` (the change point's); fields `status` (`found`,
-`range`, `refused`), `commit` and `subject` (the first bad commit; for a range the
-candidates' ids, comma-separated), `difference_s`, `ci_low_s`, `ci_high_s` (what the
-first bad commit does to the stage; absent when not found), `good`, `bad` (the ends'
-ids), `run_id` (the change point's first boot), `folder` (the bisect's) and `text` (the
-annotation's text). A later bisect of the same change point overwrites it (same series,
-same time).
+"""A bisect's answer as an InfluxDB point (measurement `bisect`, docs/contract.md), the
+annotation beside the change point it explains (`rig bisect --explain ... --mark`).
 """
 
 from __future__ import annotations

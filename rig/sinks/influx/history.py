@@ -1,11 +1,6 @@
-"""The boot-time history `rig trend` reads: per board, variant and stage, the durations of
-the `ok` boots in power-on order, from the `stage` and `boot` measurements
-(rig.sinks.influx.points), with each boot's run id and rig.
-
-Stage points are joined to their boot point by board, variant, rig and time (every
-point of one boot carries the boot's power-on time). power_to_ui is a series of its own,
-from the boot point. The selection is `rig compare`'s (rig.sinks.influx.select.where):
-tags matched exactly, `since` an InfluxQL duration before now.
+"""The boot-time history `rig trend` reads (docs/trend.md): per board, variant and stage,
+the durations of the `ok` boots in power-on order, with each boot's run id and rig;
+stage points joined to their boot point by board, variant, rig and time.
 """
 
 from __future__ import annotations

@@ -1,6 +1,5 @@
-"""A BootReport -> InfluxDB points (pure), docs/contract.md, "InfluxDB". Every point of
-a boot has the boot's power-on time, so writing a report twice overwrites it; the series
-key of each point of one report is unique (repeats get `seq`). Null fields are skipped.
+"""A Report -> InfluxDB points (pure), docs/contract.md, "InfluxDB": every point at the
+boot's power-on time, repeats in one boot told apart by `seq`, null fields skipped.
 """
 
 from __future__ import annotations

@@ -1,11 +1,5 @@
-"""`influx:` sources of `rig compare`: the boots InfluxDB holds for some tags and a time
-range, read back from the `boot` and `stage` measurements (rig.sinks.influx.points).
-
-Selector: `influx:board=ecovec,variant=optimised,since=7d` with keys `board`,
-`variant`, `rig`, `place` (tags, matched exactly; `place`: a labgrid place), `since`
-and `until` (InfluxQL durations before now: `30m`, `12h`, `7d`, `2w`). Every point of
-one boot carries the boot's power-on time, so stage points are joined to their boot by
-time.
+"""`influx:` sources of `rig compare` (docs/compare.md): the boots InfluxDB holds for some
+tags and a time range, stage points joined to their boot by time (the power-on time).
 """
 
 from __future__ import annotations
