@@ -8,6 +8,13 @@ from rig.model.report import Report
 #: The clock column's name for the kernel's own clock (seconds since it started).
 KERNEL_CLOCK = "kernel"
 
+#: What the terminal and the pages say of times off t = 0.
+NO_T0 = "no t = 0: starts on the host clock are not shown; durations are differences on one clock"
+KERNEL_NOTE = (
+    f"{KERNEL_CLOCK}: seconds since the kernel's clock started, not from t = 0 "
+    "(no printk fit onto it)"
+)
+
 
 def has_t0(report: Report) -> bool:
     """Whether the report states a t = 0: its `power` event (a capture with no power-up

@@ -10,7 +10,7 @@ from rich.table import Table
 from rig.model.clocks import UartTap
 from rig.model.report import Report, Stage
 from rig.names import TOTAL
-from rig.sinks.clocks import KERNEL_CLOCK, has_t0, start_clock
+from rig.sinks.clocks import KERNEL_NOTE, NO_T0, has_t0, start_clock
 
 
 def fmt_s(v: float | None) -> str:
@@ -25,6 +25,17 @@ def fmt_u(v: float | None) -> str:
     if v < 1e-3:
         return f"± {v * 1e6:.1f} µs"
     return f"± {v * 1e3:.2f} ms"
+
+
+#: Columns of numbers, right-aligned.
+_RIGHT = {"#", "start (s)", "duration (s)", "uncertainty", "gain (s)"}
+
+
+def _table(title: str, *columns: str) -> Table:
+    t = Table(title=title, title_justify="left")
+    for name in columns:
+        t.add_column(name, justify="right" if name in _RIGHT else "left")
+    return t
 
 
 def _source(stage: Stage) -> str:
@@ -43,12 +54,7 @@ def stage_table(report: Report) -> Table:
         f"  ·  run {escape(str(report.run_id))}"
         f"  ·  outcome [bold]{escape(report.outcome)}[/]"
     )
-    t = Table(title=title, title_justify="left")
-    t.add_column("stage")
-    t.add_column("start (s)", justify="right")
-    t.add_column("duration (s)", justify="right")
-    t.add_column("source")
-    t.add_column("uncertainty", justify="right")
+    t = _table(title, "stage", "start (s)", "duration (s)", "source", "uncertainty")
     t0 = has_t0(report)
     for s in report.stages:
         t.add_row(
@@ -75,15 +81,9 @@ def top_table(report: Report, n: int = 10) -> Table:
     clocks = [start_clock(row.source, t0) for row in rows]
     # Rows off t = 0 say their clock; a table all on t = 0 needs no column for it.
     named = any(clocks)
-    t = Table(title="where is the time going", title_justify="left")
-    t.add_column("#", justify="right")
-    t.add_column("in")  # the software that spent it (bootloader, kernel, userspace)
-    t.add_column("what")
-    t.add_column("start (s)", justify="right")
-    if named:
-        t.add_column("clock")
-    t.add_column("duration (s)", justify="right")
-    t.add_column("source")
+    # "in": the software that spent it (bootloader, kernel, userspace)
+    head = ["#", "in", "what", "start (s)", *(["clock"] if named else []), "duration (s)", "source"]
+    t = _table("where is the time going", *head)
     for row, clock in zip(rows, clocks, strict=True):
         name = escape(row.name)
         if row.kind == "unattributed":  # time no evidence explains: say so
@@ -106,15 +106,9 @@ def _clock_lines(report: Report) -> list[str]:
     """What the tables' times are on, when it is not simply t = 0."""
     out = []
     if not has_t0(report):
-        out.append(
-            "[yellow]no t = 0: starts on the host clock are not shown; durations are "
-            "differences on one clock[/]"
-        )
+        out.append(f"[yellow]{NO_T0}[/]")
     if any(row.source == "printk_relative" for row in report.top):
-        out.append(
-            f"{KERNEL_CLOCK}: seconds since the kernel's clock started, not from t = 0 "
-            "(no printk fit onto it)"
-        )
+        out.append(KERNEL_NOTE)
     power = next((e.extra for e in report.events if e.name == "power"), {})
     window, cmd = power.get("rail_within_s"), power.get("power_on_command_s")
     if isinstance(window, list) and len(window) == 2:  # console only: t = 0 is a stamp
@@ -142,18 +136,9 @@ def _analysis_lines(report: Report) -> list[str]:
 
 def advice_table(report: Report) -> Table:
     # The advice text itself is long; report.json and report.html carry it.
-    t = Table(title="advice (details in report.json)", title_justify="left")
-    t.add_column("gain (s)", justify="right")
-    t.add_column("how sure")
-    t.add_column("rule")
-    t.add_column("finding")
+    t = _table("advice (details in report.json)", "gain (s)", "how sure", "rule", "finding")
     for a in report.advisories:
-        t.add_row(
-            fmt_s(a.gain_s),
-            escape(a.gain_kind or ""),
-            escape(a.rule),
-            escape(a.title),
-        )
+        t.add_row(fmt_s(a.gain_s), escape(a.gain_kind or ""), escape(a.rule), escape(a.title))
     return t
 
 
