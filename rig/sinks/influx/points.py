@@ -35,7 +35,13 @@ def utc_to_ns(text: object) -> int:
 
 
 def _fields(**values: Any) -> dict[str, FieldValue]:
-    return {k: v for k, v in values.items() if v is not None}
+    """The values that are not null. One field keeps one type per shard: a quantity JSON
+    wrote as an integer (`1`) must not arrive as 1i; counts and return codes are integers."""
+    out = {k: v for k, v in values.items() if v is not None}
+    for k, v in out.items():
+        if isinstance(v, int) and not isinstance(v, bool):
+            out[k] = v if k.endswith("_count") or k == "return_code" else float(v)
+    return out
 
 
 def common_tags(report: Report) -> dict[str, str]:
@@ -96,31 +102,6 @@ def advisory_point(a: Advisory) -> tuple[dict[str, str], dict[str, FieldValue]]:
     return {"rule": a.rule}, _fields(gain_s=a.gain_s, title=a.title, evidence_count=len(a.evidence))
 
 
-def _as_float(fields: dict[str, FieldValue], keys: tuple[str, ...]) -> None:
-    # One field keeps one type per shard: a JSON `1` must not arrive as the integer 1i.
-    for k in keys:
-        v = fields.get(k)
-        if isinstance(v, int) and not isinstance(v, bool):
-            fields[k] = float(v)
-
-
-_FLOAT_FIELDS = (
-    "power_to_ui_s",
-    "power_to_ui_uncertainty_s",
-    "start_s",
-    "end_s",
-    "duration_s",
-    "uncertainty_s",
-    "gain_s",
-    "energy_j",
-    "energy_uncertainty_j",
-    "mean_current_a",
-    "peak_current_a",
-    "stages_energy_j",
-    "stages_energy_uncertainty_j",
-)
-
-
 PRECISION_NS = {"ns": 1, "u": 1_000}
 
 
@@ -146,7 +127,6 @@ def report_points(report: Report, precision: str = "ns") -> list[Point]:
         n = seen[key] = seen.get(key, 0) + 1
         if n > 1:  # the same initcall twice in one boot must not overwrite the first
             tags["seq"] = str(n)
-        _as_float(fields, _FLOAT_FIELDS)
         points.append(Point(measurement, tags, fields, t))
     return points
 
