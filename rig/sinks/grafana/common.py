@@ -1,5 +1,5 @@
-"""What every panel shares: the provisioned datasource, the variables' filter, quoting,
-and the panel pieces more than one panel uses."""
+"""What every panel shares: the provisioned datasource, the variables' filter, and the
+panel pieces more than one panel uses."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from grafana_foundation_sdk.models import common as cm
 from grafana_foundation_sdk.models import dashboard as dm
 
 from rig.sinks.grafana.influx import PLUGIN_ID, InfluxQueryBuilder
-from rig.sinks.influx import influxql
 
 #: Must match config/grafana/provisioning/datasources/bootrig.yaml (a test checks it).
 DATASOURCE_UID = "bootrig-influxdb"
@@ -35,9 +34,6 @@ BOARD_SELECTION = " AND ".join(f'"{v}" =~ /^${v}$/' for v in VARIABLES if v != "
 #: Every panel asks for at most 100 points, so `$__interval` is the range / 100 whatever
 #: the panel's width (what the query tests assume).
 MAX_DATA_POINTS = 100
-
-ql_string = influxql.string  # an InfluxQL single-quoted string literal
-ql_ident = influxql.ident  # an InfluxQL double-quoted identifier
 
 
 def target(ref: str, query: str, alias: str = "", table: bool = False) -> InfluxQueryBuilder:

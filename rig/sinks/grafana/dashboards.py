@@ -9,8 +9,9 @@ from grafana_foundation_sdk.models import dashboard as dm
 from rig.model.budgets import BudgetFile
 from rig.sinks.grafana import panels_boot as boot
 from rig.sinks.grafana import panels_soak as soak
-from rig.sinks.grafana.common import BOARD_SELECTION, datasource, grid, ql_string
+from rig.sinks.grafana.common import BOARD_SELECTION, datasource, grid
 from rig.sinks.grafana.influx import InfluxAnnotationBuilder
+from rig.sinks.influx import influxql
 from rig.sinks.influx.bisects import BISECT
 from rig.sinks.influx.changepoints import CHANGE_POINT
 
@@ -57,7 +58,7 @@ CHANGE_POINT_COLORS = {"slower": "red", "faster": "green"}
 def change_point_annotation(direction: str) -> InfluxAnnotationBuilder:
     query = (
         f'SELECT "text", "stage", "direction", "run_id" FROM "{CHANGE_POINT}" '
-        f'WHERE $timeFilter AND "direction" = {ql_string(direction)} AND {BOARD_SELECTION}'
+        f'WHERE $timeFilter AND "direction" = {influxql.string(direction)} AND {BOARD_SELECTION}'
     )
     return (
         InfluxAnnotationBuilder(f"change points: {direction}", query, datasource())

@@ -21,10 +21,10 @@ from rig.sinks.grafana.common import (
     datasource,
     fixed_color,
     legend_table,
-    ql_string,
     target,
     unit_is,
 )
+from rig.sinks.influx import influxql
 
 BUDGET_PREFIX = "budget "
 
@@ -128,11 +128,12 @@ class BudgetLine:
     def query(self) -> str:
         # InfluxQL has no constant series: the budget rides on the boots it applies to
         # (`last(x) * 0 + budget`), filled forward, so it shows only for what is selected.
-        which = [f'"variant" = {ql_string(self.variant)}'] if self.variant is not None else []
-        which += [f'"variant" != {ql_string(v)}' for v in self.others]
+        which = [f'"variant" = {influxql.string(self.variant)}'] if self.variant is not None else []
+        which += [f'"variant" != {influxql.string(v)}' for v in self.others]
         return (
             f'SELECT last("power_to_ui_s") * 0 + {self.seconds!r} AS "budget" FROM "boot" '
-            f'WHERE "board" = {ql_string(self.board)} AND {" AND ".join([*which, SELECTION])} '
+            f'WHERE "board" = {influxql.string(self.board)} '
+            f"AND {' AND '.join([*which, SELECTION])} "
             "AND \"outcome\" = 'ok' AND $timeFilter GROUP BY time($__interval) fill(previous)"
         )
 
@@ -190,7 +191,7 @@ def stage_breakdown(grid: dm.GridPos) -> timeseries.Panel:
         "Mean duration of each stage per interval, stacked: the bar height is "
         "the mean power-to-UI.",
         f'SELECT mean("duration_s") FROM "stage" WHERE {SELECTION} '
-        f'AND "outcome" = {ql_string(Outcome.OK)} AND $timeFilter '
+        f'AND "outcome" = {influxql.string(Outcome.OK)} AND $timeFilter '
         'GROUP BY time($__interval), "stage" fill(none)',
         "$tag_stage",
         grid,
