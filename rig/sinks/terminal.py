@@ -14,9 +14,7 @@ from rig.sinks.clocks import KERNEL_NOTE, NO_T0, has_t0, start_clock
 
 
 def fmt_s(v: float | None) -> str:
-    if v is None:
-        return "—"
-    return f"{v:.6f}"
+    return "—" if v is None else f"{v:.6f}"
 
 
 def fmt_u(v: float | None) -> str:

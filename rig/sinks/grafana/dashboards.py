@@ -21,9 +21,6 @@ TAG = "bootrig"
 #: so Grafana runs no migration on it (the SDK's own default, 36, would make it migrate).
 SCHEMA_VERSION = 39
 
-#: A panel builder of any visualisation (timeseries, table, piechart ...).
-PanelBuilder = cogbuilder.Builder[dm.Panel]
-
 
 def variable(name: str, where: str = "") -> db.QueryVariable:
     query = f'SHOW TAG VALUES FROM "boot" WITH KEY = "{name}"'
@@ -88,7 +85,7 @@ def _dashboard(
     title: str,
     uid: str,
     description: str,
-    panels: list[PanelBuilder],
+    panels: list[cogbuilder.Builder[dm.Panel]],  # any visualisation
     annotations: list[InfluxAnnotationBuilder] | None = None,
 ) -> dm.Dashboard:
     dash = (
