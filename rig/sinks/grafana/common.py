@@ -8,7 +8,7 @@ from grafana_foundation_sdk.builders import dashboard as db
 from grafana_foundation_sdk.models import common as cm
 from grafana_foundation_sdk.models import dashboard as dm
 
-from rig.sinks.grafana.influx import PLUGIN_ID, InfluxQueryBuilder
+from rig.sinks.grafana.influx import PLUGIN_ID, Built, InfluxQuery, ResultFormat
 
 #: Must match config/grafana/provisioning/datasources/bootrig.yaml (a test checks it).
 DATASOURCE_UID = "bootrig-influxdb"
@@ -36,11 +36,12 @@ BOARD_SELECTION = " AND ".join(f'"{v}" =~ /^${v}$/' for v in VARIABLES if v != "
 MAX_DATA_POINTS = 100
 
 
-def target(ref: str, query: str, alias: str = "", table: bool = False) -> InfluxQueryBuilder:
-    t = InfluxQueryBuilder(ref, query).datasource(datasource())
-    if alias:
-        t.alias(alias)
-    return t.table() if table else t
+def target(ref: str, query: str, alias: str = "", table: bool = False) -> Built[InfluxQuery]:
+    """A raw InfluxQL target; `table`: rows and columns as InfluxDB returns them."""
+    fmt: ResultFormat = "table" if table else "time_series"
+    return Built(
+        InfluxQuery(ref, query, result_format=fmt, alias=alias or None, datasource=datasource())
+    )
 
 
 def grid(h: int, w: int, x: int, y: int) -> dm.GridPos:

@@ -46,27 +46,6 @@ class InfluxQuery(cogvariants.Dataquery):
         return payload
 
 
-class InfluxQueryBuilder(cogbuilder.Builder[InfluxQuery]):
-    def __init__(self, ref_id: str, query: str) -> None:
-        self._internal = InfluxQuery(ref_id=ref_id, query=query)
-
-    def build(self) -> InfluxQuery:
-        return self._internal
-
-    def alias(self, alias: str) -> typing.Self:
-        self._internal.alias = alias
-        return self
-
-    def table(self) -> typing.Self:
-        """Rows and columns as InfluxDB returns them, for a table panel."""
-        self._internal.result_format = "table"
-        return self
-
-    def datasource(self, ref: sdk.DataSourceRef) -> typing.Self:
-        self._internal.datasource = ref
-        return self
-
-
 class InfluxAnnotation(sdk.AnnotationQuery):
     """An InfluxQL annotation: the SDK's AnnotationQuery plus the fields Grafana's InfluxDB
     datasource reads (the query, and which columns hold the event's text and tags)."""
@@ -113,19 +92,14 @@ class InfluxAnnotation(sdk.AnnotationQuery):
         }
 
 
-class InfluxAnnotationBuilder(cogbuilder.Builder[sdk.AnnotationQuery]):
-    def __init__(self, name: str, query: str, datasource: sdk.DataSourceRef) -> None:
-        self._internal = InfluxAnnotation(query=query, name=name, datasource=datasource)
+M = typing.TypeVar("M", InfluxQuery, sdk.AnnotationQuery)
 
-    def build(self) -> sdk.AnnotationQuery:
+
+class Built(cogbuilder.Builder[M]):
+    """A model made whole, for the SDK's builders, which take builders."""
+
+    def __init__(self, model: M) -> None:
+        self._internal = model
+
+    def build(self) -> M:
         return self._internal
-
-    def icon_color(self, color: str) -> typing.Self:
-        self._internal.icon_color = color
-        return self
-
-    def columns(self, text: str, tags: str) -> typing.Self:
-        """The result columns holding the event's text and (comma-separated) its tags."""
-        self._internal.text_column = text
-        self._internal.tags_column = tags
-        return self
