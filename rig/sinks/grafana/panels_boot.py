@@ -3,7 +3,6 @@ p50/p95 per variant, latest boots. One function per panel; each owns its query."
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TypeVar
 
 from grafana_foundation_sdk.builders import common as cb
@@ -24,6 +23,7 @@ from rig.sinks.grafana.common import (
     target,
     unit_is,
 )
+from rig.sinks.grafana.influx import Built, InfluxQuery
 from rig.sinks.influx import influxql
 
 BUDGET_PREFIX = "budget "
@@ -111,43 +111,30 @@ def stats_table(
     return panel.sort_by(sorted_by(sort_by)) if sort_by else panel
 
 
-@dataclass(frozen=True)
-class BudgetLine:
-    """One power-to-UI budget line: `board`'s `variant`, or (variant None) the board's
-    variants the file does not name, `others` being those it does."""
-
-    board: str
-    variant: str | None
-    others: tuple[str, ...]
-    seconds: float
-
-    @property
-    def alias(self) -> str:
-        return BUDGET_PREFIX + self.board + (f" {self.variant}" if self.variant is not None else "")
-
-    def query(self) -> str:
-        # InfluxQL has no constant series: the budget rides on the boots it applies to
-        # (`last(x) * 0 + budget`), filled forward, so it shows only for what is selected.
-        which = [f'"variant" = {influxql.string(self.variant)}'] if self.variant is not None else []
-        which += [f'"variant" != {influxql.string(v)}' for v in self.others]
-        return (
-            f'SELECT last("power_to_ui_s") * 0 + {self.seconds!r} AS "budget" FROM "boot" '
-            f'WHERE "board" = {influxql.string(self.board)} '
-            f"AND {' AND '.join([*which, SELECTION])} "
-            "AND \"outcome\" = 'ok' AND $timeFilter GROUP BY time($__interval) fill(previous)"
-        )
-
-
-def budget_lines(budgets: BudgetFile) -> list[BudgetLine]:
+def budget_targets(budgets: BudgetFile) -> list[Built[InfluxQuery]]:
     """Per board of the file: a line for each variant it names, then one for the
     board's other variants (and boots without one); none where there is no budget."""
-    out: list[BudgetLine] = []
+    out: list[Built[InfluxQuery]] = []
     for board, b in budgets.boards.items():
-        named = tuple(sorted(b.variants))
+        named = sorted(b.variants)
         for variant in [*named, None]:
-            total = budgets.budgets(board, variant).power_to_ui_s
-            if total is not None:
-                out.append(BudgetLine(board, variant, named if variant is None else (), total))
+            seconds = budgets.budgets(board, variant).power_to_ui_s
+            if seconds is None:
+                continue
+            if variant is None:  # the variants the file does not name
+                which = [f'"variant" != {influxql.string(v)}' for v in named]
+            else:
+                which = [f'"variant" = {influxql.string(variant)}']
+            # InfluxQL has no constant series: the budget rides on the boots it applies to
+            # (`last(x) * 0 + budget`), filled forward, so it shows only for what is selected.
+            query = (
+                f'SELECT last("power_to_ui_s") * 0 + {seconds!r} AS "budget" FROM "boot" '
+                f'WHERE "board" = {influxql.string(board)} '
+                f"AND {' AND '.join([*which, SELECTION])} "
+                "AND \"outcome\" = 'ok' AND $timeFilter GROUP BY time($__interval) fill(previous)"
+            )
+            alias = BUDGET_PREFIX + board + (f" {variant}" if variant is not None else "")
+            out.append(target(_ref(len(out) + 1), query, alias))
     return out
 
 
@@ -158,10 +145,6 @@ def power_to_ui_trend(budgets: BudgetFile, grid: dm.GridPos) -> timeseries.Panel
         'AND $timeFilter GROUP BY "board", "variant"',
         alias="$tag_board $tag_variant",
     )
-    lines = [
-        target(_ref(i), line.query(), line.alias)
-        for i, line in enumerate(budget_lines(budgets), start=1)
-    ]
     dashed: list[dm.DynamicConfigValue] = [
         dm.DynamicConfigValue(id_val="custom.lineStyle", value={"fill": "dash", "dash": [10, 10]}),
         dm.DynamicConfigValue(id_val="custom.showPoints", value="never"),
@@ -175,7 +158,7 @@ def power_to_ui_trend(budgets: BudgetFile, grid: dm.GridPos) -> timeseries.Panel
             grid,
             ["min", "mean", "max"],
         )
-        .targets([boots, *lines])
+        .targets([boots, *budget_targets(budgets)])
         .unit("s")
         .draw_style(cm.GraphDrawStyle.LINE)
         .show_points(cm.VisibilityMode.ALWAYS)
