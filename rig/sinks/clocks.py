@@ -3,6 +3,7 @@ the report states (the terminal and the HTML pages print by this rule)."""
 
 from __future__ import annotations
 
+from rig.model.clocks import PrintkFit
 from rig.model.report import Report
 
 #: The clock column's name for the kernel's own clock (seconds since it started).
@@ -28,3 +29,10 @@ def start_clock(source: str | None, t0: bool) -> str | None:
     if source == "printk_relative":
         return KERNEL_CLOCK
     return "" if t0 else None
+
+
+def printk_fit(fit: PrintkFit) -> str:
+    return (
+        f"printk clock: {len(fit.anchors)} anchors, drift {fit.drift_ppm:+.1f} ppm, "
+        f"rms residual {fit.rms_residual_s * 1e6:.1f} µs"
+    )

@@ -10,7 +10,7 @@ from rich.table import Table
 from rig.model.clocks import UartTap
 from rig.model.report import Report, Stage
 from rig.names import TOTAL
-from rig.sinks.clocks import KERNEL_NOTE, NO_T0, has_t0, start_clock
+from rig.sinks.clocks import KERNEL_NOTE, NO_T0, has_t0, printk_fit, start_clock
 
 
 def fmt_s(v: float | None) -> str:
@@ -163,10 +163,7 @@ def print_report(report: Report, console: Console, folder: str | None = None) ->
             f"{len(fit.anchors)} arrivals, ± {(fit.uncertainty_s or 0) * 1e3:.2f} ms"
         )
     elif fit:
-        console.print(
-            f"printk clock: {len(fit.anchors)} anchors, drift {fit.drift_ppm:+.1f} ppm, "
-            f"rms residual {fit.rms_residual_s * 1e6:.1f} µs"
-        )
+        console.print(printk_fit(fit))
     tap = report.console.uart_tap if report.console else None
     if isinstance(tap, UartTap):
         how = "detected" if tap.baud_detected else "configured"

@@ -10,7 +10,7 @@ from html import escape
 
 from rig.model.report import Advisory, Evidence, Report
 from rig.outcomes import Outcome
-from rig.sinks.clocks import KERNEL_NOTE, NO_T0, has_t0, start_clock
+from rig.sinks.clocks import KERNEL_NOTE, NO_T0, has_t0, printk_fit, start_clock
 from rig.sinks.html.style import ms, seconds
 from rig.sinks.terminal import fmt_u
 
@@ -159,10 +159,7 @@ def slowest_initcalls(report: Report, n: int = 15) -> str:
 def clocks(report: Report) -> str:
     parts = []
     if fit := report.clocks.printk:
-        parts.append(
-            f"printk clock: {len(fit.anchors)} anchors, drift "
-            f"{fit.drift_ppm:+.1f} ppm, rms residual {fit.rms_residual_s * 1e6:.1f} µs"
-        )
+        parts.append(printk_fit(fit))
     if host := report.clocks.host:
         parts.append(
             f"serial arrival: {host.anchors} anchors, latency band "
