@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rig.sinks.influx.client import Client
-from rig.sinks.influx.lineproto import FieldValue, Point, encode_all
+from rig.sinks.influx.lineproto import Point, encode_all, fields
 
 BISECT = "bisect"
 
@@ -48,24 +48,20 @@ class BisectMark:
 
     def point(self) -> Point:
         tags = {"rig": self.rig, "board": self.board, "variant": self.variant, "stage": self.stage}
-        fields: dict[str, FieldValue] = {
-            "status": self.status,
-            "commit": ",".join(c for c, _ in self.commits),
-            "subject": "; ".join(s for _, s in self.commits),
-            "good": self.good,
-            "bad": self.bad,
-            "run_id": self.run_id,
-            "folder": self.folder,
-            "text": self.text,
-        }
-        for key, value in (
-            ("difference_s", self.difference_s),
-            ("ci_low_s", self.ci_low_s),
-            ("ci_high_s", self.ci_high_s),
-        ):
-            if value is not None:
-                fields[key] = float(value)
-        return Point(BISECT, tags, fields, self.time_ns)
+        values = fields(
+            status=self.status,
+            commit=",".join(c for c, _ in self.commits),
+            subject="; ".join(s for _, s in self.commits),
+            good=self.good,
+            bad=self.bad,
+            run_id=self.run_id,
+            folder=self.folder,
+            text=self.text,
+            difference_s=self.difference_s,
+            ci_low_s=self.ci_low_s,
+            ci_high_s=self.ci_high_s,
+        )
+        return Point(BISECT, tags, values, self.time_ns)
 
 
 def write_mark(client: Client, mark: BisectMark) -> None:

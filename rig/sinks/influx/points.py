@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
-from typing import Any
 
 from rig.errors import ArtifactError
 from rig.model.report import Advisory, Initcall, Report, Stage
-from rig.sinks.influx.lineproto import FieldValue, Point, encode_all
+from rig.sinks.influx.lineproto import FieldValue, Point, encode_all, fields
 
 BOOT = "boot"
 STAGE = "stage"
@@ -34,16 +33,6 @@ def utc_to_ns(text: object) -> int:
     return seconds * 1_000_000_000 + int((frac or "0").ljust(9, "0"))
 
 
-def _fields(**values: Any) -> dict[str, FieldValue]:
-    """The values that are not null. One field keeps one type per shard: a quantity JSON
-    wrote as an integer (`1`) must not arrive as 1i; counts and return codes are integers."""
-    out = {k: v for k, v in values.items() if v is not None}
-    for k, v in out.items():
-        if isinstance(v, int) and not isinstance(v, bool):
-            out[k] = v if k.endswith("_count") or k == "return_code" else float(v)
-    return out
-
-
 def common_tags(report: Report) -> dict[str, str]:
     # The outcome is a tag dashboards and queries match on: Report.from_json has checked
     # it is the contract's.
@@ -58,7 +47,7 @@ def boot_fields(report: Report) -> dict[str, FieldValue]:
     # section has an error and no totals. `cold_boot` (false: flagged, not a true cold
     # boot; absent: the rig could not tell) lets dashboards leave warm boots out.
     power, cold = report.power, report.cold_boot
-    return _fields(
+    return fields(
         power_to_ui_s=report.power_to_ui_s,
         power_to_ui_uncertainty_s=report.power_to_ui_uncertainty_s,
         run_id=report.run_id,
@@ -76,7 +65,7 @@ def boot_fields(report: Report) -> dict[str, FieldValue]:
 
 
 def stage_point(s: Stage) -> tuple[dict[str, str], dict[str, FieldValue]]:
-    return {"stage": s.name}, _fields(
+    return {"stage": s.name}, fields(
         start_s=s.start_s,
         end_s=s.end_s,
         duration_s=s.duration_s,
@@ -95,11 +84,11 @@ def initcall_point(c: Initcall) -> tuple[dict[str, str], dict[str, FieldValue]]:
     tags = {"initcall": c.function or c.name}
     if c.module:
         tags["module"] = c.module
-    return tags, _fields(start_s=c.start_s, duration_s=c.duration_s, return_code=c.return_code)
+    return tags, fields(start_s=c.start_s, duration_s=c.duration_s, return_code=c.return_code)
 
 
 def advisory_point(a: Advisory) -> tuple[dict[str, str], dict[str, FieldValue]]:
-    return {"rule": a.rule}, _fields(gain_s=a.gain_s, title=a.title, evidence_count=len(a.evidence))
+    return {"rule": a.rule}, fields(gain_s=a.gain_s, title=a.title, evidence_count=len(a.evidence))
 
 
 PRECISION_NS = {"ns": 1, "u": 1_000}
@@ -121,13 +110,13 @@ def report_points(report: Report, precision: str = "ns") -> list[Point]:
     parts += [(ADVISORY, *advisory_point(a)) for a in report.advisories]
     seen: dict[tuple[str, tuple[tuple[str, str], ...]], int] = {}
     points: list[Point] = []
-    for measurement, own, fields in parts:
+    for measurement, own, values in parts:
         tags = {**common, **own}
         key = (measurement, tuple(sorted(tags.items())))
         n = seen[key] = seen.get(key, 0) + 1
         if n > 1:  # the same initcall twice in one boot must not overwrite the first
             tags["seq"] = str(n)
-        points.append(Point(measurement, tags, fields, t))
+        points.append(Point(measurement, tags, values, t))
     return points
 
 
