@@ -3,9 +3,6 @@ panel pieces more than one panel uses."""
 
 from __future__ import annotations
 
-from grafana_foundation_sdk.builders import common as cb
-from grafana_foundation_sdk.builders import dashboard as db
-from grafana_foundation_sdk.models import common as cm
 from grafana_foundation_sdk.models import dashboard as dm
 
 from rig.sinks.grafana.influx import PLUGIN_ID, Built, InfluxQuery, ResultFormat
@@ -46,26 +43,6 @@ def target(ref: str, query: str, alias: str = "", table: bool = False) -> Built[
 
 def grid(h: int, w: int, x: int, y: int) -> dm.GridPos:
     return dm.GridPos(h=h, w=w, x=x, y=y)
-
-
-def base_threshold() -> db.ThresholdsConfig:
-    # No panel colours by value; Grafana's own empty-thresholds form (one green base
-    # step), written out so Grafana's plugin default (red at 80) never applies.
-    return (
-        db.ThresholdsConfig()
-        .mode(dm.ThresholdsMode.ABSOLUTE)
-        .steps([dm.Threshold(value=None, color="green")])
-    )
-
-
-def legend_table(calcs: list[str]) -> cb.VizLegendOptions:
-    return (
-        cb.VizLegendOptions()
-        .show_legend(True)
-        .display_mode(cm.LegendDisplayMode.TABLE)
-        .placement(cm.LegendPlacement.RIGHT)
-        .calcs(calcs)
-    )
 
 
 def unit_is(unit: str) -> list[dm.DynamicConfigValue]:

@@ -16,10 +16,8 @@ from rig.outcomes import Outcome
 from rig.sinks.grafana.common import (
     MAX_DATA_POINTS,
     SELECTION,
-    base_threshold,
     datasource,
     fixed_color,
-    legend_table,
     target,
     unit_is,
 )
@@ -40,13 +38,16 @@ Panel = TypeVar("Panel", timeseries.Panel, table.Panel, piechart.Panel)
 def framed(panel: Panel, title: str, description: str, grid: dm.GridPos) -> Panel:
     """What every panel shares: its title and place, the datasource, 100 points, the
     base threshold."""
+    # No panel colours by value; Grafana's own empty-thresholds form (one green base
+    # step), written out so Grafana's plugin default (red at 80) never applies.
+    green = [dm.Threshold(value=None, color="green")]
     return (
         panel.title(title)
         .description(description)
         .datasource(datasource())
         .grid_pos(grid)
         .max_data_points(MAX_DATA_POINTS)
-        .thresholds(base_threshold())
+        .thresholds(db.ThresholdsConfig().mode(dm.ThresholdsMode.ABSOLUTE).steps(green))
     )
 
 
@@ -57,7 +58,13 @@ def time_series(
     return (
         framed(timeseries.Panel(), title, description, grid)
         .color_scheme(db.FieldColor().mode(dm.FieldColorModeId.PALETTE_CLASSIC))
-        .legend(legend_table(legend_calcs))
+        .legend(
+            cb.VizLegendOptions()
+            .show_legend(True)
+            .display_mode(cm.LegendDisplayMode.TABLE)
+            .placement(cm.LegendPlacement.RIGHT)
+            .calcs(legend_calcs)
+        )
         .tooltip(cb.VizTooltipOptions().mode(cm.TooltipDisplayMode.SINGLE).sort(cm.SortOrder.NONE))
     )
 
