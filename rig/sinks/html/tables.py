@@ -77,12 +77,9 @@ def _evidence(items: Sequence[Evidence]) -> str:
 
 def _rests_on(a: Advisory) -> str:
     """What the gain comes from: the measured time (it never exceeds it) and what it is."""
-    # `evidence_s` and `basis` are the rule's own keys (docs/analysis.md), kept in `extra`.
-    measured = a.evidence_s
-    if measured is None:
+    if a.evidence_s is None:
         return ""
-    basis = a.basis or ""
-    return f"<br><small>of {ms(measured)} measured: {escape(basis)}</small>"
+    return f"<br><small>of {ms(a.evidence_s)} measured: {escape(a.basis or '')}</small>"
 
 
 def advisories(report: Report) -> str:
