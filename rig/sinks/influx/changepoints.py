@@ -1,7 +1,6 @@
-"""Change points as InfluxDB points (measurement `change_point`, docs/trend.md) for the
-dashboards' annotations (`rig trend --mark`). A series' marks are replaced, not added
-to: the old ones in the span analysed are deleted first, so a change point that moved
-by a boot is not marked twice.
+"""Change points as InfluxDB points (measurement `change_point`) for the dashboards'
+annotations (`rig trend --mark`); a series' marks in the span analysed are replaced
+(docs/trend.md).
 """
 
 from __future__ import annotations
