@@ -15,6 +15,7 @@ from click.testing import CliRunner, Result
 from rig.artifacts.rundir import write_json
 from rig.commands.influx import influx
 from rig.config.influx import InfluxSettings
+from rig.errors import SinkError
 from rig.sinks.influx.client import Client, InfluxError
 from rig.sinks.influx.deliver import deliver
 from rig.sinks.influx.server import PrivateServer, ensure_admin, free_port, private_server
@@ -150,3 +151,12 @@ def test_secret_never_leaks(
             assert needle not in blob, f"secret found in {path}"
     for text in outputs:
         assert PASSWORD not in text and WRONG not in text
+
+
+def test_ensure_admin_without_a_server_is_a_sink_error() -> None:
+    # `rig influx serve` reports a SinkError (exit 3) with its message; a bare OSError
+    # would not say which server it could not reach.
+    port = free_port()
+    with pytest.raises(SinkError, match=f"127.0.0.1:{port}") as err:
+        ensure_admin(port, "admin", PASSWORD)
+    assert PASSWORD not in str(err.value)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import re
 
 import pytest
 
@@ -82,3 +83,17 @@ def test_missing_start_time_is_refused() -> None:
     report.started_utc = None
     with pytest.raises(ArtifactError):
         report_lines(report)
+
+
+def test_quantities_written_as_json_integers_stay_floats() -> None:
+    # A cold-boot check's off time of exactly 2 s, or a rail at 0 V, written by hand as
+    # JSON integers: one field keeps one type per shard, so they are floats like the rest.
+    report = sample_report(0, initcalls=0).to_json()
+    report["cold_boot"] = {
+        "off_time_s": 2, "off_time_uncertainty_s": None, "off_time_source": "relay",
+        "off_time_bound": None, "rise_time_s": None, "rise_time_source": None,
+        "rail_min_v": 0, "back_powered": None, "true_cold_boot": True,
+    }  # fmt: skip
+    boot = next(line for line in report_lines(Report.from_json(report)) if line.startswith("boot,"))
+    assert "off_time_s=2.0" in boot and "rail_min_v=0.0" in boot
+    assert re.search(r"stages_reached_count=\d+i", boot)  # counts stay integers

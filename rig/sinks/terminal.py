@@ -1,10 +1,5 @@
-"""The stage table people read in the terminal (rich).
-
-Every time printed is on the report's t = 0 or names its clock: a printk time the
-analysis could not fit onto t = 0 (`printk_relative`) is on the kernel's own clock, and a
-report without t = 0 (a capture with no power-up edge) shows no starts on the host
-clock its console was read on; durations are differences on one clock either way.
-"""
+"""The stage table people read in the terminal (rich); times on the clock rule of
+rig.sinks.clocks."""
 
 from __future__ import annotations
 
@@ -15,13 +10,11 @@ from rich.table import Table
 from rig.model.clocks import UartTap
 from rig.model.report import Report, Stage
 from rig.names import TOTAL
-from rig.sinks.clocks import KERNEL_CLOCK, has_t0, start_clock
+from rig.sinks.clocks import KERNEL_NOTE, NO_T0, has_t0, printk_fit, start_clock
 
 
 def fmt_s(v: float | None) -> str:
-    if v is None:
-        return "—"
-    return f"{v:.6f}"
+    return "—" if v is None else f"{v:.6f}"
 
 
 def fmt_u(v: float | None) -> str:
@@ -30,6 +23,17 @@ def fmt_u(v: float | None) -> str:
     if v < 1e-3:
         return f"± {v * 1e6:.1f} µs"
     return f"± {v * 1e3:.2f} ms"
+
+
+#: Columns of numbers, right-aligned.
+_RIGHT = {"#", "start (s)", "duration (s)", "uncertainty", "gain (s)"}
+
+
+def _table(title: str, *columns: str) -> Table:
+    t = Table(title=title, title_justify="left")
+    for name in columns:
+        t.add_column(name, justify="right" if name in _RIGHT else "left")
+    return t
 
 
 def _source(stage: Stage) -> str:
@@ -48,12 +52,7 @@ def stage_table(report: Report) -> Table:
         f"  ·  run {escape(str(report.run_id))}"
         f"  ·  outcome [bold]{escape(report.outcome)}[/]"
     )
-    t = Table(title=title, title_justify="left")
-    t.add_column("stage")
-    t.add_column("start (s)", justify="right")
-    t.add_column("duration (s)", justify="right")
-    t.add_column("source")
-    t.add_column("uncertainty", justify="right")
+    t = _table(title, "stage", "start (s)", "duration (s)", "source", "uncertainty")
     t0 = has_t0(report)
     for s in report.stages:
         t.add_row(
@@ -80,15 +79,9 @@ def top_table(report: Report, n: int = 10) -> Table:
     clocks = [start_clock(row.source, t0) for row in rows]
     # Rows off t = 0 say their clock; a table all on t = 0 needs no column for it.
     named = any(clocks)
-    t = Table(title="where is the time going", title_justify="left")
-    t.add_column("#", justify="right")
-    t.add_column("in")  # the software that spent it (bootloader, kernel, userspace)
-    t.add_column("what")
-    t.add_column("start (s)", justify="right")
-    if named:
-        t.add_column("clock")
-    t.add_column("duration (s)", justify="right")
-    t.add_column("source")
+    # "in": the software that spent it (bootloader, kernel, userspace)
+    head = ["#", "in", "what", "start (s)", *(["clock"] if named else []), "duration (s)", "source"]
+    t = _table("where is the time going", *head)
     for row, clock in zip(rows, clocks, strict=True):
         name = escape(row.name)
         if row.kind == "unattributed":  # time no evidence explains: say so
@@ -111,15 +104,9 @@ def _clock_lines(report: Report) -> list[str]:
     """What the tables' times are on, when it is not simply t = 0."""
     out = []
     if not has_t0(report):
-        out.append(
-            "[yellow]no t = 0: starts on the host clock are not shown; durations are "
-            "differences on one clock[/]"
-        )
+        out.append(f"[yellow]{NO_T0}[/]")
     if any(row.source == "printk_relative" for row in report.top):
-        out.append(
-            f"{KERNEL_CLOCK}: seconds since the kernel's clock started, not from t = 0 "
-            "(no printk fit onto it)"
-        )
+        out.append(KERNEL_NOTE)
     power = next((e.extra for e in report.events if e.name == "power"), {})
     window, cmd = power.get("rail_within_s"), power.get("power_on_command_s")
     if isinstance(window, list) and len(window) == 2:  # console only: t = 0 is a stamp
@@ -147,18 +134,9 @@ def _analysis_lines(report: Report) -> list[str]:
 
 def advice_table(report: Report) -> Table:
     # The advice text itself is long; report.json and report.html carry it.
-    t = Table(title="advice (details in report.json)", title_justify="left")
-    t.add_column("gain (s)", justify="right")
-    t.add_column("how sure")
-    t.add_column("rule")
-    t.add_column("finding")
+    t = _table("advice (details in report.json)", "gain (s)", "how sure", "rule", "finding")
     for a in report.advisories:
-        t.add_row(
-            fmt_s(a.gain_s),
-            escape(a.gain_kind or ""),
-            escape(a.rule),
-            escape(a.title),
-        )
+        t.add_row(fmt_s(a.gain_s), escape(a.gain_kind or ""), escape(a.rule), escape(a.title))
     return t
 
 
@@ -185,10 +163,7 @@ def print_report(report: Report, console: Console, folder: str | None = None) ->
             f"{len(fit.anchors)} arrivals, ± {(fit.uncertainty_s or 0) * 1e3:.2f} ms"
         )
     elif fit:
-        console.print(
-            f"printk clock: {len(fit.anchors)} anchors, drift {fit.drift_ppm:+.1f} ppm, "
-            f"rms residual {fit.rms_residual_s * 1e6:.1f} µs"
-        )
+        console.print(printk_fit(fit))
     tap = report.console.uart_tap if report.console else None
     if isinstance(tap, UartTap):
         how = "detected" if tap.baud_detected else "configured"

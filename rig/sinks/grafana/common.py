@@ -1,15 +1,11 @@
-"""What every panel shares: the provisioned datasource, the variables' filter, quoting,
-and the panel pieces more than one panel uses."""
+"""What every panel shares: the provisioned datasource, the variables' filter, and the
+panel pieces more than one panel uses."""
 
 from __future__ import annotations
 
-from grafana_foundation_sdk.builders import common as cb
-from grafana_foundation_sdk.builders import dashboard as db
-from grafana_foundation_sdk.models import common as cm
 from grafana_foundation_sdk.models import dashboard as dm
 
-from rig.sinks.grafana.influx import PLUGIN_ID, InfluxQueryBuilder
-from rig.sinks.influx import influxql
+from rig.sinks.grafana.influx import PLUGIN_ID, Built, InfluxQuery, ResultFormat
 
 #: Must match config/grafana/provisioning/datasources/bootrig.yaml (a test checks it).
 DATASOURCE_UID = "bootrig-influxdb"
@@ -36,39 +32,17 @@ BOARD_SELECTION = " AND ".join(f'"{v}" =~ /^${v}$/' for v in VARIABLES if v != "
 #: the panel's width (what the query tests assume).
 MAX_DATA_POINTS = 100
 
-ql_string = influxql.string  # an InfluxQL single-quoted string literal
-ql_ident = influxql.ident  # an InfluxQL double-quoted identifier
 
-
-def target(ref: str, query: str, alias: str = "", table: bool = False) -> InfluxQueryBuilder:
-    t = InfluxQueryBuilder(ref, query).datasource(datasource())
-    if alias:
-        t.alias(alias)
-    return t.table() if table else t
+def target(ref: str, query: str, alias: str = "", table: bool = False) -> Built[InfluxQuery]:
+    """A raw InfluxQL target; `table`: rows and columns as InfluxDB returns them."""
+    fmt: ResultFormat = "table" if table else "time_series"
+    return Built(
+        InfluxQuery(ref, query, result_format=fmt, alias=alias or None, datasource=datasource())
+    )
 
 
 def grid(h: int, w: int, x: int, y: int) -> dm.GridPos:
     return dm.GridPos(h=h, w=w, x=x, y=y)
-
-
-def base_threshold() -> db.ThresholdsConfig:
-    # No panel colours by value; Grafana's own empty-thresholds form (one green base
-    # step), written out so Grafana's plugin default (red at 80) never applies.
-    return (
-        db.ThresholdsConfig()
-        .mode(dm.ThresholdsMode.ABSOLUTE)
-        .steps([dm.Threshold(value=None, color="green")])
-    )
-
-
-def legend_table(calcs: list[str]) -> cb.VizLegendOptions:
-    return (
-        cb.VizLegendOptions()
-        .show_legend(True)
-        .display_mode(cm.LegendDisplayMode.TABLE)
-        .placement(cm.LegendPlacement.RIGHT)
-        .calcs(calcs)
-    )
 
 
 def unit_is(unit: str) -> list[dm.DynamicConfigValue]:

@@ -9,8 +9,9 @@ from grafana_foundation_sdk.models import dashboard as dm
 from rig.model.budgets import BudgetFile
 from rig.sinks.grafana import panels_boot as boot
 from rig.sinks.grafana import panels_soak as soak
-from rig.sinks.grafana.common import BOARD_SELECTION, datasource, grid, ql_string
-from rig.sinks.grafana.influx import InfluxAnnotationBuilder
+from rig.sinks.grafana.common import BOARD_SELECTION, datasource, grid
+from rig.sinks.grafana.influx import Built, InfluxAnnotation
+from rig.sinks.influx import influxql
 from rig.sinks.influx.bisects import BISECT
 from rig.sinks.influx.changepoints import CHANGE_POINT
 
@@ -19,9 +20,6 @@ TAG = "bootrig"
 #: Grafana 10.4's dashboard schema version: what the committed JSON has always declared,
 #: so Grafana runs no migration on it (the SDK's own default, 36, would make it migrate).
 SCHEMA_VERSION = 39
-
-#: A panel builder of any visualisation (timeseries, table, piechart ...).
-PanelBuilder = cogbuilder.Builder[dm.Panel]
 
 
 def variable(name: str, where: str = "") -> db.QueryVariable:
@@ -49,20 +47,25 @@ VARIABLES = [
     variable("place", '"rig" =~ /^$rig$/ AND "board" =~ /^$board$/'),
 ]
 
+
+def annotation(name: str, query: str, tags: str, color: str) -> Built[dm.AnnotationQuery]:
+    """Events from an InfluxQL query: its `text` column, and its `tags` (comma-separated)."""
+    ds = datasource()
+    return Built(InfluxAnnotation(query, "text", tags, name=name, datasource=ds, icon_color=color))
+
+
 #: The change points `rig trend --mark` writes (docs/trend.md): one annotation per
 #: direction, on every time series panel, filtered by the dashboard's selection.
 CHANGE_POINT_COLORS = {"slower": "red", "faster": "green"}
 
 
-def change_point_annotation(direction: str) -> InfluxAnnotationBuilder:
+def change_point_annotation(direction: str) -> Built[dm.AnnotationQuery]:
     query = (
         f'SELECT "text", "stage", "direction", "run_id" FROM "{CHANGE_POINT}" '
-        f'WHERE $timeFilter AND "direction" = {ql_string(direction)} AND {BOARD_SELECTION}'
+        f'WHERE $timeFilter AND "direction" = {influxql.string(direction)} AND {BOARD_SELECTION}'
     )
-    return (
-        InfluxAnnotationBuilder(f"change points: {direction}", query, datasource())
-        .icon_color(CHANGE_POINT_COLORS[direction])
-        .columns(text="text", tags="stage,direction")
+    return annotation(
+        f"change points: {direction}", query, "stage,direction", CHANGE_POINT_COLORS[direction]
     )
 
 
@@ -71,24 +74,20 @@ def change_point_annotation(direction: str) -> InfluxAnnotationBuilder:
 BISECT_COLOR = "purple"
 
 
-def bisect_annotation() -> InfluxAnnotationBuilder:
+def bisect_annotation() -> Built[dm.AnnotationQuery]:
     query = (
         f'SELECT "text", "stage", "commit", "status" FROM "{BISECT}" '
         f"WHERE $timeFilter AND {BOARD_SELECTION}"
     )
-    return (
-        InfluxAnnotationBuilder("bisect: first bad commit", query, datasource())
-        .icon_color(BISECT_COLOR)
-        .columns(text="text", tags="stage,status")
-    )
+    return annotation("bisect: first bad commit", query, "stage,status", BISECT_COLOR)
 
 
 def _dashboard(
     title: str,
     uid: str,
     description: str,
-    panels: list[PanelBuilder],
-    annotations: list[InfluxAnnotationBuilder] | None = None,
+    panels: list[cogbuilder.Builder[dm.Panel]],  # any visualisation
+    annotations: list[Built[dm.AnnotationQuery]] | None = None,
 ) -> dm.Dashboard:
     dash = (
         db.Dashboard(title)

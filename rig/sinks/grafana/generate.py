@@ -5,7 +5,7 @@ SDK's models, encoded by its own encoder."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -13,23 +13,19 @@ from grafana_foundation_sdk.cog.encoder import JSONEncoder
 
 from rig.config.budgets import DEFAULT_PATH, read_budgets, read_budgets_if_any
 from rig.errors import InputError
-from rig.model.budgets import BudgetFile
 from rig.sinks.grafana.dashboards import all_dashboards
 from rig.untrusted import read_json_file
 
 DASHBOARDS_DIR = Path("config/grafana/dashboards")
 
 
-def budgets_for(budgets_path: Path | None) -> BudgetFile:
-    """The budgets of `--budgets` (which must exist), else of config/budgets.toml if
-    there is one: without it the dashboards draw no budget lines."""
-    return read_budgets(budgets_path) if budgets_path else read_budgets_if_any(DEFAULT_PATH)
-
-
 def render(budgets_path: Path | None) -> dict[str, str]:
-    """File name -> JSON text of every dashboard; deterministic (sorted keys)."""
+    """File name -> JSON text of every dashboard; deterministic (sorted keys). The budgets
+    of `--budgets` (which must exist), else of config/budgets.toml if there is one: without
+    it the dashboards draw no budget lines."""
+    budgets = read_budgets(budgets_path) if budgets_path else read_budgets_if_any(DEFAULT_PATH)
     out: dict[str, str] = {}
-    for dash in all_dashboards(budgets_for(budgets_path)):
+    for dash in all_dashboards(budgets):
         name = f"{dash.uid}.json"
         out[name] = json.dumps(dash, cls=JSONEncoder, sort_keys=True, indent=2) + "\n"
     return out
@@ -47,13 +43,7 @@ class BuildResult:
         return not self.stale and not self.extra
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "out_dir": self.out_dir,
-            "written": self.written,
-            "stale": self.stale,
-            "extra": self.extra,
-            "current": self.current,
-        }
+        return {**asdict(self), "current": self.current}
 
 
 def build(out_dir: Path, budgets_path: Path | None, check: bool = False) -> BuildResult:

@@ -1,17 +1,11 @@
-"""The InfluxDB (InfluxQL) parts of a dashboard, as typed models the Grafana Foundation
-SDK can build, encode and decode.
-
-The SDK carries no InfluxDB datasource: its dashboard schema leaves a panel target open
-(a `Dataquery` variant chosen by the datasource type) and has no fields for the
-datasource-specific options of an annotation. So the rig adds the two, the way the SDK's
-own datasources do it: a `Dataquery` variant for the plugin id `influxdb`, and an
-`AnnotationQuery` subclass with the fields Grafana's InfluxDB datasource reads. The rig
-only encodes them; tests/test_grafana_schema.py decodes the JSON back.
+"""The InfluxDB (InfluxQL) panel target and annotation the Grafana Foundation SDK lacks,
+as its own datasources add theirs (docs/dashboards.md, "Built with Grafana's Foundation SDK").
 """
 
 from __future__ import annotations
 
 import typing
+from dataclasses import dataclass
 
 from grafana_foundation_sdk.cog import builder as cogbuilder
 from grafana_foundation_sdk.cog import variants as cogvariants
@@ -22,35 +16,18 @@ PLUGIN_ID = "influxdb"
 ResultFormat = typing.Literal["time_series", "table", "logs"]
 
 
+@dataclass
 class InfluxQuery(cogvariants.Dataquery):
     """A raw InfluxQL panel target (the query editor's "raw query" mode)."""
 
-    ref_id: str
-    query: str
-    raw_query: bool
-    result_format: ResultFormat
+    ref_id: str = ""
+    query: str = ""
+    raw_query: bool = True
+    result_format: ResultFormat = "time_series"
     # The legend pattern, e.g. "$tag_board"; unset: Grafana names the series itself.
-    alias: str | None
-    datasource: sdk.DataSourceRef | None
-    hide: bool | None
-
-    def __init__(
-        self,
-        ref_id: str = "",
-        query: str = "",
-        raw_query: bool = True,
-        result_format: ResultFormat = "time_series",
-        alias: str | None = None,
-        datasource: sdk.DataSourceRef | None = None,
-        hide: bool | None = None,
-    ) -> None:
-        self.ref_id = ref_id
-        self.query = query
-        self.raw_query = raw_query
-        self.result_format = result_format
-        self.alias = alias
-        self.datasource = datasource
-        self.hide = hide
+    alias: str | None = None
+    datasource: sdk.DataSourceRef | None = None
+    hide: bool | None = None
 
     def to_json(self) -> dict[str, object]:
         payload: dict[str, object] = {
@@ -59,34 +36,14 @@ class InfluxQuery(cogvariants.Dataquery):
             "rawQuery": self.raw_query,
             "resultFormat": self.result_format,
         }
-        if self.alias is not None:
-            payload["alias"] = self.alias
-        if self.datasource is not None:
-            payload["datasource"] = self.datasource
-        if self.hide is not None:
-            payload["hide"] = self.hide
+        for key, value in (
+            ("alias", self.alias),
+            ("datasource", self.datasource),
+            ("hide", self.hide),
+        ):
+            if value is not None:
+                payload[key] = value
         return payload
-
-
-class InfluxQueryBuilder(cogbuilder.Builder[InfluxQuery]):
-    def __init__(self, ref_id: str, query: str) -> None:
-        self._internal = InfluxQuery(ref_id=ref_id, query=query)
-
-    def build(self) -> InfluxQuery:
-        return self._internal
-
-    def alias(self, alias: str) -> typing.Self:
-        self._internal.alias = alias
-        return self
-
-    def table(self) -> typing.Self:
-        """Rows and columns as InfluxDB returns them, for a table panel."""
-        self._internal.result_format = "table"
-        return self
-
-    def datasource(self, ref: sdk.DataSourceRef) -> typing.Self:
-        self._internal.datasource = ref
-        return self
 
 
 class InfluxAnnotation(sdk.AnnotationQuery):
@@ -120,10 +77,8 @@ class InfluxAnnotation(sdk.AnnotationQuery):
         return payload
 
     def migrated_target(self) -> dict[str, object]:
-        """The fields above as the `target` Grafana's InfluxDB datasource migrates them
-        to (its `migrateLegacyAnnotation`). Grafana up to 8 reads the legacy fields;
-        later versions read the target, and the newest migrate the legacy fields only
-        when a target is already there: with both, every version finds the query."""
+        """The fields above as Grafana's `migrateLegacyAnnotation` makes its `target`
+        (why both: docs/dashboards.md)."""
         return {
             "refId": "",
             "query": self.query,
@@ -137,19 +92,14 @@ class InfluxAnnotation(sdk.AnnotationQuery):
         }
 
 
-class InfluxAnnotationBuilder(cogbuilder.Builder[sdk.AnnotationQuery]):
-    def __init__(self, name: str, query: str, datasource: sdk.DataSourceRef) -> None:
-        self._internal = InfluxAnnotation(query=query, name=name, datasource=datasource)
+M = typing.TypeVar("M", InfluxQuery, sdk.AnnotationQuery)
 
-    def build(self) -> sdk.AnnotationQuery:
+
+class Built(cogbuilder.Builder[M]):
+    """A model made whole, for the SDK's builders, which take builders."""
+
+    def __init__(self, model: M) -> None:
+        self._internal = model
+
+    def build(self) -> M:
         return self._internal
-
-    def icon_color(self, color: str) -> typing.Self:
-        self._internal.icon_color = color
-        return self
-
-    def columns(self, text: str, tags: str) -> typing.Self:
-        """The result columns holding the event's text and (comma-separated) its tags."""
-        self._internal.text_column = text
-        self._internal.tags_column = tags
-        return self

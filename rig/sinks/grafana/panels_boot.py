@@ -3,12 +3,11 @@ p50/p95 per variant, latest boots. One function per panel; each owns its query."
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TypeVar
 
 from grafana_foundation_sdk.builders import common as cb
 from grafana_foundation_sdk.builders import dashboard as db
-from grafana_foundation_sdk.builders import table, timeseries
+from grafana_foundation_sdk.builders import piechart, table, timeseries
 from grafana_foundation_sdk.models import common as cm
 from grafana_foundation_sdk.models import dashboard as dm
 
@@ -17,14 +16,13 @@ from rig.outcomes import Outcome
 from rig.sinks.grafana.common import (
     MAX_DATA_POINTS,
     SELECTION,
-    base_threshold,
     datasource,
     fixed_color,
-    legend_table,
-    ql_string,
     target,
     unit_is,
 )
+from rig.sinks.grafana.influx import Built, InfluxQuery
+from rig.sinks.influx import influxql
 
 BUDGET_PREFIX = "budget "
 
@@ -34,19 +32,22 @@ def _ref(i: int) -> str:
     return chr(ord("A") + i) if i < 26 else _ref(i // 26 - 1) + chr(ord("A") + i % 26)
 
 
-Panel = TypeVar("Panel", timeseries.Panel, table.Panel)
+Panel = TypeVar("Panel", timeseries.Panel, table.Panel, piechart.Panel)
 
 
 def framed(panel: Panel, title: str, description: str, grid: dm.GridPos) -> Panel:
     """What every panel shares: its title and place, the datasource, 100 points, the
     base threshold."""
+    # No panel colours by value; Grafana's own empty-thresholds form (one green base
+    # step), written out so Grafana's plugin default (red at 80) never applies.
+    green = [dm.Threshold(value=None, color="green")]
     return (
         panel.title(title)
         .description(description)
         .datasource(datasource())
         .grid_pos(grid)
         .max_data_points(MAX_DATA_POINTS)
-        .thresholds(base_threshold())
+        .thresholds(db.ThresholdsConfig().mode(dm.ThresholdsMode.ABSOLUTE).steps(green))
     )
 
 
@@ -57,7 +58,13 @@ def time_series(
     return (
         framed(timeseries.Panel(), title, description, grid)
         .color_scheme(db.FieldColor().mode(dm.FieldColorModeId.PALETTE_CLASSIC))
-        .legend(legend_table(legend_calcs))
+        .legend(
+            cb.VizLegendOptions()
+            .show_legend(True)
+            .display_mode(cm.LegendDisplayMode.TABLE)
+            .placement(cm.LegendPlacement.RIGHT)
+            .calcs(legend_calcs)
+        )
         .tooltip(cb.VizTooltipOptions().mode(cm.TooltipDisplayMode.SINGLE).sort(cm.SortOrder.NONE))
     )
 
@@ -111,42 +118,30 @@ def stats_table(
     return panel.sort_by(sorted_by(sort_by)) if sort_by else panel
 
 
-@dataclass(frozen=True)
-class BudgetLine:
-    """One power-to-UI budget line: `board`'s `variant`, or (variant None) the board's
-    variants the file does not name, `others` being those it does."""
-
-    board: str
-    variant: str | None
-    others: tuple[str, ...]
-    seconds: float
-
-    @property
-    def alias(self) -> str:
-        return BUDGET_PREFIX + self.board + (f" {self.variant}" if self.variant is not None else "")
-
-    def query(self) -> str:
-        # InfluxQL has no constant series: the budget rides on the boots it applies to
-        # (`last(x) * 0 + budget`), filled forward, so it shows only for what is selected.
-        which = [f'"variant" = {ql_string(self.variant)}'] if self.variant is not None else []
-        which += [f'"variant" != {ql_string(v)}' for v in self.others]
-        return (
-            f'SELECT last("power_to_ui_s") * 0 + {self.seconds!r} AS "budget" FROM "boot" '
-            f'WHERE "board" = {ql_string(self.board)} AND {" AND ".join([*which, SELECTION])} '
-            "AND \"outcome\" = 'ok' AND $timeFilter GROUP BY time($__interval) fill(previous)"
-        )
-
-
-def budget_lines(budgets: BudgetFile) -> list[BudgetLine]:
+def budget_targets(budgets: BudgetFile) -> list[Built[InfluxQuery]]:
     """Per board of the file: a line for each variant it names, then one for the
     board's other variants (and boots without one); none where there is no budget."""
-    out: list[BudgetLine] = []
+    out: list[Built[InfluxQuery]] = []
     for board, b in budgets.boards.items():
-        named = tuple(sorted(b.variants))
+        named = sorted(b.variants)
         for variant in [*named, None]:
-            total = budgets.budgets(board, variant).power_to_ui_s
-            if total is not None:
-                out.append(BudgetLine(board, variant, named if variant is None else (), total))
+            seconds = budgets.budgets(board, variant).power_to_ui_s
+            if seconds is None:
+                continue
+            if variant is None:  # the variants the file does not name
+                which = [f'"variant" != {influxql.string(v)}' for v in named]
+            else:
+                which = [f'"variant" = {influxql.string(variant)}']
+            # InfluxQL has no constant series: the budget rides on the boots it applies to
+            # (`last(x) * 0 + budget`), filled forward, so it shows only for what is selected.
+            query = (
+                f'SELECT last("power_to_ui_s") * 0 + {seconds!r} AS "budget" FROM "boot" '
+                f'WHERE "board" = {influxql.string(board)} '
+                f"AND {' AND '.join([*which, SELECTION])} "
+                "AND \"outcome\" = 'ok' AND $timeFilter GROUP BY time($__interval) fill(previous)"
+            )
+            alias = BUDGET_PREFIX + board + (f" {variant}" if variant is not None else "")
+            out.append(target(_ref(len(out) + 1), query, alias))
     return out
 
 
@@ -157,10 +152,6 @@ def power_to_ui_trend(budgets: BudgetFile, grid: dm.GridPos) -> timeseries.Panel
         'AND $timeFilter GROUP BY "board", "variant"',
         alias="$tag_board $tag_variant",
     )
-    lines = [
-        target(_ref(i), line.query(), line.alias)
-        for i, line in enumerate(budget_lines(budgets), start=1)
-    ]
     dashed: list[dm.DynamicConfigValue] = [
         dm.DynamicConfigValue(id_val="custom.lineStyle", value={"fill": "dash", "dash": [10, 10]}),
         dm.DynamicConfigValue(id_val="custom.showPoints", value="never"),
@@ -174,7 +165,7 @@ def power_to_ui_trend(budgets: BudgetFile, grid: dm.GridPos) -> timeseries.Panel
             grid,
             ["min", "mean", "max"],
         )
-        .targets([boots, *lines])
+        .targets([boots, *budget_targets(budgets)])
         .unit("s")
         .draw_style(cm.GraphDrawStyle.LINE)
         .show_points(cm.VisibilityMode.ALWAYS)
@@ -190,7 +181,7 @@ def stage_breakdown(grid: dm.GridPos) -> timeseries.Panel:
         "Mean duration of each stage per interval, stacked: the bar height is "
         "the mean power-to-UI.",
         f'SELECT mean("duration_s") FROM "stage" WHERE {SELECTION} '
-        f'AND "outcome" = {ql_string(Outcome.OK)} AND $timeFilter '
+        f'AND "outcome" = {influxql.string(Outcome.OK)} AND $timeFilter '
         'GROUP BY time($__interval), "stage" fill(none)',
         "$tag_stage",
         grid,

@@ -10,15 +10,8 @@ from grafana_foundation_sdk.models import dashboard as dm
 from grafana_foundation_sdk.models import piechart as pm
 
 from rig.outcomes import Outcome
-from rig.sinks.grafana.common import (
-    MAX_DATA_POINTS,
-    SELECTION,
-    base_threshold,
-    datasource,
-    fixed_color,
-    target,
-)
-from rig.sinks.grafana.panels_boot import MERGED, stacked_bars, stats_table
+from rig.sinks.grafana.common import SELECTION, fixed_color, target
+from rig.sinks.grafana.panels_boot import MERGED, framed, stacked_bars, stats_table
 
 # `stages_reached_count` is on every boot point, whatever the outcome (a failed boot
 # has no power_to_ui_s), so counting it counts boots.
@@ -50,13 +43,7 @@ def outcomes_by_class(grid: dm.GridPos) -> piechart.Panel:
         .values([pm.PieChartLegendValues.VALUE, pm.PieChartLegendValues.PERCENT])
     )
     return (
-        piechart.Panel()
-        .title("Outcomes by class")
-        .description("Boots in the time range by outcome.")
-        .datasource(datasource())
-        .grid_pos(grid)
-        .max_data_points(MAX_DATA_POINTS)
-        .thresholds(base_threshold())
+        framed(piechart.Panel(), "Outcomes by class", "Boots in the time range by outcome.", grid)
         .with_target(
             target(
                 "A",

@@ -1,16 +1,7 @@
 """Run a dashboard's queries against InfluxDB as Grafana's InfluxDB datasource sends them
-(`rig grafana query`): every variable query, panel target and annotation query, with the
-macros the generated dashboards use expanded:
-
-- `$timeFilter`: `time >= <from>ms and time <= <to>ms`;
-- `$__interval`: the range over the panel's max data points, rounded to Grafana's steps
-  (its rangeutil.roundInterval), written in its largest whole unit (`2m`, `1d`);
-- `$name`: a multi-value variable with "All", by the datasource's rule: each value
-  regex-escaped (a single number as it is), several as `(a|b)`, "All" as the custom all
-  value (`.*`) unformatted.
-
-Anything else is refused (exit 2) where Grafana would leave it in the query: the
-dashboards are generated, so a macro they do not use is a dashboard from elsewhere.
+(`rig grafana query`), with the macros the generated dashboards use expanded as
+docs/dashboards.md lists them. Anything else is refused (exit 2): a macro they do not
+use is a dashboard from elsewhere.
 """
 
 from __future__ import annotations

@@ -1,7 +1,5 @@
-"""plotly.js for the pages, so they open offline (the modes: docs/report-html.md, "Size
-and browsers"): `shared`, one copy beside the run folders loaded by a relative
-`<script src>` (the per-boot pages); `gzip`, embedded compressed, a page that stands
-alone (`rig report`'s default).
+"""plotly.js for the pages, so they open offline: `shared`, one copy beside the run
+folders, or `gzip`, embedded (docs/report-html.md, "Size and browsers").
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from html import escape
 
 from rig.model.report import Advisory, Evidence, Report
 from rig.outcomes import Outcome
-from rig.sinks.clocks import KERNEL_CLOCK, has_t0, start_clock
+from rig.sinks.clocks import KERNEL_NOTE, NO_T0, has_t0, printk_fit, start_clock
 from rig.sinks.html.style import ms, seconds
 from rig.sinks.terminal import fmt_u
 
@@ -24,11 +24,8 @@ def table(table_id: str, head: Sequence[str], rows: Sequence[Sequence[str]], emp
     return f'<table id="{table_id}"><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>'
 
 
-_NO_T0 = "No t = 0: starts on the host clock are not shown; durations are differences on one clock."
-_KERNEL = (
-    f"{KERNEL_CLOCK}: seconds since the kernel's clock started, not from t = 0 "
-    "(no printk fit onto it)."
-)
+_NO_T0 = f"{NO_T0[0].upper()}{NO_T0[1:]}."
+_KERNEL = f"{KERNEL_NOTE}."
 
 
 def _note(text: str) -> str:
@@ -37,14 +34,16 @@ def _note(text: str) -> str:
 
 def _start_cells(
     report: Report, rows: Sequence[tuple[float | None, str | None]]
-) -> tuple[list[str], list[str] | None]:
-    """Each (start, source) row's start cell, shown only on a clock the report names, and
-    the clock cells when a row is on the kernel's clock (None: all on t = 0, or none)."""
+) -> tuple[list[list[str]], list[str], str]:
+    """Each (start, source) row's start cell, shown only on a clock the report names; when
+    a row is on the kernel's clock, with its clock cell, a "clock" column and a note."""
     t0 = has_t0(report)
     clocks = [start_clock(src, t0) for _, src in rows]
     starts = [ms(t if c is not None else None) for (t, _), c in zip(rows, clocks, strict=True)]
-    named = [("t = 0" if c == "" else c or "") for c in clocks] if any(clocks) else None
-    return starts, named
+    if not any(clocks):
+        return [[s] for s in starts], ["start"], ""
+    named = [escape("t = 0" if c == "" else c or "") for c in clocks]
+    return [[s, c] for s, c in zip(starts, named, strict=True)], ["start", "clock"], _note(_KERNEL)
 
 
 def stages(report: Report) -> str:
@@ -78,12 +77,9 @@ def _evidence(items: Sequence[Evidence]) -> str:
 
 def _rests_on(a: Advisory) -> str:
     """What the gain comes from: the measured time (it never exceeds it) and what it is."""
-    # `evidence_s` and `basis` are the rule's own keys (docs/analysis.md), kept in `extra`.
-    measured = a.evidence_s
-    if measured is None:
+    if a.evidence_s is None:
         return ""
-    basis = a.basis or ""
-    return f"<br><small>of {ms(measured)} measured: {escape(basis)}</small>"
+    return f"<br><small>of {ms(a.evidence_s)} measured: {escape(a.basis or '')}</small>"
 
 
 def advisories(report: Report) -> str:
@@ -107,8 +103,8 @@ def advisories(report: Report) -> str:
 def top(report: Report) -> str:
     """ "Where is the time going", with the time no evidence explains marked as such."""
     rows = []
-    starts, clocks = _start_cells(report, [(r.start_s, r.source) for r in report.top])
-    for i, r in enumerate(report.top):
+    starts, head, kernel = _start_cells(report, [(r.start_s, r.source) for r in report.top])
+    for r, start in zip(report.top, starts, strict=True):
         what = escape(r.name)
         if r.kind == "unattributed":
             what = f'<span class="unattributed">unattributed</span> {what}'
@@ -119,60 +115,48 @@ def top(report: Report) -> str:
                 str(r.rank),
                 escape(r.stage or ""),
                 what,
-                starts[i],
-                *([escape(clocks[i])] if clocks else []),
+                *start,
                 ms(r.duration_s),
                 escape(r.source or ""),
             ]
         )
     by = report.unattributed.by_stage if report.unattributed else {}
-    note = (
-        '<p class="note">Unattributed: console silences no evidence explains, '
-        + ", ".join(f"{escape(k)} {ms(v)}" for k, v in by.items())
-        + ".</p>"
-        if by
-        else ""
-    )
-    notes = report.analysis.notes
-    pacing = "".join(f'<p class="note">{escape(n)}</p>' for n in notes if "console" in n)
+    silences = ", ".join(f"{k} {ms(v)}" for k, v in by.items())
+    note = _note(f"Unattributed: console silences no evidence explains, {silences}.") if by else ""
+    pacing = "".join(_note(n) for n in report.analysis.notes if "console" in n)
     body = table(
         "top-table",
-        ["#", "in", "what", "start", *(["clock"] if clocks else []), "duration", "source"],
+        ["#", "in", "what", *head, "duration", "source"],
         rows,
         "Nothing on the console was timed.",
     )
-    return body + (_note(_KERNEL) if clocks else "") + note + pacing
+    return body + kernel + note + pacing
 
 
 def slowest_initcalls(report: Report, n: int = 15) -> str:
     calls = [(c, c.duration_s) for c in report.initcalls if c.duration_s is not None]
     calls.sort(key=lambda cd: -cd[1])
     shown = calls[:n]
-    starts, clocks = _start_cells(report, [(c.start_s, c.source) for c, _ in shown])
+    starts, head, kernel = _start_cells(report, [(c.start_s, c.source) for c, _ in shown])
     rows = [
         [
             f"<code>{escape(c.name)}</code>",
             escape(c.module or "built-in"),
-            starts[i],
-            *([escape(clocks[i])] if clocks else []),
+            *starts[i],
             ms(d),
             escape(str(c.return_code)),
         ]
         for i, (c, d) in enumerate(shown)
     ]
-    head = ["initcall", "module", "start", *(["clock"] if clocks else []), "duration", "return"]
-    return table(
-        "initcalls-table", head, rows, "No initcall timings (boot with initcall_debug)."
-    ) + (_note(_KERNEL) if clocks else "")
+    head = ["initcall", "module", *head, "duration", "return"]
+    empty = "No initcall timings (boot with initcall_debug)."
+    return table("initcalls-table", head, rows, empty) + kernel
 
 
 def clocks(report: Report) -> str:
     parts = []
     if fit := report.clocks.printk:
-        parts.append(
-            f"printk clock: {len(fit.anchors)} anchors, drift "
-            f"{fit.drift_ppm:+.1f} ppm, rms residual {fit.rms_residual_s * 1e6:.1f} µs"
-        )
+        parts.append(printk_fit(fit))
     if host := report.clocks.host:
         parts.append(
             f"serial arrival: {host.anchors} anchors, latency band "

@@ -6,7 +6,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from rig.model.report import Boundary, Report
+from rig.model.report import Report
 from rig.sinks.clocks import has_t0
 from rig.sinks.html.console import ConsoleLine
 from rig.sinks.html.current import add_current, supply_trace
@@ -22,11 +22,6 @@ from rig.sinks.html.style import (
 from rig.sinks.terminal import fmt_u
 
 STAGES, INITCALLS, CONSOLE, CURRENT = 1, 2, 3, 4
-
-
-def _boundary(b: Boundary | None) -> str:
-    """The event a boundary is at and where it came from ("?" for what is not known)."""
-    return f"{b.event if b else '?'} via {b.source if b else '?'}"
 
 
 def end_of_boot(report: Report, console: list[ConsoleLine]) -> float:
@@ -67,7 +62,8 @@ def add_stages(fig: go.Figure, report: Report) -> None:
             xs.append(at)
             ys.append(s.name)
             us.append(u or 0.0)
-            tips.append(hover(f"{s.name} {side}: {_boundary(b)}") + f" {fmt_u(u)}")
+            at_event = f"{b.event} via {b.source}" if b else "? via ?"
+            tips.append(hover(f"{s.name} {side}: {at_event}") + f" {fmt_u(u)}")
     fig.add_trace(
         go.Scatter(
             name="boundary ± uncertainty",

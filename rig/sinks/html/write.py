@@ -68,11 +68,6 @@ def boot_page(
     return document(title, boot_header(report), sections, figures, js_mode, js_src)
 
 
-def _write(path: Path, text: str) -> None:
-    # Whole or not at all: a reader never sees half a page.
-    atomic.write_text(path, text, durable=False)
-
-
 def _js_src(js_mode: str, page: Path, root: Path) -> str | None:
     """In `shared` mode, the shared plotly.js under `root` as the page links it."""
     if js_mode != plotlyjs.SHARED:
@@ -93,7 +88,10 @@ def write_html(
     path = out or folder / HTML
     root = folder.parent if out is None else Path(os.path.abspath(out)).parent
     src = _js_src(js_mode, path, root)
-    _write(path, boot_page(report, console_lines(report, folder), js_mode, src))
+    # Whole or not at all: a reader never sees half a page.
+    atomic.write_text(
+        path, boot_page(report, console_lines(report, folder), js_mode, src), durable=False
+    )
     return path
 
 
@@ -130,5 +128,5 @@ def write_comparison(report_files: Sequence[Path], out: Path, js_mode: str = "gz
     reports = [read_report(f) for f in report_files]
     reports.sort(key=lambda r: (r.started_utc or "", str(r.run_id)))
     src = _js_src(js_mode, out, Path(os.path.abspath(out)).parent)
-    _write(out, comparison_page(reports, js_mode, src))
+    atomic.write_text(out, comparison_page(reports, js_mode, src), durable=False)
     return out

@@ -1,15 +1,5 @@
-"""A bisect's answer as an InfluxDB point, the annotation beside the change point it
-explains (`rig bisect --explain ... --mark`, docs/bisect.md).
-
-Measurement `bisect`, one point per explained change point, stamped with the change
-point's time (the power-on time of the first boot after it, as its `change_point` mark);
-tags `rig`, `board`, `variant`, `stage` (the change point's); fields `status` (`found`,
-`range`, `refused`), `commit` and `subject` (the first bad commit; for a range the
-candidates' ids, comma-separated), `difference_s`, `ci_low_s`, `ci_high_s` (what the
-first bad commit does to the stage; absent when not found), `good`, `bad` (the ends'
-ids), `run_id` (the change point's first boot), `folder` (the bisect's) and `text` (the
-annotation's text). A later bisect of the same change point overwrites it (same series,
-same time).
+"""A bisect's answer as an InfluxDB point (measurement `bisect`, docs/contract.md), the
+annotation beside the change point it explains (`rig bisect --explain ... --mark`).
 """
 
 from __future__ import annotations
@@ -17,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rig.sinks.influx.client import Client
-from rig.sinks.influx.lineproto import FieldValue, Point, encode_all
+from rig.sinks.influx.lineproto import Point, encode_all, fields
 
 BISECT = "bisect"
 
@@ -58,24 +48,20 @@ class BisectMark:
 
     def point(self) -> Point:
         tags = {"rig": self.rig, "board": self.board, "variant": self.variant, "stage": self.stage}
-        fields: dict[str, FieldValue] = {
-            "status": self.status,
-            "commit": ",".join(c for c, _ in self.commits),
-            "subject": "; ".join(s for _, s in self.commits),
-            "good": self.good,
-            "bad": self.bad,
-            "run_id": self.run_id,
-            "folder": self.folder,
-            "text": self.text,
-        }
-        for key, value in (
-            ("difference_s", self.difference_s),
-            ("ci_low_s", self.ci_low_s),
-            ("ci_high_s", self.ci_high_s),
-        ):
-            if value is not None:
-                fields[key] = float(value)
-        return Point(BISECT, tags, fields, self.time_ns)
+        values = fields(
+            status=self.status,
+            commit=",".join(c for c, _ in self.commits),
+            subject="; ".join(s for _, s in self.commits),
+            good=self.good,
+            bad=self.bad,
+            run_id=self.run_id,
+            folder=self.folder,
+            text=self.text,
+            difference_s=self.difference_s,
+            ci_low_s=self.ci_low_s,
+            ci_high_s=self.ci_high_s,
+        )
+        return Point(BISECT, tags, values, self.time_ns)
 
 
 def write_mark(client: Client, mark: BisectMark) -> None:

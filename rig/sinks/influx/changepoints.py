@@ -1,7 +1,6 @@
-"""Change points as InfluxDB points (measurement `change_point`, docs/trend.md) for the
-dashboards' annotations (`rig trend --mark`). A series' marks are replaced, not added
-to: the old ones in the span analysed are deleted first, so a change point that moved
-by a boot is not marked twice.
+"""Change points as InfluxDB points (measurement `change_point`) for the dashboards'
+annotations (`rig trend --mark`); a series' marks in the span analysed are replaced
+(docs/trend.md).
 """
 
 from __future__ import annotations
@@ -52,14 +51,6 @@ class Mark:
         return Point(CHANGE_POINT, tags, fields, self.time_ns)
 
 
-def _span_condition(board: str, variant: str, stage: str, first_ns: int, last_ns: int) -> str:
-    # `"variant" = ''` matches the points without a variant tag, and only them.
-    tags = [("board", board), ("variant", variant), ("stage", stage)]
-    clauses = [f"{influxql.ident(k)} = {influxql.string(v)}" for k, v in tags]
-    clauses += [f"time >= {first_ns}", f"time <= {last_ns}"]
-    return " AND ".join(clauses)
-
-
 def replace_marks(
     client: Client,
     database: str,
@@ -70,7 +61,10 @@ def replace_marks(
     """Delete the series' marks in `span_ns`, write `marks`. Returns a note when the
     server could not delete (the new marks are written all the same)."""
     board, variant, stage = series
-    cond = _span_condition(board, variant, stage, *span_ns)
+    # `"variant" = ''` matches the points without a variant tag, and only them.
+    tags = zip(("board", "variant", "stage"), series, strict=True)
+    clauses = [f"{influxql.ident(k)} = {influxql.string(v)}" for k, v in tags]
+    cond = " AND ".join([*clauses, f"time >= {span_ns[0]}", f"time <= {span_ns[1]}"])
     note = None
     try:
         client.query(f"DELETE FROM {influxql.ident(CHANGE_POINT)} WHERE {cond}", database)

@@ -19,15 +19,13 @@ from rig.sinks.influx import influxql
 # Kinds of failure. The first three are the server being away: retry later. REJECTED is
 # the data's fault (400: field type conflict, bad line): only that request's reports are
 # refused. The rest (auth, credentials, 404 ...) concern every request alike.
-UNREACHABLE, TIMEOUT, SERVER, REJECTED, AUTH, CREDENTIALS, HTTP = (
-    "unreachable",
-    "timeout",
-    "server_error",
-    "rejected",
-    "auth",
-    "credentials",
-    "http_error",
-)
+UNREACHABLE = "unreachable"
+TIMEOUT = "timeout"
+SERVER = "server_error"
+REJECTED = "rejected"
+AUTH = "auth"
+CREDENTIALS = "credentials"
+HTTP = "http_error"
 
 
 class InfluxError(SinkError):

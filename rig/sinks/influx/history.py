@@ -1,11 +1,6 @@
-"""The boot-time history `rig trend` reads: per board, variant and stage, the durations of
-the `ok` boots in power-on order, from the `stage` and `boot` measurements
-(rig.sinks.influx.points), with each boot's run id and rig.
-
-Stage points are joined to their boot point by board, variant, rig and time (every
-point of one boot carries the boot's power-on time). power_to_ui is a series of its own,
-from the boot point. The selection is `rig compare`'s (rig.sinks.influx.select.where):
-tags matched exactly, `since` an InfluxQL duration before now.
+"""The boot-time history `rig trend` reads (docs/trend.md): per board, variant and stage,
+the durations of the `ok` boots in power-on order, with each boot's run id and rig;
+stage points joined to their boot point by board, variant, rig and time.
 """
 
 from __future__ import annotations
@@ -21,7 +16,7 @@ from rig.outcomes import Outcome
 from rig.sinks.influx import influxql
 from rig.sinks.influx.client import Client
 from rig.sinks.influx.points import BOOT, STAGE
-from rig.sinks.influx.select import rows, where
+from rig.sinks.influx.select import read_points, where
 
 
 @dataclass(frozen=True)
@@ -52,13 +47,9 @@ def read_history(
     cond = " AND ".join(
         c for c in (where(selector), f'"outcome" = {influxql.string(Outcome.OK)}') if c
     )
-    by = 'GROUP BY "board", "variant", "rig"'
-    q_boot = (
-        f'SELECT "power_to_ui_s", "run_id", "cold_boot" FROM {influxql.ident(BOOT)} '
-        f"WHERE {cond} {by}"
-    )
+    by = '"board", "variant", "rig"'
     boots: dict[tuple[str, str, str, int], tuple[str, Any]] = {}
-    for tags, v in rows(client.query(q_boot, database)):
+    for tags, v in read_points(client, database, BOOT, cond, by):
         if v.get("cold_boot") is False:
             continue  # not a true cold boot (docs/cold-boot.md): not part of the trend
         key = (tags.get("board", ""), tags.get("variant", ""), tags.get("rig", ""), int(v["time"]))
@@ -72,11 +63,7 @@ def read_history(
 
     if stage != TOTAL:
         stage_cond = cond + (f' AND "stage" = {influxql.string(stage)}' if stage else "")
-        q_stage = (
-            f'SELECT "duration_s", "start_s" FROM {influxql.ident(STAGE)} WHERE {stage_cond} '
-            f'{by}, "stage"'
-        )
-        for tags, v in rows(client.query(q_stage, database)):
+        for tags, v in read_points(client, database, STAGE, stage_cond, f'{by}, "stage"'):
             board, variant, rig = (tags.get(k, "") for k in ("board", "variant", "rig"))
             t = int(v["time"])
             boot = boots.get((board, variant, rig, t))

@@ -6,8 +6,10 @@ versions), and a backslash in a tag or key becomes `/` (no portable escape).
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 FieldValue = float | int | bool | str
 
@@ -18,6 +20,17 @@ class Point:
     tags: Mapping[str, str]
     fields: Mapping[str, FieldValue]
     time_ns: int
+
+
+def fields(**values: Any) -> dict[str, FieldValue]:
+    """A point's fields, nulls left out. One field keeps one type per shard: a quantity is
+    a float (a JSON `1` must not arrive as 1i, nor a numpy number as its repr); counts
+    (`*_count`) and return codes are integers."""
+    out = {k: v for k, v in values.items() if v is not None}
+    for k, v in out.items():
+        if isinstance(v, numbers.Real) and not isinstance(v, bool):
+            out[k] = v if k.endswith("_count") or k == "return_code" else float(v)
+    return out
 
 
 def _clean(s: str) -> str:

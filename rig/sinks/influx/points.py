@@ -1,17 +1,15 @@
-"""A BootReport -> InfluxDB points (pure), docs/contract.md, "InfluxDB". Every point of
-a boot has the boot's power-on time, so writing a report twice overwrites it; the series
-key of each point of one report is unique (repeats get `seq`). Null fields are skipped.
+"""A Report -> InfluxDB points (pure), docs/contract.md, "InfluxDB": every point at the
+boot's power-on time, repeats in one boot told apart by `seq`, null fields skipped.
 """
 
 from __future__ import annotations
 
 import re
 from datetime import datetime
-from typing import Any
 
 from rig.errors import ArtifactError
 from rig.model.report import Advisory, Initcall, Report, Stage
-from rig.sinks.influx.lineproto import FieldValue, Point, encode_all
+from rig.sinks.influx.lineproto import FieldValue, Point, encode_all, fields
 
 BOOT = "boot"
 STAGE = "stage"
@@ -35,10 +33,6 @@ def utc_to_ns(text: object) -> int:
     return seconds * 1_000_000_000 + int((frac or "0").ljust(9, "0"))
 
 
-def _fields(**values: Any) -> dict[str, FieldValue]:
-    return {k: v for k, v in values.items() if v is not None}
-
-
 def common_tags(report: Report) -> dict[str, str]:
     # The outcome is a tag dashboards and queries match on: Report.from_json has checked
     # it is the contract's.
@@ -53,7 +47,7 @@ def boot_fields(report: Report) -> dict[str, FieldValue]:
     # section has an error and no totals. `cold_boot` (false: flagged, not a true cold
     # boot; absent: the rig could not tell) lets dashboards leave warm boots out.
     power, cold = report.power, report.cold_boot
-    return _fields(
+    return fields(
         power_to_ui_s=report.power_to_ui_s,
         power_to_ui_uncertainty_s=report.power_to_ui_uncertainty_s,
         run_id=report.run_id,
@@ -71,7 +65,7 @@ def boot_fields(report: Report) -> dict[str, FieldValue]:
 
 
 def stage_point(s: Stage) -> tuple[dict[str, str], dict[str, FieldValue]]:
-    return {"stage": s.name}, _fields(
+    return {"stage": s.name}, fields(
         start_s=s.start_s,
         end_s=s.end_s,
         duration_s=s.duration_s,
@@ -90,36 +84,11 @@ def initcall_point(c: Initcall) -> tuple[dict[str, str], dict[str, FieldValue]]:
     tags = {"initcall": c.function or c.name}
     if c.module:
         tags["module"] = c.module
-    return tags, _fields(start_s=c.start_s, duration_s=c.duration_s, return_code=c.return_code)
+    return tags, fields(start_s=c.start_s, duration_s=c.duration_s, return_code=c.return_code)
 
 
 def advisory_point(a: Advisory) -> tuple[dict[str, str], dict[str, FieldValue]]:
-    return {"rule": a.rule}, _fields(gain_s=a.gain_s, title=a.title, evidence_count=len(a.evidence))
-
-
-def _as_float(fields: dict[str, FieldValue], keys: tuple[str, ...]) -> None:
-    # One field keeps one type per shard: a JSON `1` must not arrive as the integer 1i.
-    for k in keys:
-        v = fields.get(k)
-        if isinstance(v, int) and not isinstance(v, bool):
-            fields[k] = float(v)
-
-
-_FLOAT_FIELDS = (
-    "power_to_ui_s",
-    "power_to_ui_uncertainty_s",
-    "start_s",
-    "end_s",
-    "duration_s",
-    "uncertainty_s",
-    "gain_s",
-    "energy_j",
-    "energy_uncertainty_j",
-    "mean_current_a",
-    "peak_current_a",
-    "stages_energy_j",
-    "stages_energy_uncertainty_j",
-)
+    return {"rule": a.rule}, fields(gain_s=a.gain_s, title=a.title, evidence_count=len(a.evidence))
 
 
 PRECISION_NS = {"ns": 1, "u": 1_000}
@@ -141,14 +110,13 @@ def report_points(report: Report, precision: str = "ns") -> list[Point]:
     parts += [(ADVISORY, *advisory_point(a)) for a in report.advisories]
     seen: dict[tuple[str, tuple[tuple[str, str], ...]], int] = {}
     points: list[Point] = []
-    for measurement, own, fields in parts:
+    for measurement, own, values in parts:
         tags = {**common, **own}
         key = (measurement, tuple(sorted(tags.items())))
         n = seen[key] = seen.get(key, 0) + 1
         if n > 1:  # the same initcall twice in one boot must not overwrite the first
             tags["seq"] = str(n)
-        _as_float(fields, _FLOAT_FIELDS)
-        points.append(Point(measurement, tags, fields, t))
+        points.append(Point(measurement, tags, values, t))
     return points
 
 

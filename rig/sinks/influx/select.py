@@ -1,11 +1,5 @@
-"""`influx:` sources of `rig compare`: the boots InfluxDB holds for some tags and a time
-range, read back from the `boot` and `stage` measurements (rig.sinks.influx.points).
-
-Selector: `influx:board=ecovec,variant=optimised,since=7d` with keys `board`,
-`variant`, `rig`, `place` (tags, matched exactly; `place`: a labgrid place), `since`
-and `until` (InfluxQL durations before now: `30m`, `12h`, `7d`, `2w`). Every point of
-one boot carries the boot's power-on time, so stage points are joined to their boot by
-time.
+"""`influx:` sources of `rig compare` (docs/compare.md): the boots InfluxDB holds for some
+tags and a time range, stage points joined to their boot by time (the power-on time).
 """
 
 from __future__ import annotations
@@ -71,18 +65,23 @@ def rows(results: list[dict[str, Any]]) -> list[tuple[dict[str, str], dict[str, 
     return out
 
 
+#: What `rig compare` and `rig trend` read of a boot's points.
+_COLUMNS = {BOOT: '"power_to_ui_s", "run_id", "cold_boot"', STAGE: '"duration_s", "start_s"'}
+
+
+def read_points(
+    client: Client, database: str, measurement: str, cond: str, by: str
+) -> list[tuple[dict[str, str], dict[str, Any]]]:
+    """The `boot` or `stage` points where `cond`, grouped by the tags `by`, as `rows`."""
+    q = f"SELECT {_COLUMNS[measurement]} FROM {influxql.ident(measurement)} WHERE {cond}"
+    return rows(client.query(f"{q} GROUP BY {by}", database))
+
+
 def read_boots(client: Client, database: str, selector: dict[str, str]) -> list[Boot]:
     """The selected boots in time order (time = power-on)."""
     cond = where(selector)
-    q_boot = (
-        f'SELECT "power_to_ui_s", "run_id", "cold_boot" FROM {influxql.ident(BOOT)} '
-        f'WHERE {cond} GROUP BY "outcome"'
-    )
-    q_stage = (
-        f'SELECT "duration_s", "start_s" FROM {influxql.ident(STAGE)} WHERE {cond} GROUP BY "stage"'
-    )
     boots: dict[int, dict[str, Any]] = {}
-    for tags, v in rows(client.query(q_boot, database)):
+    for tags, v in read_points(client, database, BOOT, cond, '"outcome"'):
         durations = {TOTAL: float(v["power_to_ui_s"])} if v.get("power_to_ui_s") else {}
         boots[int(v["time"])] = {
             "id": str(v.get("run_id") or v["time"]),
@@ -92,7 +91,7 @@ def read_boots(client: Client, database: str, selector: dict[str, str]) -> list[
             # false: the report flagged it (docs/cold-boot.md); null: not known
             "not_cold": "flagged" if v.get("cold_boot") is False else None,
         }
-    for tags, v in rows(client.query(q_stage, database)):
+    for tags, v in read_points(client, database, STAGE, cond, '"stage"'):
         stage = tags.get("stage")
         boot = boots.get(int(v["time"]))
         if boot is None or stage is None:

@@ -15,6 +15,7 @@ import socket
 import stat
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlencode
@@ -22,6 +23,7 @@ from urllib.parse import urlencode
 from rig.config.influx import InfluxSettings
 from rig.errors import ConfigError, SinkError
 from rig.sinks.influx import influxql
+from rig.sinks.influx.client import Client
 
 HOST = "127.0.0.1"
 CONFIG = "influxd.conf"
@@ -164,14 +166,8 @@ class PrivateServer:
         if proc is None:
             return
         if proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout_s)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(proc.pid, signal.SIGKILL)
-                proc.wait()
+            _terminate(proc.pid, lambda: proc.poll() is not None, timeout_s)
+            proc.wait()
         with contextlib.suppress(FileNotFoundError):
             (self.data_dir / PIDFILE).unlink()
 
@@ -209,25 +205,16 @@ def ensure_admin(port: int, username: str, password: str, timeout_s: float = 5.0
     every log. True when this call created the user."""
     q = f"CREATE USER {influxql.ident(username)} WITH PASSWORD {influxql.string(password)} "
     q += "WITH ALL PRIVILEGES"
-    conn = http.client.HTTPConnection(HOST, port, timeout=timeout_s)
-    try:
-        conn.request(
-            "POST",
-            "/query",
-            body=urlencode({"q": q}).encode(),
-            headers={"Content-Type": "application/x-www-form-urlencoded"},
-        )
-        resp = conn.getresponse()
-        body = resp.read()
-    finally:
-        conn.close()
+    form, content_type = urlencode({"q": q}).encode(), "application/x-www-form-urlencoded"
+    with Client(InfluxSettings(url=f"http://{HOST}:{port}", timeout_s=timeout_s)) as client:
+        status, _, body = client.request("POST", "/query", {}, form, content_type)
     # 401/403: users exist already (a reused data dir); the caller's next request checks
     # that these credentials are among them.
-    if resp.status not in (200, 401, 403):
-        raise SinkError(f"creating the admin user failed: HTTP {resp.status}")
-    if resp.status == 200 and b'"error"' in body and b"already exists" not in body:
+    if status not in (200, 401, 403):
+        raise SinkError(f"creating the admin user failed: HTTP {status}")
+    if status == 200 and b'"error"' in body and b"already exists" not in body:
         raise SinkError("creating the admin user failed: the server refused the statement")
-    return resp.status == 200 and b'"error"' not in body
+    return status == 200 and b'"error"' not in body
 
 
 def running_pid(data_dir: Path) -> int | None:
@@ -247,17 +234,21 @@ def running_pid(data_dir: Path) -> int | None:
 def stop_detached(data_dir: Path, timeout_s: float = 10.0) -> int | None:
     """Stop the detached server of `data_dir` by its PID; returns the PID, or None."""
     pid = running_pid(data_dir)
-    if pid is None:
-        return None
+    if pid is not None:
+        _terminate(pid, lambda: running_pid(data_dir) != pid, timeout_s)
+    return pid
+
+
+def _terminate(pid: int, gone: Callable[[], bool], timeout_s: float) -> None:
+    """SIGTERM, then SIGKILL when it has not gone within `timeout_s`."""
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline and running_pid(data_dir) == pid:
+    while not gone() and time.monotonic() < deadline:
         time.sleep(0.05)
-    if running_pid(data_dir) == pid:
+    if not gone():
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
-    return pid
 
 
 def admin_password_file(data_dir: Path) -> tuple[Path, bool]:

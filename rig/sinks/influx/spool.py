@@ -1,8 +1,6 @@
 """The outage spool: reports the server did not acknowledge, kept durably under results/
-(docs/influxdb.md, "Outage: the spool"). One file per boot, `<point time>-<run id>.lp`:
-a `#bootrig-spool/1 {json}` header line, then the line protocol as it would have been
-sent; written atomically and fsynced, names sorting in replay order. Replaying is
-idempotent (every point time is fixed), so removal needs no fsync.
+(docs/influxdb.md, "Outage: the spool"), one fsynced file per boot, named to sort in
+replay order. Replaying is idempotent (every point time is fixed): removal needs no fsync.
 """
 
 from __future__ import annotations
