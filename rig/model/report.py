@@ -162,7 +162,9 @@ class Advisory:
     rule: str
     title: str
     gain_s: float | None = None
-    gain_kind: str | None = None  # measured | estimated | bound
+    #: "measured": this boot spent exactly that; "estimate": computed from counts (bytes
+    #: x character time); "upper_bound": the most it could give (the work may be needed).
+    gain_kind: str | None = None
     evidence: list[Evidence] = field(default_factory=list)
     evidence_s: float | None = opt()  # the time the evidence itself shows (basis says how)
     basis: str | None = opt()  # what evidence_s is, in words

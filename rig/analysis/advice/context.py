@@ -1,9 +1,9 @@
-"""What a rule sees (`Context`) and what it returns (`Advisory`)."""
+"""What a rule sees (`Context`); it returns the report's `Advisory` rows."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from rig.analysis.events import Timebase
@@ -14,31 +14,8 @@ from rig.analysis.parsers.console import ConsoleParse
 from rig.analysis.phases.phase import Phase
 from rig.analysis.timing import evidence
 from rig.model import Chunk
-from rig.model import report as model
 from rig.model.options import AnalysisOptions
-
-
-@dataclass(frozen=True)
-class Advisory:
-    rule: str
-    title: str
-    gain_s: float
-    evidence: list[model.Evidence]  # the console lines it rests on
-    advice: str
-    # "measured": this boot spent exactly that; "estimate": computed from counts (bytes x
-    # character time); "upper_bound": the most it could give (the work may be needed).
-    gain_kind: str = "measured"
-    detail: dict[str, Any] = field(default_factory=dict)
-    #: The measured time the gain comes from (the span between its evidence, the kernel's
-    #: own measure, the time the console bytes took): the gain never exceeds it.
-    evidence_s: float = 0.0
-    basis: str = ""  # what evidence_s is, in words
-
-    def to_model(self) -> model.Advisory:
-        return model.Advisory(
-            self.rule, self.title, self.gain_s, self.gain_kind, self.evidence, self.evidence_s,
-            self.basis, self.advice, self.detail,
-        )  # fmt: skip
+from rig.model.report import Advisory, Evidence
 
 
 @dataclass(frozen=True)
@@ -59,7 +36,7 @@ class Context:
         when the bytes arrived faster than that: the console was not paced."""
         return self.pacing.char_s
 
-    def evidence(self, *indices: int | None) -> list[model.Evidence]:
+    def evidence(self, *indices: int | None) -> list[Evidence]:
         return [evidence(self.lines, i, self.tb) for i in indices if i is not None]
 
     def phases_of(self, *kinds: str) -> list[Phase]:
@@ -97,11 +74,11 @@ def from_phases(
             rule,
             title(gain),
             gain,
-            ctx.evidence(*lines),
-            advice,
             kind,
-            detail or {},
+            ctx.evidence(*lines),
             observed,
             f"time between the evidence bytes ({', '.join(sources)}), console time included",
+            advice,
+            detail or {},
         )
     ]

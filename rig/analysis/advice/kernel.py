@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from rig.analysis.advice.context import Advisory, Context, from_phases, ms
+from rig.analysis.advice.context import Context, from_phases, ms
 from rig.analysis.initcalls import Initcall
 from rig.analysis.top import initcall_s
+from rig.model.report import Advisory
 
 
 def calibrate_delay(ctx: Context) -> list[Advisory]:
@@ -76,9 +77,13 @@ def slow_initcalls(ctx: Context) -> list[Advisory]:
                 "slow_initcall",
                 f"initcall {what} takes {ms(d)}",
                 d,
-                ctx.evidence(c.call.line if c.call else None, c.ret.line if c.ret else None),
-                advice,
                 kind,
+                ctx.evidence(c.call.line if c.call else None, c.ret.line if c.ret else None),
+                c.printk_span_s if c.printk_span_s is not None else d,
+                "printk span from the calling line to the return line"
+                if c.printk_span_s is not None
+                else "the kernel's `after N usecs` (no calling line to bound it)",
+                advice,
                 {
                     "threshold_s": limit,
                     "return": c.ret.ret if c.ret else None,
@@ -86,10 +91,6 @@ def slow_initcalls(ctx: Context) -> list[Advisory]:
                     "printk_span_s": c.printk_span_s,
                     "console_s": _console_inside(ctx, c),
                 },
-                c.printk_span_s if c.printk_span_s is not None else d,
-                "printk span from the calling line to the return line"
-                if c.printk_span_s is not None
-                else "the kernel's `after N usecs` (no calling line to bound it)",
             )
         )
     return out

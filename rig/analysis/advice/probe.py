@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import re
 
-from rig.analysis.advice.context import Advisory, Context, from_phases, ms
+from rig.analysis.advice.context import Context, from_phases, ms
 from rig.analysis.top import initcall_s
+from rig.model.report import Advisory
 
 # Host controller and USB core initcalls (names and modules of the usual suspects).
 _USB = re.compile(r"usb|[eoux]hci|hcd|hdrc|r8a66597|musb|dwc[23]|hub_init", re.IGNORECASE)
@@ -48,11 +49,13 @@ def usb_kernel(ctx: Context) -> list[Advisory]:
             "usb_probe",
             f"USB probing in the kernel: {ms(gain)}",
             gain,
+            kind,
             ctx.evidence(*sorted(lines)[:20]),
+            evidence_s,
+            basis,
             "Build the USB host and class drivers as modules and load them after the UI "
             "(unless the UI needs an input device on USB); avoid usb-storage delay_use "
             "(usb-storage.delay_use=0 or 1).",
-            kind,
             {
                 "initcalls": {c.rec.name: d for c, d in calls},
                 "enumerations": [
@@ -60,7 +63,5 @@ def usb_kernel(ctx: Context) -> list[Advisory]:
                     for p in spans
                 ],
             },
-            evidence_s,
-            basis,
         )
     ]
