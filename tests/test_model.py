@@ -3,6 +3,7 @@ every mismatch named by its key."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -13,6 +14,7 @@ from rig.artifacts import rundir
 from rig.errors import ArtifactError
 from rig.measure.pipeline import analyze_folder
 from rig.model import Report, Run
+from rig.model.codec import dump, load
 from rig.model.sections import Phase, SystemdSection, UBootSection
 from tests.sample_report import sample_report
 
@@ -97,3 +99,14 @@ def _re(text: str) -> str:
     import re
 
     return re.escape(text)
+
+
+def test_phase_offsets_stay_out_of_the_json() -> None:
+    # The analysis keeps a phase's evidence bytes on the phase; report.json never has them,
+    # and an `offsets` key someone wrote is the phase's own detail, not read back as them.
+    phase = Phase("kernel", "unit", "x", 1, 2, 0.5, 0.1, 0.2, "measured", "host", 1e-3, {}, (3, 9))
+    obj = dump(phase)
+    assert "offsets" not in obj
+    again = load(Phase, {**obj, "offsets": [3, 9]})
+    assert again.offsets is None and again.detail == {"offsets": [3, 9]}
+    assert again == dataclasses.replace(phase, detail={"offsets": [3, 9]})

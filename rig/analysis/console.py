@@ -113,7 +113,7 @@ def analyze_console(
         kernel=kernel_section(lines, parsed.kernel, phases, waits, tb),
         systemd=systemd_section(lines, parsed.systemd, phases, tb),
         app_events=app_events(lines, parsed.app_events, tb),
-        phases=[p.to_model() for p in phases],
+        phases=phases,
         unattributed=rest,
         pacing=pacing.to_model(),
         notes=_notes(tb, calls, baud, pacing, lines),

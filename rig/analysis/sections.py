@@ -11,9 +11,9 @@ from rig.analysis.parsers.app import AppEvent
 from rig.analysis.parsers.kernel import KernelLog
 from rig.analysis.parsers.systemd import SystemdLog
 from rig.analysis.parsers.uboot import WORK_KINDS, UBootLog
-from rig.analysis.phases.phase import Phase
 from rig.analysis.timing import at
 from rig.model import sections as m
+from rig.model.sections import Phase
 
 P = TypeVar("P", bound=m.Point)
 
@@ -23,8 +23,8 @@ def _point(cls: type[P], lines: Sequence[Line], i: int, tb: Timebase, *extra: An
     return cls(i, w.t_s, w.source, *extra)
 
 
-def _phases(phases: Sequence[Phase], *kinds: str) -> list[m.Phase]:
-    return [p.to_model() for p in phases if p.kind in kinds]
+def _phases(phases: Sequence[Phase], *kinds: str) -> list[Phase]:
+    return [p for p in phases if p.kind in kinds]
 
 
 def uboot_section(

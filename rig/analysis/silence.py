@@ -17,11 +17,10 @@ from rig.analysis.initcalls import Initcall
 from rig.analysis.lines import Line
 from rig.analysis.parsers.console import ConsoleParse
 from rig.analysis.parsers.text import clean
-from rig.analysis.phases.phase import Phase
 from rig.analysis.timing import at as line_at
 from rig.analysis.wire import ByteClock
 from rig.model import report as model
-from rig.model.sections import AsyncWait
+from rig.model.sections import AsyncWait, Phase
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rig.analysis.initcalls import Initcall
-from rig.analysis.phases.phase import Phase
 from rig.model.report import Silence, TopItem
-from rig.model.sections import AsyncWait, ModuleTime
+from rig.model.sections import AsyncWait, ModuleTime, Phase
 
 
 def initcall_s(c: Initcall) -> float | None:

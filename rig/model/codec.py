@@ -4,6 +4,7 @@ the JSON must hold, and a mismatch names the key (`stages[2].duration_s`).
 Rules a model class follows (rig/model/run.py, rig/model/report.py):
 - a field's JSON key is its name; `opt()` fields are left out of the JSON while None
   (keys that appear only when there is something to say, such as a stage's energy);
+- an `internal()` field is the analysis's own: neither written nor read;
 - `rest()` collects the keys the class does not know, and writes them back after its
   own: a report from a newer rig read by this one loses nothing;
 - numbers keep the JSON's own type (an int stays an int), so reading and writing a
@@ -45,6 +46,11 @@ def num(default: Any = MISSING, *, minimum: float) -> Any:
     return field(default=default, metadata={"minimum": minimum})
 
 
+def internal() -> Any:
+    """Analysis-side data the JSON does not hold (a phase's byte offsets)."""
+    return field(default=None, compare=False, metadata={"internal": True})
+
+
 def rest() -> Any:
     """The keys this class does not know, kept in order."""
     return field(default_factory=dict, metadata={"rest": True})
@@ -59,7 +65,7 @@ def dump(obj: Any) -> Any:
             v = getattr(obj, f.name)
             if f.metadata.get("rest"):
                 extra = v
-            elif not (v is None and f.metadata.get("omit_none")):
+            elif not (f.metadata.get("internal") or (v is None and f.metadata.get("omit_none"))):
                 out[f.metadata.get("key", f.name)] = dump(v)
         for k, v in extra.items():
             out.setdefault(k, v)
@@ -87,6 +93,8 @@ def load(cls: type[T], obj: Any, where: str = "") -> T:
     for f in fields(cls):  # type: ignore[arg-type]
         if f.metadata.get("rest"):
             rest_field = f
+            continue
+        if f.metadata.get("internal"):
             continue
         name = f.metadata.get("key", f.name)
         known.add(name)

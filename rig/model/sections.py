@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rig.model.codec import JSONObject, rest
+from rig.model.codec import JSONObject, internal, rest
 
 
 @dataclass
@@ -21,10 +21,12 @@ class Phase:
     start_s: float | None
     duration_s: float  # the work
     observed_s: float | None  # between its two pieces of evidence, console time included
-    bound: str  # measured | upper_bound
-    source: str
+    bound: str  # measured (the evidence brackets the work) | upper_bound (it brackets more)
+    source: str  # printk | host | uart | ... | uboot (U-Boot's own timer)
     uncertainty_s: float | None
     detail: JSONObject = rest()
+    #: Byte offsets (a, b) of its evidence: the silences between them are this phase's.
+    offsets: tuple[int, int] | None = internal()
 
 
 @dataclass

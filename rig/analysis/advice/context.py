@@ -11,11 +11,11 @@ from rig.analysis.initcalls import Initcall
 from rig.analysis.lines import Line
 from rig.analysis.pacing import Pacing
 from rig.analysis.parsers.console import ConsoleParse
-from rig.analysis.phases.phase import Phase
 from rig.analysis.timing import evidence
 from rig.model import Chunk
 from rig.model.options import AnalysisOptions
 from rig.model.report import Advisory, Evidence
+from rig.model.sections import Phase
 
 
 @dataclass(frozen=True)

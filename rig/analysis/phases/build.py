@@ -23,9 +23,10 @@ from rig.analysis.parsers.console import ConsoleParse
 from rig.analysis.parsers.systemd import SystemdLog
 from rig.analysis.parsers.uboot import UBootLog, UBootWork
 from rig.analysis.phases.kernel import kernel_phases
-from rig.analysis.phases.phase import Phase, Timer
+from rig.analysis.phases.phase import Timer
 from rig.analysis.timing import at
 from rig.analysis.wire import ByteClock
+from rig.model.sections import Phase
 
 # The prompt with its first count: the wait starts after it, the line feed ends it.
 _PROMPT = re.compile(rb"autoboot:\s*\d+ ?")
@@ -75,8 +76,9 @@ def _work(t: Timer, st: UBootWork) -> Phase | None:
         d, end = st.self_us / 1e6, at(t.lines[st.line], t.tb)
         detail = {"size_bytes": st.size_bytes}
         return Phase(
-            stage, st.kind, st.text, st.line, st.line, end.t_s - d, d, "uboot", 1e-3, detail, d
-        )
+            stage, st.kind, st.text, st.line, st.line, end.t_s - d, d, d, "measured", "uboot",
+            1e-3, detail,
+        )  # fmt: skip
     if st.end_line is None:
         return None
     if st.kind == "usb":  # from `starting USB...` to the end of the scan output
@@ -100,8 +102,8 @@ def _uboot(t: Timer, u: UBootLog) -> list[Phase]:
                 d, name = row.elapsed_us / 1e6, row.stage or "(unnamed)"
                 detail = {"mark_s": row.mark_us / 1e6}  # on U-Boot's timer, not ours
                 out.append(
-                    Phase("bootloader", "bootstage", name, row.line, None, None, d, "uboot",
-                          1e-6, detail, d)
+                    Phase("bootloader", "bootstage", name, row.line, None, None, d, d,
+                          "measured", "uboot", 1e-6, detail)
                 )  # fmt: skip
     return out
 
