@@ -43,12 +43,7 @@ def uboot_section(
         autoboot=_point(m.Autoboot, lines, ab.line, tb, ab.bootdelay, list(ab.counts), measured)
         if ab
         else None,
-        images=[
-            m.Image(
-                im.line, im.format, im.part, im.address, im.size_bytes, im.compression, im.fields
-            )
-            for im in u.images
-        ],
+        images=list(u.images),
         steps=_phases(phases, *WORK_KINDS),
         bootstage=[
             m.Bootstage(
@@ -79,7 +74,7 @@ def kernel_section(
     mount_at = (mount.fstype, mount.device, mount.readonly) if mount else ()
     return m.KernelSection(
         version=k.version.value if k.version else None,
-        cmdline=m.Cmdline(k.cmdline.line, k.cmdline.text, k.cmdline.args) if k.cmdline else None,
+        cmdline=k.cmdline,
         calibrate_delay=_phases(phases, "calibrate_delay"),
         root_waits=_phases(phases, "rootwait", "rootdelay"),
         usb=_phases(phases, "usb_enumeration"),
@@ -89,7 +84,7 @@ def kernel_section(
         else None,
         run_init=_point(m.RunInit, lines, init.line, tb, init.value) if init else None,
         async_waits=waits,
-        module_notes=[m.ModuleNote(n.line, n.value) for n in k.module_notes],
+        module_notes=list(k.module_notes),
         panic=_point(m.Panic, lines, panic.line, tb, panic.value) if panic else None,
     )
 
@@ -108,7 +103,7 @@ def systemd_section(
             for u in sd.units
             if u.verb == "Reached target"
         ],
-        target_times=[m.TargetTime(t.line, t.target, t.seconds) for t in sd.targets],
+        target_times=list(sd.targets),
         units=_phases(phases, "unit"),
         failed=[
             _point(m.FailedUnit, lines, u.line, tb, u.unit, u.unit_id)

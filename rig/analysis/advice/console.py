@@ -39,7 +39,7 @@ def _paced(ctx: Context) -> bool:
 
 def console_output(ctx: Context) -> list[Advisory]:
     cmd = ctx.parsed.kernel.cmdline
-    if not _paced(ctx) or (cmd is not None and cmd.has("quiet")):
+    if not _paced(ctx) or (cmd is not None and "quiet" in cmd.args):
         return []
     kernel = _kernel_lines(ctx)
     status = _status_lines(ctx)
