@@ -103,7 +103,7 @@ def test_pacing_is_told_from_the_bytes() -> None:
         for c in (paced, unpaced, sparse)
     ]
     assert [p.verdict for p in verdicts if p] == ["paced", "unpaced", "unknown"]
-    p, u, _ = (v.to_model() for v in verdicts if v)
+    p, u, _ = (v for v in verdicts if v)
     assert 0.8 * BAUD / 10 <= p.bytes_per_s <= 1.6 * BAUD / 10
     assert u.bytes_per_s > 10 * BAUD / 10
 

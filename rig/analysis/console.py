@@ -10,7 +10,7 @@ from rig.analysis.advisor import advise
 from rig.analysis.events import Timebase
 from rig.analysis.initcalls import Initcall, async_waits, module_breakdown, pair_initcalls
 from rig.analysis.lines import MAX_PARSED, Line, stand_in_reads
-from rig.analysis.pacing import Pacing, assess_pacing, band_slack
+from rig.analysis.pacing import assess_pacing, band_slack, pacing_note, wire_char_s
 from rig.analysis.parsers.console import parse_console
 from rig.analysis.phases.build import build_phases
 from rig.analysis.sections import (
@@ -36,7 +36,7 @@ from rig.model.uart import UartBytes
 
 
 def _notes(
-    tb: Timebase, calls: Sequence[Initcall], baud: int, pacing: Pacing, lines: Sequence[Line]
+    tb: Timebase, calls: Sequence[Initcall], baud: int, pacing: clocks.Pacing, lines: Sequence[Line]
 ) -> list[str]:
     notes = []
     if long := [ln for ln in lines if ln.overlong]:
@@ -53,7 +53,7 @@ def _notes(
         )
     if baud <= 0:
         notes.append("baud unknown: console time is not subtracted from phases")
-    if (note := pacing.note()) is not None:
+    if (note := pacing_note(pacing)) is not None:
         notes.append(note)
     return notes
 
@@ -93,7 +93,7 @@ def analyze_console(
     pacing = tb.host.pacing or assess_pacing(
         reads, baud, band_slack(tb.host.high_s, tb.host.low_s), uart
     )
-    char_s = pacing.char_s
+    char_s = wire_char_s(pacing)
     clock = ByteClock(lines, reads, tb, char_s, uart)
     parsed = parse_console(lines, opts.app_events)
     phases = build_phases(lines, parsed, tb, char_s, clock)
@@ -115,6 +115,6 @@ def analyze_console(
         app_events=app_events(lines, parsed.app_events, tb),
         phases=phases,
         unattributed=rest,
-        pacing=pacing.to_model(),
+        pacing=pacing,
         notes=_notes(tb, calls, baud, pacing, lines),
     )

@@ -26,8 +26,8 @@ from rig.analysis.hostclock import (
     with_bounds,
 )
 from rig.analysis.lines import Line, kernel_backlog
-from rig.analysis.pacing import Pacing
 from rig.analysis.readlate import ReadLate
+from rig.model.clocks import Pacing
 
 #: Fewer stamped lines than this cannot place the printk clock.
 MIN_STAMPED = 3

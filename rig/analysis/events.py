@@ -20,11 +20,12 @@ from rig.analysis.clockfit import PRINTK_RESOLUTION_S, Anchor, LinearFit, fit
 from rig.analysis.consoleclock import console_clocks
 from rig.analysis.hostclock import HostMap, fit_lines, host_only, with_bounds
 from rig.analysis.lines import Line, stand_in_reads
-from rig.analysis.pacing import FIRST_SLACK_S, Pacing, assess_pacing, band_slack, char_time_s
+from rig.analysis.pacing import FIRST_SLACK_S, assess_pacing, band_slack, char_time_s
 from rig.analysis.readlate import ReadLate, read_late
 from rig.analysis.uartlines import match_lines
 from rig.model import Chunk, MarkerScan
 from rig.model import report as model
+from rig.model.clocks import Pacing
 from rig.model.run import RunConsoleReader
 from rig.model.uart import UartBytes
 

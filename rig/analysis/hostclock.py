@@ -16,9 +16,9 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from rig.analysis.lines import Line, kernel_backlog
-from rig.analysis.pacing import MAX_LATENCY_S, Pacing
+from rig.analysis.pacing import MAX_LATENCY_S
 from rig.analysis.readlate import ReadLate
-from rig.model.clocks import HostFit
+from rig.model.clocks import HostFit, Pacing
 
 #: Without anchors (console-only runs) the adapter's latency is unknown; FTDI's default
 #: latency timer is 16 ms, so assume a band that wide.
@@ -87,7 +87,7 @@ class HostMap:
             rejected=self.rejected,
             latencies_s=list(self.latencies_s),
             uncertainty_s=self.uncertainty_s,
-            pacing=self.pacing.to_model() if self.pacing else None,
+            pacing=self.pacing,
             queued_lines=self.queued,
             queue_max_s=self.queue_max_s,
             held_lines=self.held,

@@ -42,18 +42,24 @@ class PrintkFit:
 class Pacing:
     """Whether the console's bytes took their wire time (docs/analysis.md)."""
 
-    verdict: str  # paced | unpaced | unknown
-    source: str  # reads | uart
+    verdict: str  # paced | unpaced | unknown (no stretch busy enough to tell)
+    source: str  # reads (host arrivals) | uart (the tapped line)
     baud: int
     bytes: int
-    wire_s: float
-    span_s: float
-    deficit_s: float
-    slack_s: float
-    window: list[int] | None
+    wire_s: float  # what the baud rate needs for every byte
+    span_s: float  # first read to last read
+    deficit_s: float  # the most any stretch of bytes arrived ahead of the baud rate
+    slack_s: float  # how far ahead latency and late reads can explain
+    window: list[int] | None  # byte offsets of that stretch
+    #: the fastest stretch needing 3 slacks of wire time (bytes/s): near the line rate
+    #: on a paced console, far above it on an unpaced one
     bytes_per_s: float | None
     line_bytes_per_s: float | None
     extra: JSONObject = rest()
+
+    @property
+    def paced(self) -> bool:
+        return self.verdict == "paced"
 
 
 @dataclass

@@ -9,10 +9,11 @@ from typing import Any
 from rig.analysis.events import Timebase
 from rig.analysis.initcalls import Initcall
 from rig.analysis.lines import Line
-from rig.analysis.pacing import Pacing
+from rig.analysis.pacing import wire_char_s
 from rig.analysis.parsers.console import ConsoleParse
 from rig.analysis.timing import evidence
 from rig.model import Chunk
+from rig.model.clocks import Pacing
 from rig.model.options import AnalysisOptions
 from rig.model.report import Advisory, Evidence
 from rig.model.sections import Phase
@@ -34,7 +35,7 @@ class Context:
     def char_s(self) -> float:
         """One character on the wire at 8N1 (start bit, 8 data bits, stop bit); none
         when the bytes arrived faster than that: the console was not paced."""
-        return self.pacing.char_s
+        return wire_char_s(self.pacing)
 
     def evidence(self, *indices: int | None) -> list[Evidence]:
         return [evidence(self.lines, i, self.tb) for i in indices if i is not None]
