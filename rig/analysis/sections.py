@@ -118,5 +118,5 @@ def app_events(lines: Sequence[Line], events: Sequence[AppEvent], tb: Timebase) 
     for ev in events:
         e = line_event(ev.name, lines[ev.line], tb)
         out.append(m.AppEvent(e.name, e.t_s, e.source, e.uncertainty_s, ev.line,
-                              e.detail["text"], ev.groups))  # fmt: skip
+                              e.extra["text"], ev.groups))  # fmt: skip
     return out

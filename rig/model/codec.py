@@ -46,9 +46,9 @@ def num(default: Any = MISSING, *, minimum: float) -> Any:
     return field(default=default, metadata={"minimum": minimum})
 
 
-def internal() -> Any:
+def internal(default: Any = None) -> Any:
     """Analysis-side data the JSON does not hold (a phase's byte offsets)."""
-    return field(default=None, compare=False, metadata={"internal": True})
+    return field(default=default, compare=False, metadata={"internal": True})
 
 
 def rest() -> Any:
