@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from rig.analysis.advice.context import Context
 from rig.analysis.advisor import advise
 from rig.analysis.events import Timebase
-from rig.analysis.initcalls import Initcall, async_waits, module_breakdown, pair_initcalls
+from rig.analysis.initcalls import async_waits, module_breakdown, pair_initcalls
 from rig.analysis.lines import MAX_PARSED, Line, stand_in_reads
 from rig.analysis.pacing import assess_pacing, band_slack, pacing_note, wire_char_s
 from rig.analysis.parsers.console import parse_console
@@ -25,6 +25,7 @@ from rig.analysis.wire import ByteClock
 from rig.model import Chunk, clocks, sections
 from rig.model import report as model
 from rig.model.options import AnalysisOptions
+from rig.model.report import Initcall
 from rig.model.sections import (
     AppEvent,
     KernelSection,
@@ -46,7 +47,7 @@ def _notes(
             f"{worst.index}, {len(worst.raw)} bytes at byte offset {worst.offset}): line "
             "noise or a wrong baud rate; only their first bytes were parsed"
         )
-    if tb.printk is None and any(c.start.source == "printk_relative" for c in calls):
+    if tb.printk is None and any(c.source == "printk_relative" for c in calls):
         notes.append(
             "no printk clock fit (no stamped GPIO anchor, too few stamped lines): initcall "
             "start_s are printk-relative (seconds on the kernel clock), not from the power edge"
@@ -105,7 +106,7 @@ def analyze_console(
     rest = unattributed(lines, silences, cover, parsed, opts.silence_min_s)
     ctx = Context(lines, tb, baud, parsed, tuple(phases), tuple(calls), opts, pacing, reads)
     return ConsoleAnalysis(
-        initcalls=[c.to_model() for c in calls],
+        initcalls=calls,
         modules=modules,
         top=top_table(calls, modules, phases, waits, opts.top_n, rest.silences),
         advisories=advise(ctx),

@@ -13,13 +13,13 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from rig.analysis.events import Timebase, line_event
-from rig.analysis.initcalls import Initcall
 from rig.analysis.lines import Line
 from rig.analysis.parsers.console import ConsoleParse
 from rig.analysis.parsers.text import clean
 from rig.analysis.timing import at as line_at
 from rig.analysis.wire import ByteClock
 from rig.model import report as model
+from rig.model.report import Initcall
 from rig.model.sections import AsyncWait, Phase
 
 
@@ -126,7 +126,9 @@ def coverage(
 ) -> Coverage:
     spans = [p.offsets for p in phases if p.offsets is not None]
     spans += [
-        (lines[c.call.line].offset, lines[c.ret.line].offset) for c in calls if c.call and c.ret
+        (lines[c.line].offset, lines[c.end_line].offset)
+        for c in calls
+        if c.line is not None and c.end_line is not None
     ]
     timed = [(lines[p.line].offset, p.duration_s) for p in phases
              if p.source == "uboot" and p.kind != "bootstage"]  # fmt: skip

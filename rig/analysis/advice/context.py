@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from rig.analysis.events import Timebase
-from rig.analysis.initcalls import Initcall
 from rig.analysis.lines import Line
 from rig.analysis.pacing import wire_char_s
 from rig.analysis.parsers.console import ConsoleParse
@@ -15,7 +14,7 @@ from rig.analysis.timing import evidence
 from rig.model import Chunk
 from rig.model.clocks import Pacing
 from rig.model.options import AnalysisOptions
-from rig.model.report import Advisory, Evidence
+from rig.model.report import Advisory, Evidence, Initcall
 from rig.model.sections import Phase
 
 

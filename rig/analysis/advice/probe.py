@@ -30,7 +30,7 @@ def usb_kernel(ctx: Context) -> list[Advisory]:
     calls = [
         (c, d)
         for c in ctx.initcalls
-        if (d := initcall_s(c)) and (_USB.search(c.rec.name) or _USB.search(c.rec.module or ""))
+        if (d := initcall_s(c)) and (_USB.search(c.name) or _USB.search(c.module or ""))
     ]
     spans = ctx.phases_of("usb_enumeration")
     if not calls and not spans:
@@ -43,7 +43,7 @@ def usb_kernel(ctx: Context) -> list[Advisory]:
         gain, kind = longest.duration_s, "upper_bound"
         evidence_s = longest.observed_s or gain
         basis = "the longest enumeration, its first line to its last"
-    lines = [c.call.line for c, _ in calls if c.call] + [p.line for p in spans]
+    lines = [c.line for c, _ in calls if c.line is not None] + [p.line for p in spans]
     return [
         Advisory(
             "usb_probe",
@@ -57,7 +57,7 @@ def usb_kernel(ctx: Context) -> list[Advisory]:
             "(unless the UI needs an input device on USB); avoid usb-storage delay_use "
             "(usb-storage.delay_use=0 or 1).",
             {
-                "initcalls": {c.rec.name: d for c, d in calls},
+                "initcalls": {c.name: d for c, d in calls},
                 "enumerations": [
                     {"name": p.name, "start_s": p.start_s, "duration_s": p.duration_s}
                     for p in spans
