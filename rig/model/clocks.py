@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rig.model.codec import JSONObject, opt, rest
+from rig.model.codec import JSONObject, internal, opt, rest
 
 
 @dataclass
@@ -119,7 +119,9 @@ class UartTapFailed:
 
 @dataclass
 class PowerClock:
-    """How a supply's readings were placed on the reference clock (docs/power.md)."""
+    """How a supply's readings were placed on the reference clock (docs/power.md):
+    reference seconds = (host ns - zero_ns) / 1e9, good to `uncertainty_s`."""
 
     source: str  # host | console | power_edge | console+power_edge
     uncertainty_s: float
+    zero_ns: float = internal(0.0)
