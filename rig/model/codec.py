@@ -29,21 +29,19 @@ T = TypeVar("T")
 JSONObject = dict[str, Any]
 
 
-def opt(default: Any = None, *, minimum: float | None = None) -> Any:
+def opt(*, minimum: float | None = None) -> Any:
     """A field left out of the JSON while it is None."""
-    return field(default=default, metadata={"omit_none": True, "minimum": minimum})
+    return field(default=None, metadata={"omit_none": True, "minimum": minimum})
 
 
-def key(name: str, default: Any = None) -> Any:
+def key(name: str) -> Any:
     """A field whose JSON key is not a Python name (`return`)."""
-    return field(default=default, metadata={"key": name})
+    return field(default=None, metadata={"key": name})
 
 
-def num(default: Any = MISSING, *, minimum: float) -> Any:
-    """A number that cannot be below `minimum` and still mean something."""
-    if default is MISSING:
-        return field(metadata={"minimum": minimum})
-    return field(default=default, metadata={"minimum": minimum})
+def num(*, minimum: float) -> Any:
+    """A required number that cannot be below `minimum` and still mean something."""
+    return field(metadata={"minimum": minimum})
 
 
 def internal(default: Any = None) -> Any:
