@@ -1,4 +1,4 @@
-"""Assemble the BootReport (report.json, schema bootrig.report/1) from analyzed parts."""
+"""Assemble the `Report` (report.json, schema bootrig.report/1) from analyzed parts."""
 
 from __future__ import annotations
 
