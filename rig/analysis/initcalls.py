@@ -6,11 +6,12 @@ at its `calling` line and lasts what the kernel measured; calls and returns pair
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from rig.analysis.events import Timebase
 from rig.analysis.lines import Line
 from rig.analysis.parsers.initcall import AsyncWait, InitcallLine
-from rig.analysis.timing import kernel_at
+from rig.analysis.timing import When, kernel_at
 from rig.model import sections
 from rig.model.report import Initcall
 from rig.model.sections import ModuleTime
@@ -18,6 +19,12 @@ from rig.model.sections import ModuleTime
 
 def _key(r: InitcallLine) -> tuple[int | None, str, str | None]:
     return (r.cookie, r.name, r.module)
+
+
+def _started(r: InitcallLine, at: When, before_s: float = 0.0) -> Initcall:
+    """The initcall `r` names, started `before_s` before the line's time `at`."""
+    return Initcall(r.name, r.function, r.module, at.t_s - before_s, source=at.source,
+                    uncertainty_s=at.uncertainty_s, async_cookie=r.cookie)  # fmt: skip
 
 
 def pair_initcalls(
@@ -29,20 +36,9 @@ def pair_initcalls(
     for r in records:
         if not isinstance(r, InitcallLine):
             continue
+        at = kernel_at(lines[r.line], tb)
         if r.call:
-            w = kernel_at(lines[r.line], tb)
-            c = Initcall(
-                r.name,
-                r.function,
-                r.module,
-                w.t_s,
-                source=w.source,
-                uncertainty_s=w.uncertainty_s,
-                async_cookie=r.cookie,
-                pid=r.pid,
-                line=r.line,
-                returned=False,
-            )
+            c = replace(_started(r, at), pid=r.pid, line=r.line, returned=False)
             open_.setdefault(_key(r), []).append(c)
             out.append(c)
             continue
@@ -56,17 +52,7 @@ def pair_initcalls(
             c.printk_span_s = b - a if a is not None and b is not None else None
         else:
             # The calling line was lost (garbled console): it started `usecs` before.
-            end = kernel_at(lines[r.line], tb)
-            t = end.t_s - (r.usecs or 0) / 1e6
-            c = Initcall(
-                r.name,
-                r.function,
-                r.module,
-                t,
-                source=end.source,
-                uncertainty_s=end.uncertainty_s,
-                async_cookie=r.cookie,
-            )
+            c = _started(r, at, (r.usecs or 0) / 1e6)
             out.append(c)
         c.duration_s = r.usecs / 1e6 if r.usecs is not None else None
         c.return_code = r.ret
