@@ -11,9 +11,9 @@ from dataclasses import replace
 from rig.analysis.events import Timebase
 from rig.analysis.lines import Line
 from rig.analysis.parsers.initcall import AsyncWait, InitcallLine
-from rig.analysis.timing import When, kernel_at
+from rig.analysis.timing import kernel_at
 from rig.model import sections
-from rig.model.report import Initcall
+from rig.model.report import Event, Initcall
 from rig.model.sections import ModuleTime
 
 
@@ -21,7 +21,7 @@ def _key(r: InitcallLine) -> tuple[int | None, str, str | None]:
     return (r.cookie, r.name, r.module)
 
 
-def _started(r: InitcallLine, at: When, before_s: float = 0.0) -> Initcall:
+def _started(r: InitcallLine, at: Event, before_s: float = 0.0) -> Initcall:
     """The initcall `r` names, started `before_s` before the line's time `at`."""
     return Initcall(r.name, r.function, r.module, at.t_s - before_s, source=at.source,
                     uncertainty_s=at.uncertainty_s, async_cookie=r.cookie)  # fmt: skip

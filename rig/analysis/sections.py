@@ -11,7 +11,6 @@ from rig.analysis.parsers.app import AppEvent
 from rig.analysis.parsers.kernel import KernelLog
 from rig.analysis.parsers.systemd import SystemdLog
 from rig.analysis.parsers.uboot import WORK_KINDS, UBootLog
-from rig.analysis.timing import at
 from rig.model import sections as m
 from rig.model.sections import Phase
 
@@ -19,7 +18,7 @@ P = TypeVar("P", bound=m.Point)
 
 
 def _point(cls: type[P], lines: Sequence[Line], i: int, tb: Timebase, *extra: Any) -> P:
-    w = at(lines[i], tb)
+    w = line_event("", lines[i], tb)
     return cls(i, w.t_s, w.source, *extra)
 
 

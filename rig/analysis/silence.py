@@ -16,7 +16,6 @@ from rig.analysis.events import Timebase, line_event
 from rig.analysis.lines import Line
 from rig.analysis.parsers.console import ConsoleParse
 from rig.analysis.parsers.text import clean
-from rig.analysis.timing import at as line_at
 from rig.analysis.wire import ByteClock
 from rig.model import report as model
 from rig.model.report import Initcall
@@ -58,7 +57,7 @@ def _between(
         d = b.printk_ts - a.printk_ts - wire
         # The length is the kernel clock's; its place is on the reference, as a phase's
         # (without a printk fit, the host's arrival), never a bare printk time.
-        end = line_at(b, tb)
+        end = line_event("", b, tb)
         u = 2e-6 if tb.printk is None else 2e-6 + 2 * tb.printk.scatter
         return Silence(i, False, b.offset, end.t_s - max(d, 0.0), max(d, 0.0), "printk", u)
     if (a.printk_ts is None) != (b.printk_ts is None):

@@ -17,14 +17,13 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
-from rig.analysis.events import Timebase
+from rig.analysis.events import Timebase, line_event
 from rig.analysis.lines import Line
 from rig.analysis.parsers.console import ConsoleParse
 from rig.analysis.parsers.systemd import SystemdLog
 from rig.analysis.parsers.uboot import UBootLog, UBootWork
 from rig.analysis.phases.kernel import kernel_phases
 from rig.analysis.phases.phase import Timer
-from rig.analysis.timing import at
 from rig.analysis.wire import ByteClock
 from rig.model.sections import Phase
 
@@ -73,7 +72,7 @@ def _work(t: Timer, st: UBootWork) -> Phase | None:
     stage = "kernel" if st.text.startswith("Uncompressing Linux") else "bootloader"
     if st.self_us is not None:
         # U-Boot timed it itself ("N bytes read in M ms") and printed it when done.
-        d, end = st.self_us / 1e6, at(t.lines[st.line], t.tb)
+        d, end = st.self_us / 1e6, line_event("", t.lines[st.line], t.tb)
         detail = {"size_bytes": st.size_bytes}
         return Phase(
             stage, st.kind, st.text, st.line, st.line, end.t_s - d, d, d, "measured", "uboot",
