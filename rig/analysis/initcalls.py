@@ -8,13 +8,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from rig.analysis.events import Timebase
+from rig.analysis.events import Timebase, line_event
 from rig.analysis.lines import Line
 from rig.analysis.parsers.initcall import AsyncWait, InitcallLine
-from rig.analysis.timing import kernel_at
 from rig.model import sections
 from rig.model.report import Event, Initcall
 from rig.model.sections import ModuleTime
+
+
+def kernel_at(line: Line, tb: Timebase) -> Event:
+    """Like `line_event`, but a stamped line without a printk fit keeps its printk time,
+    marked `printk_relative` (not on the reference clock: no uncertainty), rather than
+    the coarser host arrival."""
+    if line.printk_ts is not None and tb.printk is None:
+        return Event("line", line.printk_ts, "printk_relative", None)
+    return line_event("line", line, tb)
 
 
 def _key(r: InitcallLine) -> tuple[int | None, str, str | None]:

@@ -6,11 +6,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rig.analysis.events import Timebase
+from rig.analysis.events import Timebase, line_event
 from rig.analysis.lines import Line
 from rig.analysis.pacing import wire_char_s
 from rig.analysis.parsers.console import ConsoleParse
-from rig.analysis.timing import evidence
 from rig.model import Chunk
 from rig.model.clocks import Pacing
 from rig.model.options import AnalysisOptions
@@ -37,7 +36,13 @@ class Context:
         return wire_char_s(self.pacing)
 
     def evidence(self, *indices: int | None) -> list[Evidence]:
-        return [evidence(self.lines, i, self.tb) for i in indices if i is not None]
+        """The console lines an advisory rests on: index, text, reference time."""
+        out = []
+        for i in indices:
+            if i is not None:
+                w = line_event("", self.lines[i], self.tb)
+                out.append(Evidence(i, self.lines[i].text[:200], w.t_s, w.source))
+        return out
 
     def phases_of(self, *kinds: str) -> list[Phase]:
         return [p for p in self.phases if p.kind in kinds]

@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rig.analysis.events import Timebase
+from rig.analysis.clockfit import PRINTK_RESOLUTION_S
+from rig.analysis.events import Timebase, interval_uncertainty, line_event
 from rig.analysis.lines import Line
-from rig.analysis.timing import span
 from rig.analysis.wire import ByteClock
 from rig.model.sections import Phase
 
@@ -32,13 +32,21 @@ class Timer:
     def between(
         self, stage: str, kind: str, name: str, a: int, b: int, minus: bool, **detail: Any
     ) -> Phase:
-        """From line `a` to line `b`; `minus`: without the console time in between."""
-        s = span(self.lines, a, b, self.tb, self.char_s, minus)
-        observed = span(self.lines, a, b, self.tb, self.char_s, False).duration_s
-        offsets = (self.lines[a].offset, self.lines[b].offset)
+        """From the first byte of line `a` to the first byte of line `b` (a clock's shared
+        offset cancels); `minus`: without the console time in between, leaving the work
+        the line announced."""
+        la, lb = self.lines[a], self.lines[b]
+        ea, eb = line_event("a", la, self.tb), line_event("b", lb, self.tb)
+        if la.printk_ts is not None and lb.printk_ts is not None and self.tb.printk is None:
+            # No fit, but both ends on the kernel clock: their difference is still good.
+            d, source, u = lb.printk_ts - la.printk_ts, "printk", PRINTK_RESOLUTION_S
+        else:
+            d, u = eb.t_s - ea.t_s, interval_uncertainty(ea, eb)
+            source = ea.source if ea.source == eb.source else f"{ea.source}+{eb.source}"
+        work = d - (lb.offset - la.offset) * self.char_s if minus else d
         return Phase(
-            stage, kind, name, a, b, s.start.t_s, s.duration_s, observed, "measured", s.source,
-            s.uncertainty_s, detail, offsets,
+            stage, kind, name, a, b, ea.t_s, max(work, 0.0), max(d, 0.0), "measured", source, u,
+            detail, (la.offset, lb.offset),
         )  # fmt: skip
 
     def bytes(
