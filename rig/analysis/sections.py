@@ -44,15 +44,7 @@ def uboot_section(
         else None,
         images=list(u.images),
         steps=_phases(phases, *WORK_KINDS),
-        bootstage=[
-            m.Bootstage(
-                r.line,
-                r.records,
-                [m.BootstageRow(x.stage, x.mark_us / 1e6, x.elapsed_us / 1e6) for x in r.rows],
-                [m.BootstageTotal(x.stage, x.total_us / 1e6) for x in r.accumulated],
-            )
-            for r in u.bootstage
-        ],
+        bootstage=list(u.bootstage),
         starting_kernel=_point(m.Point, lines, u.starting_kernel, tb)
         if u.starting_kernel is not None
         else None,

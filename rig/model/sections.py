@@ -63,23 +63,26 @@ class Image:
 
 @dataclass
 class BootstageRow:
-    stage: str
-    mark_s: float
-    elapsed_s: float
+    stage: str  # "" when U-Boot had no name for the record
+    mark_s: float  # since reset
+    elapsed_s: float  # since the previous mark
+    line: int = internal(0)
 
 
 @dataclass
 class BootstageTotal:
+    """A repeated stage's total (driver model, ...)."""
+
     stage: str
     total_s: float
 
 
 @dataclass
 class Bootstage:
-    """U-Boot's CONFIG_BOOTSTAGE_REPORT table, on its own timer."""
+    """U-Boot's CONFIG_BOOTSTAGE_REPORT table, on its own timer; `line`: its header."""
 
     line: int
-    records: int | None
+    records: int | None  # as the header declares it (newer U-Boot only)
     rows: list[BootstageRow]
     accumulated: list[BootstageTotal]
 

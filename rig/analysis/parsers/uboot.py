@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rig.analysis.lines import Line
-from rig.analysis.parsers.bootstage import BootstageReport, parse_bootstage
+from rig.analysis.parsers.bootstage import parse_bootstage
 from rig.analysis.parsers.text import clean
-from rig.model.sections import Image
+from rig.model.sections import Bootstage, Image
 
 _BANNER = re.compile(r"U-Boot(?: (SPL|TPL|VPL))? (\d{4}\.\d{2}\S*)(?: \(([^)]*)\))?")
 # The stock prompt, then the countdown "%2d " updated by "\b\b\b%2d " once a second;
@@ -84,7 +84,7 @@ class UBootLog:
     images: tuple[Image, ...]
     steps: tuple[UBootWork, ...]  # named for the report's `uboot.steps` key
     starting_kernel: int | None
-    bootstage: tuple[BootstageReport, ...]
+    bootstage: tuple[Bootstage, ...]
 
 
 def _verdict(rest: str | None) -> bool | None:

@@ -97,9 +97,9 @@ def _uboot(t: Timer, u: UBootLog) -> list[Phase]:
     out += [p for st in u.steps if (p := _work(t, st)) is not None]
     for report in u.bootstage:
         for row in report.rows:
-            if row.elapsed_us and row.stage != "reset":
-                d, name = row.elapsed_us / 1e6, row.stage or "(unnamed)"
-                detail = {"mark_s": row.mark_us / 1e6}  # on U-Boot's timer, not ours
+            if row.elapsed_s and row.stage != "reset":
+                d, name = row.elapsed_s, row.stage or "(unnamed)"
+                detail = {"mark_s": row.mark_s}  # on U-Boot's timer, not ours
                 out.append(
                     Phase("bootloader", "bootstage", name, row.line, None, None, d, d,
                           "measured", "uboot", 1e-6, detail)
