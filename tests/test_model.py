@@ -14,6 +14,7 @@ from rig.artifacts import rundir
 from rig.errors import ArtifactError
 from rig.measure.pipeline import analyze_folder
 from rig.model import Report, Run
+from rig.model.clocks import ReadBound
 from rig.model.codec import dump, load
 from rig.model.sections import Phase, SystemdSection, UBootSection
 from tests.sample_report import sample_report
@@ -110,3 +111,12 @@ def test_phase_offsets_stay_out_of_the_json() -> None:
     again = load(Phase, {**obj, "offsets": [3, 9]})
     assert again.offsets is None and again.detail == {"offsets": [3, 9]}
     assert again == dataclasses.replace(phase, detail={"offsets": [3, 9]})
+
+
+def test_read_bound_late_lines_by_index_stay_out_of_the_json() -> None:
+    bound = ReadBound(1e-3, True, [4], 0.02, {4: 0.02})
+    obj = dump(bound)
+    assert obj == {"bound_s": 1e-3, "measured": True, "late_lines": [4], "late_max_s": 0.02}
+    again = load(ReadBound, obj)
+    assert again.lines == {} and again == bound
+    assert ReadBound(1e-3, True, [], 0.0).lines is not again.lines  # a dict each

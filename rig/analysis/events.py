@@ -21,10 +21,10 @@ from rig.analysis.consoleclock import console_clocks
 from rig.analysis.hostclock import HostMap, fit_lines, host_only, with_bounds
 from rig.analysis.lines import Line, stand_in_reads
 from rig.analysis.pacing import FIRST_SLACK_S, assess_pacing, band_slack, char_time_s
-from rig.analysis.readlate import ReadLate, read_late
+from rig.analysis.readlate import read_late
 from rig.analysis.uartlines import match_lines
 from rig.model import Chunk, MarkerScan
-from rig.model.clocks import Pacing
+from rig.model.clocks import Pacing, ReadBound
 from rig.model.report import Event
 from rig.model.run import RunConsoleReader
 from rig.model.uart import UartBytes
@@ -81,15 +81,15 @@ def _settled(
     reads: Sequence[Chunk],
     baud: int,
     uart: UartBytes | None,
-    late: ReadLate,
+    late: ReadBound,
 ) -> HostMap:
     """The host map and the one pacing verdict it was fitted with. The first verdict
     grants the widest lead any adapter explains; the band then fitted may explain less,
     which can only turn a console unpaced: refit once with that verdict. A read the
     reader says was late explains that much more lead."""
-    pacing = assess_pacing(reads, baud, FIRST_SLACK_S + late.worst_s, uart)
+    pacing = assess_pacing(reads, baud, FIRST_SLACK_S + late.late_max_s, uart)
     host = fit_with(pacing)
-    slack = band_slack(host.high_s, host.low_s) + late.worst_s
+    slack = band_slack(host.high_s, host.low_s) + late.late_max_s
     refined = assess_pacing(reads, baud, slack, uart)
     if refined.verdict != pacing.verdict:
         host = fit_with(refined)

@@ -64,12 +64,15 @@ class Pacing:
 
 @dataclass
 class ReadBound:
-    """How late the host read the console (run.json `console_reader`, or assumed)."""
+    """How late the host read the console (run.json `console_reader`, or assumed): every
+    read by at most `bound_s`, except the late lines', each by at most its `lines` entry
+    (the reader woke late for them)."""
 
     bound_s: float
-    measured: bool
+    measured: bool  # the bound is the reader's own, not assumed
     late_lines: list[int]
     late_max_s: float
+    lines: dict[int, float] = internal(factory=dict)  # late line -> late by at most
 
 
 @dataclass

@@ -17,6 +17,7 @@ import json
 import math
 import types
 import typing
+from collections.abc import Callable
 from dataclasses import MISSING, Field, field, fields, is_dataclass
 from enum import Enum
 from functools import cache
@@ -44,8 +45,10 @@ def num(*, minimum: float) -> Any:
     return field(metadata={"minimum": minimum})
 
 
-def internal(default: Any = None) -> Any:
+def internal(default: Any = None, *, factory: Callable[[], Any] | None = None) -> Any:
     """Analysis-side data the JSON does not hold (a phase's byte offsets)."""
+    if factory is not None:
+        return field(default_factory=factory, compare=False, metadata={"internal": True})
     return field(default=default, compare=False, metadata={"internal": True})
 
 
