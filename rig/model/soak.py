@@ -131,11 +131,7 @@ class OtherRecord:
 Record = HeaderRecord | CycleRecord | InterruptedRecord | ResumeRecord | EndRecord | OtherRecord
 
 KINDS: dict[str, type[Any]] = {
-    HEADER: HeaderRecord,
-    CYCLE: CycleRecord,
-    INTERRUPTED: InterruptedRecord,
-    RESUME: ResumeRecord,
-    END: EndRecord,
+    k.type: k for k in (HeaderRecord, CycleRecord, InterruptedRecord, ResumeRecord, EndRecord)
 }
 
 
