@@ -1,14 +1,7 @@
 """Timed sub-phases of the boot stages, from parsed records: what the top-N table and
-the advisor measure.
-
-Bootloader: autoboot countdown, image checksum/hash, decompression, copies, reads,
-`usb start`, the BOOTSTAGE rows. Kernel (`phases.kernel`): calibrate_delay, waiting for
-the root device, USB enumeration. Userspace: systemd units from "Starting" to "Started".
-
-U-Boot announces a step and reports it on the same line (`Verifying Checksum ... OK`):
-the step lasts from the announcement's last byte to the verdict, whatever silence
-follows the verdict is not the step's. A step announced on a line of its own
-(`Uncompressing Kernel Image`, 2023) lasts until U-Boot prints again: an upper bound.
+the advisor measure. Bootloader: autoboot countdown, image checksum/hash, decompression,
+copies, reads, `usb start`, the BOOTSTAGE rows; kernel (`phases.kernel`); userspace:
+systemd units. What each may rest on: docs/analysis.md, "Evidence".
 """
 
 from __future__ import annotations
