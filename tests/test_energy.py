@@ -18,6 +18,7 @@ from rig.analysis.hostclock import HostMap
 from rig.artifacts import powerlog
 from rig.errors import ArtifactError
 from rig.model.capture import PowerReading
+from rig.model.clocks import PowerClock
 from rig.model.report import Boundary, Report, Stage, TimeBase
 
 #: Stage ends (s) and levels (W at 5 V): a board whose draw steps at its boundaries.
@@ -59,7 +60,7 @@ def report_stages() -> list[dict[str, Any]]:
 
 
 def analyze(recs: list[PowerReading], clock_u: float = 0.0) -> list[dict[str, Any]]:
-    clock = energy.ReadingClock(float(ZERO_NS), clock_u, "test")
+    clock = PowerClock("test", clock_u, float(ZERO_NS))
     r = energy.place(recs, clock)
     out = []
     for st in report_stages():
@@ -104,7 +105,7 @@ def test_sparse_readings_state_a_larger_uncertainty_that_still_holds() -> None:
         assert s["energy_uncertainty_j"] >= s["truth"] * 0.5
     # A reading whose window holds the power edge counts on neither side; before the
     # edge the board drew nothing.
-    r = energy.place(records(300, window_s=0.02), energy.ReadingClock(ZERO_NS, 0.0, "test"))
+    r = energy.place(records(300, window_s=0.02), PowerClock("test", 0.0, ZERO_NS))
     se = energy.stage_energy(r, 0.0, 0.01, 0.0)
     assert se is not None and se.readings == 0
     assert abs(se.energy_j - true_energy(0.0, 0.01)) <= se.energy_uncertainty_j
@@ -123,7 +124,7 @@ def test_a_reading_answered_late_is_not_used() -> None:
     """When a reading was taken within a long request-to-answer window is unknown (the
     supply or the network stalled): it is dropped, and the gap it leaves is charged."""
     recs = records(300)
-    clock = energy.ReadingClock(float(ZERO_NS), 0.0, "test")
+    clock = PowerClock("test", 0.0, float(ZERO_NS))
     base = energy.stage_energy(energy.place(recs, clock), 0.05, 0.17, 0.0)
     for k in range(20, 30):  # kernel readings, answered 40 ms late with a bootloader value
         req, ans = recs[k].t_req_ns, recs[k].t_ans_ns
@@ -159,7 +160,8 @@ def test_the_clock_from_the_console_host_map() -> None:
     assert clock is not None and clock.source == "console"
     assert abs(clock.zero_ns / 1e9 - offset_s) <= clock.uncertainty_s + 1e-9
     assert energy.clock_from_console(HostMap(0.0, 16e-3, 1, char)) is None
-    assert energy.pick_clock("host", 42, [], None) == energy.ReadingClock(42.0, 0.0, "host")
+    host_clock = energy.pick_clock("host", 42, [], None)
+    assert (host_clock.source, host_clock.uncertainty_s, host_clock.zero_ns) == ("host", 0.0, 42.0)
 
 
 def model_stages() -> list[Stage]:

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from rig.analysis.events import Event
 from rig.analysis.lines import Line
 from rig.analysis.outcome import classify as classify_outcome
 from rig.analysis.stages import Resolution, Stage
 from rig.model import MarkerScan
+from rig.model.report import Event
 
 EV = Event("x", 0.1, "gpio", 1e-6)
 SCAN = MarkerScan(1_000_000, 10, ("power",), power_up=(5,), power_down=())

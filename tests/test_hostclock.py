@@ -103,7 +103,7 @@ def test_pacing_is_told_from_the_bytes() -> None:
         for c in (paced, unpaced, sparse)
     ]
     assert [p.verdict for p in verdicts if p] == ["paced", "unpaced", "unknown"]
-    p, u, _ = (v.to_model() for v in verdicts if v)
+    p, u, _ = (v for v in verdicts if v)
     assert 0.8 * BAUD / 10 <= p.bytes_per_s <= 1.6 * BAUD / 10
     assert u.bytes_per_s > 10 * BAUD / 10
 
@@ -202,8 +202,8 @@ def test_nothing_before_power_on_no_boundary_after_its_line() -> None:
         assert 0 <= lo <= hi <= arrival + 1e-9  # (float rounding of ns)
         assert 0 <= line_event("", ln, tb).t_s <= arrival + 1e-9
     for e in marker_events(c.lines, tb):
-        if "line" in e.detail:
-            arrival = (c.lines[e.detail["line"]].t_ns - POWER_ON_NS) / 1e9
+        if "line" in e.extra:
+            arrival = (c.lines[e.extra["line"]].t_ns - POWER_ON_NS) / 1e9
             assert 0 <= e.t_s <= arrival
 
 

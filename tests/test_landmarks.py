@@ -97,7 +97,7 @@ def test_a_paced_console_adds_the_bytes_between_hook_and_message(
     assert ev.t_s == pytest.approx(line_t - 0.01 - shift * wire, abs=1e-5)
     extra = wire / 2 if paced is None else 0.0
     assert ev.own_s == pytest.approx(tb.host.uncertainty_s + 0.002 + extra, abs=1e-5)
-    assert ev.source == "landmark" and ev.detail["landmark"] == "uboot_starting_kernel"
+    assert ev.source == "landmark" and ev.extra["landmark"] == "uboot_starting_kernel"
     # Only calibrated landmarks stand in.
     assert "kernel_init" not in landmark_events(LINES, tb, char_s, paced, cal)
 

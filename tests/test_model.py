@@ -3,6 +3,7 @@ every mismatch named by its key."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -13,6 +14,8 @@ from rig.artifacts import rundir
 from rig.errors import ArtifactError
 from rig.measure.pipeline import analyze_folder
 from rig.model import Report, Run
+from rig.model.clocks import ReadBound
+from rig.model.codec import dump, load
 from rig.model.sections import Phase, SystemdSection, UBootSection
 from tests.sample_report import sample_report
 
@@ -97,3 +100,23 @@ def _re(text: str) -> str:
     import re
 
     return re.escape(text)
+
+
+def test_phase_offsets_stay_out_of_the_json() -> None:
+    # The analysis keeps a phase's evidence bytes on the phase; report.json never has them,
+    # and an `offsets` key someone wrote is the phase's own detail, not read back as them.
+    phase = Phase("kernel", "unit", "x", 1, 2, 0.5, 0.1, 0.2, "measured", "host", 1e-3, {}, (3, 9))
+    obj = dump(phase)
+    assert "offsets" not in obj
+    again = load(Phase, {**obj, "offsets": [3, 9]})
+    assert again.offsets is None and again.detail == {"offsets": [3, 9]}
+    assert again == dataclasses.replace(phase, detail={"offsets": [3, 9]})
+
+
+def test_read_bound_late_lines_by_index_stay_out_of_the_json() -> None:
+    bound = ReadBound(1e-3, True, [4], 0.02, {4: 0.02})
+    obj = dump(bound)
+    assert obj == {"bound_s": 1e-3, "measured": True, "late_lines": [4], "late_max_s": 0.02}
+    again = load(ReadBound, obj)
+    assert again.lines == {} and again == bound
+    assert ReadBound(1e-3, True, [], 0.0).lines is not again.lines  # a dict each

@@ -15,8 +15,8 @@ def _lines(*texts: str) -> list[Line]:
 def test_ecovec_2631() -> None:
     k = parse_kernel(load("ecovec-2009.01-2.6.31").lines)
     assert k.version is not None and k.version.value == "2.6.31"
-    assert k.cmdline is not None and k.cmdline.has("rootwait") and k.cmdline.has("initcall_debug")
-    assert k.cmdline.args["root"] == "/dev/mmcblk0p2" and not k.cmdline.has("quiet")
+    assert k.cmdline is not None and {"rootwait", "initcall_debug"} <= k.cmdline.args.keys()
+    assert k.cmdline.args["root"] == "/dev/mmcblk0p2" and "quiet" not in k.cmdline.args
     (cal,) = k.calibrations
     assert (cal.kind, cal.bogomips, cal.lpj, cal.result_line) == (
         "measured",
@@ -135,7 +135,7 @@ def test_waits_panic_notes_and_old_usb() -> None:
     )
     assert [(e.device, e.speed, e.new) for e in k.usb] == [("2-1.3", "high speed", True)]
     assert [(w.kind, w.seconds) for w in k.root_waits] == [("rootdelay", 3)]
-    assert [n.value for n in k.module_notes] == ["foo: loading out-of-tree module taints kernel"]
+    assert [n.text for n in k.module_notes] == ["foo: loading out-of-tree module taints kernel"]
     assert k.panic is not None and k.panic.line == 3
     assert k.panic.value == "VFS: Unable to mount root fs on unknown-block(179,2)"
 

@@ -108,7 +108,7 @@ def test_old_description_only_forms_and_kmsg_copies() -> None:
         ("OK", "Reached target", "Basic System", None),
         ("", "Started", "Journal Service", None),
     ]
-    assert [(t.target, t.seconds) for t in sd.targets] == [("graphical.target", 5.123)]
+    assert [(t.target, t.userspace_s) for t in sd.targets] == [("graphical.target", 5.123)]
 
 
 def test_sysvinit_lines_are_not_systemd() -> None:

@@ -1,1 +1,1 @@
-"""Analysis: pure functions from artifacts (already read) to a BootReport. No I/O here."""
+"""Analysis: pure functions from artifacts (already read) to a `Report`. No I/O here."""

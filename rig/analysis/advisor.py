@@ -11,10 +11,10 @@ from rig.analysis.advice.bootloader import (
     uboot_bootdelay,
 )
 from rig.analysis.advice.console import console_output, uboot_console
-from rig.analysis.advice.context import Advisory, Context, Rule
+from rig.analysis.advice.context import Context, Rule
 from rig.analysis.advice.kernel import calibrate_delay, root_wait, slow_initcalls
 from rig.analysis.advice.probe import usb_kernel, usb_uboot
-from rig.model import report as model
+from rig.model.report import Advisory
 
 RULES: tuple[Rule, ...] = (
     uboot_bootdelay,
@@ -31,8 +31,7 @@ RULES: tuple[Rule, ...] = (
 )
 
 
-def advise(ctx: Context, rules: tuple[Rule, ...] = RULES) -> list[model.Advisory]:
-    found: list[Advisory] = [a for rule in rules for a in rule(ctx)]
+def advise(ctx: Context, rules: tuple[Rule, ...] = RULES) -> list[Advisory]:
+    found = [a for rule in rules for a in rule(ctx)]
     kept = [a for a in found if a.gain_s >= ctx.options.min_gain_s]
-    kept.sort(key=lambda a: (-a.gain_s, a.rule, a.title))
-    return [a.to_model() for a in kept]
+    return sorted(kept, key=lambda a: (-a.gain_s, a.rule, a.title))

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from rig.analysis.advice.context import Context
 from rig.analysis.advisor import advise
 from rig.analysis.events import Timebase
-from rig.analysis.initcalls import Initcall, async_waits, module_breakdown, pair_initcalls
+from rig.analysis.initcalls import async_waits, module_breakdown, pair_initcalls
 from rig.analysis.lines import MAX_PARSED, Line, stand_in_reads
-from rig.analysis.pacing import Pacing, assess_pacing, band_slack
+from rig.analysis.pacing import assess_pacing, band_slack, pacing_note, wire_char_s
 from rig.analysis.parsers.console import parse_console
 from rig.analysis.phases.build import build_phases
 from rig.analysis.sections import (
@@ -25,6 +25,7 @@ from rig.analysis.wire import ByteClock
 from rig.model import Chunk, clocks, sections
 from rig.model import report as model
 from rig.model.options import AnalysisOptions
+from rig.model.report import Initcall
 from rig.model.sections import (
     AppEvent,
     KernelSection,
@@ -36,7 +37,7 @@ from rig.model.uart import UartBytes
 
 
 def _notes(
-    tb: Timebase, calls: Sequence[Initcall], baud: int, pacing: Pacing, lines: Sequence[Line]
+    tb: Timebase, calls: Sequence[Initcall], baud: int, pacing: clocks.Pacing, lines: Sequence[Line]
 ) -> list[str]:
     notes = []
     if long := [ln for ln in lines if ln.overlong]:
@@ -46,14 +47,14 @@ def _notes(
             f"{worst.index}, {len(worst.raw)} bytes at byte offset {worst.offset}): line "
             "noise or a wrong baud rate; only their first bytes were parsed"
         )
-    if tb.printk is None and any(c.start.source == "printk_relative" for c in calls):
+    if tb.printk is None and any(c.source == "printk_relative" for c in calls):
         notes.append(
             "no printk clock fit (no stamped GPIO anchor, too few stamped lines): initcall "
             "start_s are printk-relative (seconds on the kernel clock), not from the power edge"
         )
     if baud <= 0:
         notes.append("baud unknown: console time is not subtracted from phases")
-    if (note := pacing.note()) is not None:
+    if (note := pacing_note(pacing)) is not None:
         notes.append(note)
     return notes
 
@@ -93,7 +94,7 @@ def analyze_console(
     pacing = tb.host.pacing or assess_pacing(
         reads, baud, band_slack(tb.host.high_s, tb.host.low_s), uart
     )
-    char_s = pacing.char_s
+    char_s = wire_char_s(pacing)
     clock = ByteClock(lines, reads, tb, char_s, uart)
     parsed = parse_console(lines, opts.app_events)
     phases = build_phases(lines, parsed, tb, char_s, clock)
@@ -105,7 +106,7 @@ def analyze_console(
     rest = unattributed(lines, silences, cover, parsed, opts.silence_min_s)
     ctx = Context(lines, tb, baud, parsed, tuple(phases), tuple(calls), opts, pacing, reads)
     return ConsoleAnalysis(
-        initcalls=[c.to_model() for c in calls],
+        initcalls=calls,
         modules=modules,
         top=top_table(calls, modules, phases, waits, opts.top_n, rest.silences),
         advisories=advise(ctx),
@@ -113,8 +114,8 @@ def analyze_console(
         kernel=kernel_section(lines, parsed.kernel, phases, waits, tb),
         systemd=systemd_section(lines, parsed.systemd, phases, tb),
         app_events=app_events(lines, parsed.app_events, tb),
-        phases=[p.to_model() for p in phases],
+        phases=phases,
         unattributed=rest,
-        pacing=pacing.to_model(),
+        pacing=pacing,
         notes=_notes(tb, calls, baud, pacing, lines),
     )

@@ -26,8 +26,7 @@ from rig.analysis.hostclock import (
     with_bounds,
 )
 from rig.analysis.lines import Line, kernel_backlog
-from rig.analysis.pacing import Pacing
-from rig.analysis.readlate import ReadLate
+from rig.model.clocks import Pacing, ReadBound
 
 #: Fewer stamped lines than this cannot place the printk clock.
 MIN_STAMPED = 3
@@ -54,7 +53,7 @@ def console_clocks(
     power_on_ns: int,
     char_s: float,
     pacing: Pacing,
-    reads: ReadLate,
+    reads: ReadBound,
 ) -> tuple[HostMap, EnvelopeFit | None]:
     """`reads`: the lines the reader read late set neither the envelope nor the band."""
     base = power_on_ns / 1e9

@@ -1,7 +1,7 @@
 """Energy per stage from a supply's readings (power.jsonl): pure functions.
 
 Readings are placed on the host clock where the supply took them and mapped onto the
-reference clock with what the report knows (`ReadingClock`); within a stage v x a is
+reference clock with what the report knows (`PowerClock`); within a stage v x a is
 integrated by trapezoids, held flat to the stage's ends, and the uncertainty is a bound
 added up honestly rather than tightly (docs/power.md, "Energy per stage").
 """
@@ -30,18 +30,6 @@ MIN_ANCHORS = 3
 #: The least serial delay still holds some latency (USB frames, the host's read path,
 #: scheduling): up to this much, measured at 150 us on a loaded 2-core machine.
 LATENCY_FLOOR_S = 300e-6
-
-
-@dataclass(frozen=True)
-class ReadingClock:
-    """Reference seconds = (host ns - zero_ns) / 1e9, good to `uncertainty_s`."""
-
-    zero_ns: float
-    uncertainty_s: float
-    source: str  # "host" (t = 0 is the power-on command), "console", "power_edge"
-
-    def to_model(self) -> PowerClock:
-        return PowerClock(self.source, self.uncertainty_s)
 
 
 @dataclass(frozen=True)
@@ -87,7 +75,7 @@ def host_times(records: Sequence[PowerReading]) -> HostTimes:
     return HostTimes(t, t, t, np.ones(len(t), dtype=bool))
 
 
-def place(records: Sequence[PowerReading], clock: ReadingClock) -> Readings:
+def place(records: Sequence[PowerReading], clock: PowerClock) -> Readings:
     ht = host_times(records)
     keep = np.flatnonzero(ht.kept)
     order = keep[np.argsort(ht.t_ns[keep], kind="stable")]
@@ -127,12 +115,12 @@ def edge_bracket(records: Sequence[PowerReading], power_on_ns: int) -> tuple[flo
     return lo, max(hi, lo)
 
 
-def clock_from_edge(records: Sequence[PowerReading], power_on_ns: int) -> ReadingClock:
+def clock_from_edge(records: Sequence[PowerReading], power_on_ns: int) -> PowerClock:
     lo, hi = edge_bracket(records, power_on_ns)
-    return ReadingClock((lo + hi) / 2, (hi - lo) / 2 / 1e9, "power_edge")
+    return PowerClock("power_edge", (hi - lo) / 2 / 1e9, (lo + hi) / 2)
 
 
-def clock_from_console(host: HostMap | None) -> ReadingClock | None:
+def clock_from_console(host: HostMap | None) -> PowerClock | None:
     """From the report's host clock map: a console byte's delay is clock offset + one
     character time (paced) + latency >= 0, so the least delay less a character time is
     the offset, late by the least latency."""
@@ -142,16 +130,16 @@ def clock_from_console(host: HostMap | None) -> ReadingClock | None:
     char = host.char_s if host.pacing is None or host.pacing.paced else 0.0
     margin = max(least - host.low_s, LATENCY_FLOOR_S)  # the least latency, at most
     offset_s = least - char - margin / 2
-    return ReadingClock(offset_s * 1e9, margin / 2, "console")
+    return PowerClock("console", margin / 2, offset_s * 1e9)
 
 
 def pick_clock(
     reference: str, power_on_ns: int, records: Sequence[PowerReading], host: HostMap | None
-) -> ReadingClock:
+) -> PowerClock:
     """Both intervals hold the truth, so where both exist their overlap does; if they do
     not overlap one of them is wrong, and the console's, from many lines, is kept."""
     if reference == "host":
-        return ReadingClock(float(power_on_ns), 0.0, "host")
+        return PowerClock("host", 0.0, float(power_on_ns))
     console = clock_from_console(host)
     try:
         edge = clock_from_edge(records, power_on_ns)
@@ -165,7 +153,7 @@ def pick_clock(
     hi = min(console.zero_ns + console.uncertainty_s * 1e9, edge.zero_ns + edge.uncertainty_s * 1e9)
     if lo > hi:
         return console
-    return ReadingClock((lo + hi) / 2, (hi - lo) / 2 / 1e9, "console+power_edge")
+    return PowerClock("console+power_edge", (hi - lo) / 2 / 1e9, (lo + hi) / 2)
 
 
 @dataclass(frozen=True)
@@ -307,7 +295,7 @@ def add_energy(
     section = PowerSummary(
         readings=len(records),
         rate_hz=_rate(r.t_s),
-        clock=clock.to_model(),
+        clock=clock,
         reading_time_u_s=r.place_u_s,
         late_readings_dropped=r.dropped,
         stages_energy_j=total,

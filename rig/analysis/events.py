@@ -20,11 +20,12 @@ from rig.analysis.clockfit import PRINTK_RESOLUTION_S, Anchor, LinearFit, fit
 from rig.analysis.consoleclock import console_clocks
 from rig.analysis.hostclock import HostMap, fit_lines, host_only, with_bounds
 from rig.analysis.lines import Line, stand_in_reads
-from rig.analysis.pacing import FIRST_SLACK_S, Pacing, assess_pacing, band_slack, char_time_s
-from rig.analysis.readlate import ReadLate, read_late
+from rig.analysis.pacing import FIRST_SLACK_S, assess_pacing, band_slack, char_time_s
+from rig.analysis.readlate import read_late
 from rig.analysis.uartlines import match_lines
 from rig.model import Chunk, MarkerScan
-from rig.model import report as model
+from rig.model.clocks import Pacing, ReadBound
+from rig.model.report import Event
 from rig.model.run import RunConsoleReader
 from rig.model.uart import UartBytes
 
@@ -32,22 +33,6 @@ from rig.model.uart import UartBytes
 #: time from the command to the rail rising (USB, relay coil, contacts) is not observed.
 #: Mechanical relays in USB modules switch within about 15 ms of the command's end.
 RELAY_DELAY_BOUND_S = 15e-3
-
-
-@dataclass(frozen=True)
-class Event:
-    name: str
-    t_s: float
-    source: str
-    uncertainty_s: float  # against the reference clock
-    detail: dict[str, Any] = field(default_factory=dict)
-    clock: str = ""  # the clock the time was read on ("analyzer", "printk", "host")
-    quant_s: float = 0.0  # its quantization (shared grid: differences stay within it)
-    own_s: float = 0.0  # its independent scatter
-    rate_u: float = 0.0  # relative rate error of its clock against the reference
-
-    def to_model(self) -> model.Event:
-        return model.Event(self.name, self.t_s, self.source, self.uncertainty_s, dict(self.detail))
 
 
 def interval_uncertainty(a: Event, b: Event) -> float:
@@ -96,15 +81,15 @@ def _settled(
     reads: Sequence[Chunk],
     baud: int,
     uart: UartBytes | None,
-    late: ReadLate,
+    late: ReadBound,
 ) -> HostMap:
     """The host map and the one pacing verdict it was fitted with. The first verdict
     grants the widest lead any adapter explains; the band then fitted may explain less,
     which can only turn a console unpaced: refit once with that verdict. A read the
     reader says was late explains that much more lead."""
-    pacing = assess_pacing(reads, baud, FIRST_SLACK_S + late.worst_s, uart)
+    pacing = assess_pacing(reads, baud, FIRST_SLACK_S + late.late_max_s, uart)
     host = fit_with(pacing)
-    slack = band_slack(host.high_s, host.low_s) + late.worst_s
+    slack = band_slack(host.high_s, host.low_s) + late.late_max_s
     refined = assess_pacing(reads, baud, slack, uart)
     if refined.verdict != pacing.verdict:
         host = fit_with(refined)
@@ -315,5 +300,5 @@ def _before_hook(ev: Event) -> Event:
     hi = ev.t_s + ev.uncertainty_s
     u = (hi - lo) / 2
     own = min(u, ev.own_s + (bound - DEFAULT_HOOK_BOUND_S) / 2 + HOOK_JITTER_S)
-    detail = {**ev.detail, "hook_bound_s": bound}
-    return dataclasses.replace(ev, t_s=(lo + hi) / 2, uncertainty_s=u, detail=detail, own_s=own)
+    extra = {**ev.extra, "hook_bound_s": bound}
+    return dataclasses.replace(ev, t_s=(lo + hi) / 2, uncertainty_s=u, extra=extra, own_s=own)

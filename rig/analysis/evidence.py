@@ -15,14 +15,9 @@ PANIC_BYTES = PANIC_TEXT.encode()
 _PANIC_RE = re.compile(re.escape(PANIC_TEXT) + r":?\s*(.*)$")
 
 
-def is_panic(text: str) -> bool:
-    """Is this console line the kernel's panic line?"""
-    return PANIC_TEXT in text
-
-
 def panic_reason(text: str) -> str | None:
     """The reason on the kernel's panic line (may be empty); None for any other line."""
-    m = _PANIC_RE.search(text) if is_panic(text) else None
+    m = _PANIC_RE.search(text) if PANIC_TEXT in text else None
     return m.group(1).strip() if m else None
 
 

@@ -16,9 +16,9 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from rig.analysis.lines import Line, kernel_backlog
-from rig.analysis.pacing import MAX_LATENCY_S, Pacing
-from rig.analysis.readlate import ReadLate
-from rig.model.clocks import HostFit
+from rig.analysis.pacing import MAX_LATENCY_S
+from rig.analysis.readlate import assumed
+from rig.model.clocks import HostFit, Pacing, ReadBound
 
 #: Without anchors (console-only runs) the adapter's latency is unknown; FTDI's default
 #: latency timer is 16 ms, so assume a band that wide.
@@ -57,7 +57,7 @@ class HostMap:
     least_s: float | None = None  # the least delay seen (low_s before widening)
     garbled: frozenset[int] = frozenset()  # lines whose printk stamp is out of order
     #: how late the host read: added to every uncertainty, not to the band
-    reads: ReadLate = field(default_factory=ReadLate)
+    reads: ReadBound = field(default_factory=assumed)
 
     @property
     def uncertainty_s(self) -> float:
@@ -70,7 +70,7 @@ class HostMap:
     def place(self, line: Line) -> tuple[float, float]:
         """Reference time of a line's first byte and its uncertainty."""
         b = self.bounds.get(line.index)
-        late = self.reads.early(line.index)
+        late = self.reads.lines.get(line.index, 0.0)
         if b is None:
             return self.to_ref(line.t_ns), self.uncertainty_s + late
         lo, hi = b
@@ -87,13 +87,13 @@ class HostMap:
             rejected=self.rejected,
             latencies_s=list(self.latencies_s),
             uncertainty_s=self.uncertainty_s,
-            pacing=self.pacing.to_model() if self.pacing else None,
+            pacing=self.pacing,
             queued_lines=self.queued,
             queue_max_s=self.queue_max_s,
             held_lines=self.held,
             late_lines=self.late,
             garbled_stamps=sorted(self.garbled),
-            reads=self.reads.to_model(),
+            reads=self.reads,
         )
 
 
@@ -319,7 +319,7 @@ def fit_lines(
     pacing: Pacing,
     char_s: float,
     produced_u: float,
-    reads: ReadLate,
+    reads: ReadBound,
 ) -> HostMap | None:
     """The band from lines with a known production (printk through its fit, or a tag at
     its GPIO edge) or emission (`exact`: the UART tap), then every line's bounds.

@@ -15,9 +15,10 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from rig.analysis.events import Event, Timebase, line_event
+from rig.analysis.events import Timebase, line_event
 from rig.analysis.lines import Line
 from rig.analysis.parsers.text import clean
+from rig.model.report import Event
 
 CALIBRATION = Path(__file__).with_name("landmarks.json")
 CALIBRATION_SCHEMA = "bootrig.landmarks/1"
@@ -155,7 +156,7 @@ def landmark_event(
     cal_u = off.uncertainty_s + extra
     e = line_event(lm.marker, line, tb)
     detail = {
-        **e.detail,
+        **e.extra,
         "landmark": lm.key,
         "landmark_source": e.source,
         "offset_s": offset,

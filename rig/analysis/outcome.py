@@ -8,7 +8,7 @@ that reached its UI are notes; `missing_marker` needs evidence that a hook faile
 
 from __future__ import annotations
 
-from rig.analysis.evidence import ConsoleRecord, is_panic
+from rig.analysis.evidence import PANIC_TEXT, ConsoleRecord
 from rig.analysis.lines import Line
 from rig.analysis.stages import Stage
 from rig.model import MarkerScan
@@ -52,7 +52,7 @@ def classify(
         return BootOutcome(Outcome.INVALID_ARTIFACTS)
     if has_capture and scan is not None and not scan.power_up:
         return BootOutcome(Outcome.NO_POWER_EDGE)
-    if any(is_panic(line.text) for line in lines):
+    if any(PANIC_TEXT in line.text for line in lines):
         return BootOutcome(Outcome.PANIC)
     if reset:
         return BootOutcome(Outcome.RESET)

@@ -10,12 +10,11 @@ and the console analysis read this one verdict (docs/analysis.md, "Console pacin
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
 from rig.model import Chunk
-from rig.model import clocks as model
+from rig.model.clocks import Pacing
 from rig.model.uart import UartBytes
 
 #: Beyond the latency band the host clock measured: the reader stamps a read after its
@@ -43,63 +42,29 @@ def char_time_s(baud: int) -> float:
     return BITS_PER_CHAR / baud if baud > 0 else 0.0
 
 
-@dataclass(frozen=True)
-class Pacing:
-    verdict: str  # "paced" | "unpaced" | "unknown" (no stretch busy enough to tell)
-    baud: int
-    bytes: int
-    wire_s: float  # what the baud rate needs for every byte
-    span_s: float  # first read to last read
-    deficit_s: float  # the most any stretch of bytes arrived ahead of the baud rate
-    slack_s: float  # how far ahead latency and late reads can explain
-    window: tuple[int, int] | None  # byte offsets of that stretch
-    #: the fastest stretch needing 3 slacks of wire time (bytes/s): near the line rate
-    #: on a paced console, far above it on an unpaced one
-    bytes_per_s: float | None = None
-    source: str = "reads"  # "reads" (host arrivals) | "uart" (the tapped line)
+def wire_char_s(p: Pacing) -> float:
+    """Character time per byte on the wire: none when the console is not paced.
+    Unknown pacing keeps it for subtracting console time from phases (a serial
+    line's bytes do take it), but claims no console cost from it."""
+    return char_time_s(p.baud) if p.verdict != "unpaced" else 0.0
 
-    @property
-    def paced(self) -> bool:
-        return self.verdict == "paced"
 
-    @property
-    def char_s(self) -> float:
-        """Character time per byte on the wire: none when the console is not paced.
-        Unknown pacing keeps it for subtracting console time from phases (a serial
-        line's bytes do take it), but claims no console cost from it."""
-        return char_time_s(self.baud) if self.verdict != "unpaced" else 0.0
-
-    def to_model(self) -> model.Pacing:
-        return model.Pacing(
-            verdict=self.verdict,
-            source=self.source,
-            baud=self.baud,
-            bytes=self.bytes,
-            wire_s=self.wire_s,
-            span_s=self.span_s,
-            deficit_s=self.deficit_s,
-            slack_s=self.slack_s,
-            window=list(self.window) if self.window else None,
-            bytes_per_s=self.bytes_per_s,
-            line_bytes_per_s=self.baud / 10 if self.baud > 0 else None,
+def pacing_note(p: Pacing) -> str | None:
+    if p.verdict == "unpaced" and p.window:
+        a, b = p.window
+        return (
+            f"console not paced at {p.baud} baud: bytes {a}-{b} arrived "
+            f"{p.deficit_s:.3f} s sooner than the baud rate allows (more than the "
+            f"{p.slack_s:.3f} s latency and late reads explain); no console cost is "
+            "claimed and no console time is subtracted from phases"
         )
-
-    def note(self) -> str | None:
-        if self.verdict == "unpaced" and self.window:
-            a, b = self.window
-            return (
-                f"console not paced at {self.baud} baud: bytes {a}-{b} arrived "
-                f"{self.deficit_s:.3f} s sooner than the baud rate allows (more than the "
-                f"{self.slack_s:.3f} s latency and late reads explain); no console cost is "
-                "claimed and no console time is subtracted from phases"
-            )
-        if self.verdict == "unknown" and self.bytes:
-            return (
-                f"console pacing unknown: no stretch of the {self.bytes} bytes was busy "
-                f"enough to show whether they took 10/{self.baud} s each; no console cost "
-                "is claimed"
-            )
-        return None
+    if p.verdict == "unknown" and p.bytes:
+        return (
+            f"console pacing unknown: no stretch of the {p.bytes} bytes was busy "
+            f"enough to show whether they took 10/{p.baud} s each; no console cost "
+            "is claimed"
+        )
+    return None
 
 
 def read_units(chunks: Sequence[Chunk]) -> tuple[np.ndarray, np.ndarray]:
@@ -172,7 +137,10 @@ def assess_pacing(
         ends = np.arange(1, len(uart.data) + 1, dtype=np.int64)
         t = uart.start.astype(np.float64) / uart.samplerate
         slack_s, source = 3 / uart.samplerate, "uart"
+    line_rate = baud / BITS_PER_CHAR if baud > 0 else None
     if baud <= 0 or len(t) < 2:
-        return Pacing("unknown", baud, n, wire, span, 0.0, slack_s, None, source=source)
+        return Pacing("unknown", source, baud, n, wire, span, 0.0, slack_s, None, None, line_rate)
     verdict, deficit, window, rate = _verdict(ends, t, baud, slack_s)
-    return Pacing(verdict, baud, n, wire, span, deficit, slack_s, window, rate, source)
+    return Pacing(
+        verdict, source, baud, n, wire, span, deficit, slack_s, list(window), rate, line_rate
+    )

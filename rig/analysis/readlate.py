@@ -7,8 +7,7 @@ earlier (docs/analysis.md, "The host clock"). Without the check: READ_JITTER_S.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 
 from rig.analysis.lines import Line
 from rig.model.clocks import ReadBound
@@ -19,34 +18,19 @@ from rig.model.run import RunConsoleReader
 READ_JITTER_S = 1e-3
 
 
-@dataclass(frozen=True)
-class ReadLate:
-    bound_s: float = READ_JITTER_S  # every read is late by at most this...
-    #: ...except these lines' (index -> late by at most): the reader woke late for them
-    lines: Mapping[int, float] = field(default_factory=dict)
-    measured: bool = False  # the bound is the reader's own, not assumed
-
-    def early(self, index: int) -> float:
-        """How much before its stamp a line's read may have been ready, beyond what every
-        read may be (the band holds that)."""
-        return self.lines.get(index, 0.0)
-
-    @property
-    def worst_s(self) -> float:
-        return max(self.lines.values(), default=0.0)
-
-    def to_model(self) -> ReadBound:
-        return ReadBound(self.bound_s, self.measured, sorted(self.lines), self.worst_s)
+def assumed() -> ReadBound:
+    """No reader's bound: READ_JITTER_S for every read."""
+    return ReadBound(READ_JITTER_S, False, [], 0.0)
 
 
-def read_late(reader: RunConsoleReader | None, lines: Sequence[Line]) -> ReadLate:
+def read_late(reader: RunConsoleReader | None, lines: Sequence[Line]) -> ReadBound:
     """The lines whose first byte came in a read stamped inside a held window, each
     with how late that read may be (the earliest window's start counts)."""
     if reader is None or reader.bound_s is None:
-        return ReadLate()
+        return assumed()
     hit: dict[int, float] = {}
     for ln in lines:
         froms = [a for a, until in reader.held if a < ln.t_ns <= until]
         if froms:
             hit[ln.index] = reader.probe_s + (ln.t_ns - min(froms)) / 1e9
-    return ReadLate(reader.bound_s, hit, True)
+    return ReadBound(reader.bound_s, True, sorted(hit), max(hit.values(), default=0.0), hit)

@@ -1,4 +1,4 @@
-"""Assemble the BootReport (report.json, schema bootrig.report/1) from analyzed parts."""
+"""Assemble the `Report` (report.json, schema bootrig.report/1) from analyzed parts."""
 
 from __future__ import annotations
 
@@ -139,7 +139,7 @@ def build_report(
         power_to_ui_s=total,
         power_to_ui_uncertainty_s=total_u,
         stages=[s.to_model() for s in stages],
-        events=[e.to_model() for e in sorted(events, key=lambda e: (e.t_s, e.name))],
+        events=sorted(events, key=lambda e: (e.t_s, e.name)),
         time_base=time_base,
         clocks=Clocks(tb.host.to_model(), tb.printk.to_model() if tb.printk else None),
         console=ConsoleSummary(

@@ -11,20 +11,19 @@ from rig.analysis.parsers.app import AppEvent
 from rig.analysis.parsers.kernel import KernelLog
 from rig.analysis.parsers.systemd import SystemdLog
 from rig.analysis.parsers.uboot import WORK_KINDS, UBootLog
-from rig.analysis.phases.phase import Phase
-from rig.analysis.timing import at
 from rig.model import sections as m
+from rig.model.sections import Phase
 
 P = TypeVar("P", bound=m.Point)
 
 
 def _point(cls: type[P], lines: Sequence[Line], i: int, tb: Timebase, *extra: Any) -> P:
-    w = at(lines[i], tb)
+    w = line_event("", lines[i], tb)
     return cls(i, w.t_s, w.source, *extra)
 
 
-def _phases(phases: Sequence[Phase], *kinds: str) -> list[m.Phase]:
-    return [p.to_model() for p in phases if p.kind in kinds]
+def _phases(phases: Sequence[Phase], *kinds: str) -> list[Phase]:
+    return [p for p in phases if p.kind in kinds]
 
 
 def uboot_section(
@@ -43,22 +42,9 @@ def uboot_section(
         autoboot=_point(m.Autoboot, lines, ab.line, tb, ab.bootdelay, list(ab.counts), measured)
         if ab
         else None,
-        images=[
-            m.Image(
-                im.line, im.format, im.part, im.address, im.size_bytes, im.compression, im.fields
-            )
-            for im in u.images
-        ],
+        images=list(u.images),
         steps=_phases(phases, *WORK_KINDS),
-        bootstage=[
-            m.Bootstage(
-                r.line,
-                r.records,
-                [m.BootstageRow(x.stage, x.mark_us / 1e6, x.elapsed_us / 1e6) for x in r.rows],
-                [m.BootstageTotal(x.stage, x.total_us / 1e6) for x in r.accumulated],
-            )
-            for r in u.bootstage
-        ],
+        bootstage=list(u.bootstage),
         starting_kernel=_point(m.Point, lines, u.starting_kernel, tb)
         if u.starting_kernel is not None
         else None,
@@ -79,7 +65,7 @@ def kernel_section(
     mount_at = (mount.fstype, mount.device, mount.readonly) if mount else ()
     return m.KernelSection(
         version=k.version.value if k.version else None,
-        cmdline=m.Cmdline(k.cmdline.line, k.cmdline.text, k.cmdline.args) if k.cmdline else None,
+        cmdline=k.cmdline,
         calibrate_delay=_phases(phases, "calibrate_delay"),
         root_waits=_phases(phases, "rootwait", "rootdelay"),
         usb=_phases(phases, "usb_enumeration"),
@@ -89,7 +75,7 @@ def kernel_section(
         else None,
         run_init=_point(m.RunInit, lines, init.line, tb, init.value) if init else None,
         async_waits=waits,
-        module_notes=[m.ModuleNote(n.line, n.value) for n in k.module_notes],
+        module_notes=list(k.module_notes),
         panic=_point(m.Panic, lines, panic.line, tb, panic.value) if panic else None,
     )
 
@@ -108,7 +94,7 @@ def systemd_section(
             for u in sd.units
             if u.verb == "Reached target"
         ],
-        target_times=[m.TargetTime(t.line, t.target, t.seconds) for t in sd.targets],
+        target_times=list(sd.targets),
         units=_phases(phases, "unit"),
         failed=[
             _point(m.FailedUnit, lines, u.line, tb, u.unit, u.unit_id)
@@ -123,5 +109,5 @@ def app_events(lines: Sequence[Line], events: Sequence[AppEvent], tb: Timebase) 
     for ev in events:
         e = line_event(ev.name, lines[ev.line], tb)
         out.append(m.AppEvent(e.name, e.t_s, e.source, e.uncertainty_s, ev.line,
-                              e.detail["text"], ev.groups))  # fmt: skip
+                              e.extra["text"], ev.groups))  # fmt: skip
     return out

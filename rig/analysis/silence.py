@@ -13,15 +13,13 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from rig.analysis.events import Timebase, line_event
-from rig.analysis.initcalls import Initcall
 from rig.analysis.lines import Line
 from rig.analysis.parsers.console import ConsoleParse
 from rig.analysis.parsers.text import clean
-from rig.analysis.phases.phase import Phase
-from rig.analysis.timing import at as line_at
 from rig.analysis.wire import ByteClock
 from rig.model import report as model
-from rig.model.sections import AsyncWait
+from rig.model.report import Initcall
+from rig.model.sections import AsyncWait, Phase
 
 
 @dataclass(frozen=True)
@@ -59,7 +57,7 @@ def _between(
         d = b.printk_ts - a.printk_ts - wire
         # The length is the kernel clock's; its place is on the reference, as a phase's
         # (without a printk fit, the host's arrival), never a bare printk time.
-        end = line_at(b, tb)
+        end = line_event("", b, tb)
         u = 2e-6 if tb.printk is None else 2e-6 + 2 * tb.printk.scatter
         return Silence(i, False, b.offset, end.t_s - max(d, 0.0), max(d, 0.0), "printk", u)
     if (a.printk_ts is None) != (b.printk_ts is None):
@@ -127,7 +125,9 @@ def coverage(
 ) -> Coverage:
     spans = [p.offsets for p in phases if p.offsets is not None]
     spans += [
-        (lines[c.call.line].offset, lines[c.ret.line].offset) for c in calls if c.call and c.ret
+        (lines[c.line].offset, lines[c.end_line].offset)
+        for c in calls
+        if c.line is not None and c.end_line is not None
     ]
     timed = [(lines[p.line].offset, p.duration_s) for p in phases
              if p.source == "uboot" and p.kind != "bootstage"]  # fmt: skip

@@ -8,11 +8,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from rig.analysis.events import Event, Timebase, interval_uncertainty, line_event
+from rig.analysis.events import Timebase, interval_uncertainty, line_event
 from rig.analysis.landmarks import LANDMARKS, landmark_events, load_calibration
 from rig.analysis.lines import Line
 from rig.analysis.visibility import LAYERS, Visibility, visibility
 from rig.model import report as model
+from rig.model.report import Event
 from rig.model.stagespec import Boundary, StageSpec
 
 INITRAMFS = "no root mount (initramfs)"
@@ -64,7 +65,7 @@ class Stage:
 def _boundary(ev: Event | None) -> model.Boundary | None:
     if ev is None:
         return None
-    return model.Boundary(ev.name, ev.source, ev.uncertainty_s, ev.detail.get("landmark"))
+    return model.Boundary(ev.name, ev.source, ev.uncertainty_s, ev.extra.get("landmark"))
 
 
 def _pattern_event(pattern: str, lines: list[Line], tb: Timebase) -> Event | None:
@@ -134,12 +135,12 @@ class _Resolver:
         return Resolution(None, "unseen", None, broken, broken)
 
     def _landmark_note(self, marker: str, ev: Event) -> str:
-        key = ev.detail["landmark"]
+        key = ev.extra["landmark"]
         lm = next(x for x in LANDMARKS if x.key == key)
         off = self.cal.offsets[key]
         return (
             f"{marker}: no GPIO edge and no tag, so {lm.message} stands in ({lm.when}; "
-            f"{_ms(ev.detail['offset_s'])} from the hook, ± {_ms(ev.uncertainty_s)} with the "
+            f"{_ms(ev.extra['offset_s'])} from the hook, ± {_ms(ev.uncertainty_s)} with the "
             f"offset's spread calibrated on {self.cal.target_of(key)}, {off.n} boots)"
         )
 

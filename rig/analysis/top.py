@@ -7,10 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rig.analysis.initcalls import Initcall
-from rig.analysis.phases.phase import Phase
-from rig.model.report import Silence, TopItem
-from rig.model.sections import AsyncWait, ModuleTime
+from rig.model.report import Initcall, Silence, TopItem
+from rig.model.sections import AsyncWait, ModuleTime, Phase
 
 
 def initcall_s(c: Initcall) -> float | None:
@@ -32,10 +30,9 @@ def top_table(
     unattributed: Sequence[Silence] = (),
 ) -> list[TopItem]:
     rows = [
-        (c.rec.function, "initcall", "kernel", d, c.start.t_s, c.start.source,
-         c.call.line if c.call else None)
+        (c.function, "initcall", "kernel", d, c.start_s, c.source, c.line)
         for c in calls
-        if c.rec.module is None and (d := initcall_s(c))
+        if c.module is None and (d := initcall_s(c))
     ]  # fmt: skip
     rows += [
         (m.module, "module", "kernel", m.duration_s, m.start_s, m.source, None)

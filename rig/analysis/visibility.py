@@ -10,9 +10,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from rig.analysis.events import Event
 from rig.analysis.lines import Line
 from rig.analysis.parsers.text import clean
+from rig.model.report import Event
 
 LAYERS = {
     "bootm": "bootloader",

@@ -1,14 +1,8 @@
 """Time and energy budgets per board and variant: `config/budgets.toml` as parsed
 (`BudgetFile`, by `rig.config.budgets`) and the budgets of one board and variant (`Budgets`),
-which Robot's budget keywords, `rig soak` and the Grafana dashboards all read.
-
-The rule, Robot's since the file had variants: a board's table gives the budgets of all
-its variants; `[boards.<b>.variants.<v>]` changes them for variant v only, key by key.
-Its `power_to_ui_s` replaces the board's; its `stages` and `energy` replace the board's
-stage by stage (a stage it does not name keeps the board's budget); its
-`percentiles.<q>` likewise, per percentile and key (a percentile only one of them has is
-kept). A variant the file does not name has the board's budgets. Nothing is removed by a
-variant: a budget cannot be unset, only changed.
+which Robot's budget keywords, `rig soak` and the Grafana dashboards all read. A variant's
+table changes the board's key by key and never removes a budget (the rule: docs/robot.md,
+"Board and variant").
 """
 
 from __future__ import annotations
@@ -58,7 +52,7 @@ class BoardBudgets:
 
 @dataclass(frozen=True)
 class Budgets:
-    """The budgets of one board and variant, resolved by the rule above."""
+    """The budgets of one board and variant, the variant's table applied."""
 
     path: Path
     board: str

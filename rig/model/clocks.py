@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rig.model.codec import JSONObject, opt, rest
+from rig.model.codec import JSONObject, internal, opt, rest
 
 
 @dataclass
@@ -42,28 +42,37 @@ class PrintkFit:
 class Pacing:
     """Whether the console's bytes took their wire time (docs/analysis.md)."""
 
-    verdict: str  # paced | unpaced | unknown
-    source: str  # reads | uart
+    verdict: str  # paced | unpaced | unknown (no stretch busy enough to tell)
+    source: str  # reads (host arrivals) | uart (the tapped line)
     baud: int
     bytes: int
-    wire_s: float
-    span_s: float
-    deficit_s: float
-    slack_s: float
-    window: list[int] | None
+    wire_s: float  # what the baud rate needs for every byte
+    span_s: float  # first read to last read
+    deficit_s: float  # the most any stretch of bytes arrived ahead of the baud rate
+    slack_s: float  # how far ahead latency and late reads can explain
+    window: list[int] | None  # byte offsets of that stretch
+    #: the fastest stretch needing 3 slacks of wire time (bytes/s): near the line rate
+    #: on a paced console, far above it on an unpaced one
     bytes_per_s: float | None
     line_bytes_per_s: float | None
     extra: JSONObject = rest()
 
+    @property
+    def paced(self) -> bool:
+        return self.verdict == "paced"
+
 
 @dataclass
 class ReadBound:
-    """How late the host read the console (run.json `console_reader`, or assumed)."""
+    """How late the host read the console (run.json `console_reader`, or assumed): every
+    read by at most `bound_s`, except the late lines', each by at most its `lines` entry
+    (the reader woke late for them)."""
 
     bound_s: float
-    measured: bool
+    measured: bool  # the bound is the reader's own, not assumed
     late_lines: list[int]
     late_max_s: float
+    lines: dict[int, float] = internal(factory=dict)  # late line -> late by at most
 
 
 @dataclass
@@ -113,7 +122,9 @@ class UartTapFailed:
 
 @dataclass
 class PowerClock:
-    """How a supply's readings were placed on the reference clock (docs/power.md)."""
+    """How a supply's readings were placed on the reference clock (docs/power.md):
+    reference seconds = (host ns - zero_ns) / 1e9, good to `uncertainty_s`."""
 
     source: str  # host | console | power_edge | console+power_edge
     uncertainty_s: float
+    zero_ns: float = internal(0.0)

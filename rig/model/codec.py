@@ -4,6 +4,7 @@ the JSON must hold, and a mismatch names the key (`stages[2].duration_s`).
 Rules a model class follows (rig/model/run.py, rig/model/report.py):
 - a field's JSON key is its name; `opt()` fields are left out of the JSON while None
   (keys that appear only when there is something to say, such as a stage's energy);
+- an `internal()` field is the analysis's own: neither written nor read;
 - `rest()` collects the keys the class does not know, and writes them back after its
   own: a report from a newer rig read by this one loses nothing;
 - numbers keep the JSON's own type (an int stays an int), so reading and writing a
@@ -16,6 +17,7 @@ import json
 import math
 import types
 import typing
+from collections.abc import Callable
 from dataclasses import MISSING, Field, field, fields, is_dataclass
 from enum import Enum
 from functools import cache
@@ -28,21 +30,26 @@ T = TypeVar("T")
 JSONObject = dict[str, Any]
 
 
-def opt(default: Any = None, *, minimum: float | None = None) -> Any:
+def opt(*, minimum: float | None = None) -> Any:
     """A field left out of the JSON while it is None."""
-    return field(default=default, metadata={"omit_none": True, "minimum": minimum})
+    return field(default=None, metadata={"omit_none": True, "minimum": minimum})
 
 
-def key(name: str, default: Any = None) -> Any:
+def key(name: str) -> Any:
     """A field whose JSON key is not a Python name (`return`)."""
-    return field(default=default, metadata={"key": name})
+    return field(default=None, metadata={"key": name})
 
 
-def num(default: Any = MISSING, *, minimum: float) -> Any:
-    """A number that cannot be below `minimum` and still mean something."""
-    if default is MISSING:
-        return field(metadata={"minimum": minimum})
-    return field(default=default, metadata={"minimum": minimum})
+def num(*, minimum: float) -> Any:
+    """A required number that cannot be below `minimum` and still mean something."""
+    return field(metadata={"minimum": minimum})
+
+
+def internal(default: Any = None, *, factory: Callable[[], Any] | None = None) -> Any:
+    """Analysis-side data the JSON does not hold (a phase's byte offsets)."""
+    if factory is not None:
+        return field(default_factory=factory, compare=False, metadata={"internal": True})
+    return field(default=default, compare=False, metadata={"internal": True})
 
 
 def rest() -> Any:
@@ -59,7 +66,7 @@ def dump(obj: Any) -> Any:
             v = getattr(obj, f.name)
             if f.metadata.get("rest"):
                 extra = v
-            elif not (v is None and f.metadata.get("omit_none")):
+            elif not (f.metadata.get("internal") or (v is None and f.metadata.get("omit_none"))):
                 out[f.metadata.get("key", f.name)] = dump(v)
         for k, v in extra.items():
             out.setdefault(k, v)
@@ -87,6 +94,8 @@ def load(cls: type[T], obj: Any, where: str = "") -> T:
     for f in fields(cls):  # type: ignore[arg-type]
         if f.metadata.get("rest"):
             rest_field = f
+            continue
+        if f.metadata.get("internal"):
             continue
         name = f.metadata.get("key", f.name)
         known.add(name)

@@ -18,13 +18,10 @@ class AppPattern:
     regex: re.Pattern[str]
 
 
-def compile_patterns(specs: Iterable[Mapping[str, str] | AppPattern]) -> list[AppPattern]:
+def compile_patterns(specs: Iterable[Mapping[str, str]]) -> list[AppPattern]:
     """`[{name, regex}, ...]` -> patterns; a bad regex is an error naming the pattern."""
     out: list[AppPattern] = []
     for spec in specs:
-        if isinstance(spec, AppPattern):
-            out.append(spec)
-            continue
         name, regex = spec.get("name"), spec.get("regex")
         if not name or regex is None:
             raise ValueError(f"app event pattern {dict(spec)!r}: expected keys 'name' and 'regex'")
@@ -64,9 +61,7 @@ class AnalysisOptions:
         if isinstance(top_n, bool) or not isinstance(top_n, int) or top_n < 1:
             raise InputError(f"key '{where}.top_n': expected an integer >= 1, found {top_n!r}")
         events = m.get("app_events", ())
-        if not isinstance(events, list | tuple) or not all(
-            isinstance(e, Mapping | AppPattern) for e in events
-        ):
+        if not isinstance(events, list | tuple) or not all(isinstance(e, Mapping) for e in events):
             raise InputError(f"key '{where}.app_events': expected an array of {{name, regex}}")
         try:
             patterns = tuple(compile_patterns(events))

@@ -15,7 +15,7 @@ from typing import Any
 from rig import names
 from rig.errors import ArtifactError
 from rig.model.clocks import Clocks, Pacing, PowerClock, UartTap, UartTapFailed
-from rig.model.codec import JSONObject, dump, key, load, opt, rest
+from rig.model.codec import JSONObject, dump, internal, key, load, opt, rest
 from rig.model.sections import (
     AppEvent,
     KernelSection,
@@ -70,13 +70,19 @@ class Stage:
 @dataclass
 class Event:
     """A marker edge or console anchor; `extra` holds what its source adds (`sample`,
-    `line`, `text`, `landmark`, ...)."""
+    `line`, `text`, `landmark`, ...). The analysis also keeps the clock it was read on and
+    splits its uncertainty into what that clock shares between events and what is its
+    own, so a stage between two events on one clock is not charged twice."""
 
     name: str
     t_s: float
     source: str
-    uncertainty_s: float | None = None
+    uncertainty_s: float | None = None  # against the reference clock
     extra: JSONObject = rest()
+    clock: str = internal("")  # "analyzer", "printk", "host", "command"
+    quant_s: float = internal(0.0)  # its quantization (shared grid: differences stay within it)
+    own_s: float = internal(0.0)  # its independent scatter
+    rate_u: float = internal(0.0)  # relative rate error of its clock against the reference
 
 
 @dataclass
@@ -162,7 +168,9 @@ class Advisory:
     rule: str
     title: str
     gain_s: float | None = None
-    gain_kind: str | None = None  # measured | estimated | bound
+    #: "measured": this boot spent exactly that; "estimate": computed from counts (bytes
+    #: x character time); "upper_bound": the most it could give (the work may be needed).
+    gain_kind: str | None = None
     evidence: list[Evidence] = field(default_factory=list)
     evidence_s: float | None = opt()  # the time the evidence itself shows (basis says how)
     basis: str | None = opt()  # what evidence_s is, in words

@@ -8,6 +8,7 @@ the file itself. The keys are the contract's; the ones this rig does not know ar
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -31,6 +32,7 @@ class RunState(StrEnum):
 #: The first rig version that writes `state`: a run.json from an earlier rig (its
 #: `rig_version` is older) said "unfinished" by lacking `completed_utc` instead.
 STATE_SINCE = (0, 2, 0)
+_NUMBERS = re.compile(r"[0-9]+(?:\.[0-9]+)*")
 
 
 @dataclass
@@ -214,12 +216,5 @@ class Run:
 
 def _version(text: str) -> tuple[int, ...]:
     """ "0.1.0" -> (0, 1, 0); a part that is not a number ends it ("0.2.0.dev1" -> 0.2.0)."""
-    out = []
-    for part in text.split("."):
-        digits = part[: len(part) - len(part.lstrip("0123456789"))] if part else ""
-        if not digits:
-            break
-        out.append(int(digits))
-        if len(digits) != len(part):
-            break
-    return tuple(out)
+    m = _NUMBERS.match(text)
+    return tuple(int(x) for x in m.group(0).split(".")) if m else ()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rig.model.codec import JSONObject, rest
+from rig.model.codec import JSONObject, internal, rest
 
 
 @dataclass
@@ -21,10 +21,12 @@ class Phase:
     start_s: float | None
     duration_s: float  # the work
     observed_s: float | None  # between its two pieces of evidence, console time included
-    bound: str  # measured | upper_bound
-    source: str
+    bound: str  # measured (the evidence brackets the work) | upper_bound (it brackets more)
+    source: str  # printk | host | uart | ... | uboot (U-Boot's own timer)
     uncertainty_s: float | None
     detail: JSONObject = rest()
+    #: Byte offsets (a, b) of its evidence: the silences between them are this phase's.
+    offsets: tuple[int, int] | None = internal()
 
 
 @dataclass
@@ -61,23 +63,26 @@ class Image:
 
 @dataclass
 class BootstageRow:
-    stage: str
-    mark_s: float
-    elapsed_s: float
+    stage: str  # "" when U-Boot had no name for the record
+    mark_s: float  # since reset
+    elapsed_s: float  # since the previous mark
+    line: int = internal(0)
 
 
 @dataclass
 class BootstageTotal:
+    """A repeated stage's total (driver model, ...)."""
+
     stage: str
     total_s: float
 
 
 @dataclass
 class Bootstage:
-    """U-Boot's CONFIG_BOOTSTAGE_REPORT table, on its own timer."""
+    """U-Boot's CONFIG_BOOTSTAGE_REPORT table, on its own timer; `line`: its header."""
 
     line: int
-    records: int | None
+    records: int | None  # as the header declares it (newer U-Boot only)
     rows: list[BootstageRow]
     accumulated: list[BootstageTotal]
 

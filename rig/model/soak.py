@@ -1,9 +1,8 @@
 """The soak journal's records: what each line of journal.jsonl holds (docs/soak.md).
 
-A line is one JSON object whose `type` says which record it is: the `header` (line 1),
-one `cycle` per power cycle, `interrupted` (a cycle Ctrl-C cut short), `resume` and
-`end`. `record_from_json` reads a line's object into its class; a `type` this rig does
-not know is kept whole (`OtherRecord`), so a journal a newer rig extended still reads.
+A line is one JSON object whose `type` chooses its record class (`record_from_json`); a
+`type` this rig does not know is kept whole (`OtherRecord`), so a journal a newer rig
+extended still reads.
 
 docs/soak.md is a contract for outside tools, so `dump(record)` gives back the line the
 rig wrote, key for key: a key the writer always writes, null or not, is a plain field
@@ -131,11 +130,7 @@ class OtherRecord:
 Record = HeaderRecord | CycleRecord | InterruptedRecord | ResumeRecord | EndRecord | OtherRecord
 
 KINDS: dict[str, type[Any]] = {
-    HEADER: HeaderRecord,
-    CYCLE: CycleRecord,
-    INTERRUPTED: InterruptedRecord,
-    RESUME: ResumeRecord,
-    END: EndRecord,
+    k.type: k for k in (HeaderRecord, CycleRecord, InterruptedRecord, ResumeRecord, EndRecord)
 }
 
 

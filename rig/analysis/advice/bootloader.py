@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from rig.analysis.advice.context import Advisory, Context, from_phases, ms
+from rig.analysis.advice.context import Context, from_phases, ms
+from rig.model.report import Advisory
 
 
 def _rate(size: int | None, seconds: float) -> str:

@@ -6,10 +6,11 @@ console shown to be paced (docs/analysis.md, "Advisor").
 
 from __future__ import annotations
 
-from rig.analysis.advice.context import Advisory, Context, ms
+from rig.analysis.advice.context import Context, ms
 from rig.analysis.parsers.initcall import InitcallLine
 from rig.analysis.parsers.text import console_bytes
 from rig.analysis.wire import console_busy
+from rig.model.report import Advisory
 
 _BASIS = "time over which the reads carrying these bytes arrived"
 
@@ -38,7 +39,7 @@ def _paced(ctx: Context) -> bool:
 
 def console_output(ctx: Context) -> list[Advisory]:
     cmd = ctx.parsed.kernel.cmdline
-    if not _paced(ctx) or (cmd is not None and cmd.has("quiet")):
+    if not _paced(ctx) or (cmd is not None and "quiet" in cmd.args):
         return []
     kernel = _kernel_lines(ctx)
     status = _status_lines(ctx)
@@ -64,11 +65,13 @@ def console_output(ctx: Context) -> list[Advisory]:
             "console_output",
             f"Console output costs {ms(gain)} at {ctx.baud} baud",
             gain,
+            "estimate",
             ctx.evidence(cmd.line if cmd else None, kernel[0] if kernel else None),
+            busy.observed_s,
+            _BASIS,
             f"Add `quiet` to the kernel command line: {nbytes['kernel']} kernel bytes and "
             f"{nbytes['systemd_status']} systemd status bytes at {ctx.char_s * 1e6:.1f} us "
             f"each stay off the serial line (logs remain in dmesg and the journal).{note}",
-            "estimate",
             {
                 "baud": ctx.baud,
                 "char_s": ctx.char_s,
@@ -83,8 +86,6 @@ def console_output(ctx: Context) -> list[Advisory]:
                 "observed_s": busy.observed_s,
                 "pacing": ctx.pacing.verdict,
             },
-            busy.observed_s,
-            _BASIS,
         )
     ]
 
@@ -103,10 +104,12 @@ def uboot_console(ctx: Context) -> list[Advisory]:
             "uboot_console",
             f"U-Boot prints {n} bytes: {ms(busy.busy_s)} at {ctx.baud} baud",
             busy.busy_s,
+            "estimate",
             ctx.evidence(0, end),
+            busy.observed_s,
+            _BASIS,
             "Build U-Boot with CONFIG_SILENT_CONSOLE and `setenv silent 1` (keep a way to "
             "get the console back for development).",
-            "estimate",
             {
                 "bytes": n,
                 "baud": ctx.baud,
@@ -114,7 +117,5 @@ def uboot_console(ctx: Context) -> list[Advisory]:
                 "observed_s": busy.observed_s,
                 "pacing": ctx.pacing.verdict,
             },
-            busy.observed_s,
-            _BASIS,
         )
     ]

@@ -1,44 +1,20 @@
-"""What a rule sees (`Context`) and what it returns (`Advisory`)."""
+"""What a rule sees (`Context`); it returns the report's `Advisory` rows."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from rig.analysis.events import Timebase
-from rig.analysis.initcalls import Initcall
+from rig.analysis.events import Timebase, line_event
 from rig.analysis.lines import Line
-from rig.analysis.pacing import Pacing
+from rig.analysis.pacing import wire_char_s
 from rig.analysis.parsers.console import ConsoleParse
-from rig.analysis.phases.phase import Phase
-from rig.analysis.timing import evidence
 from rig.model import Chunk
-from rig.model import report as model
+from rig.model.clocks import Pacing
 from rig.model.options import AnalysisOptions
-
-
-@dataclass(frozen=True)
-class Advisory:
-    rule: str
-    title: str
-    gain_s: float
-    evidence: list[model.Evidence]  # the console lines it rests on
-    advice: str
-    # "measured": this boot spent exactly that; "estimate": computed from counts (bytes x
-    # character time); "upper_bound": the most it could give (the work may be needed).
-    gain_kind: str = "measured"
-    detail: dict[str, Any] = field(default_factory=dict)
-    #: The measured time the gain comes from (the span between its evidence, the kernel's
-    #: own measure, the time the console bytes took): the gain never exceeds it.
-    evidence_s: float = 0.0
-    basis: str = ""  # what evidence_s is, in words
-
-    def to_model(self) -> model.Advisory:
-        return model.Advisory(
-            self.rule, self.title, self.gain_s, self.gain_kind, self.evidence, self.evidence_s,
-            self.basis, self.advice, self.detail,
-        )  # fmt: skip
+from rig.model.report import Advisory, Evidence, Initcall
+from rig.model.sections import Phase
 
 
 @dataclass(frozen=True)
@@ -57,10 +33,16 @@ class Context:
     def char_s(self) -> float:
         """One character on the wire at 8N1 (start bit, 8 data bits, stop bit); none
         when the bytes arrived faster than that: the console was not paced."""
-        return self.pacing.char_s
+        return wire_char_s(self.pacing)
 
-    def evidence(self, *indices: int | None) -> list[model.Evidence]:
-        return [evidence(self.lines, i, self.tb) for i in indices if i is not None]
+    def evidence(self, *indices: int | None) -> list[Evidence]:
+        """The console lines an advisory rests on: index, text, reference time."""
+        out = []
+        for i in indices:
+            if i is not None:
+                w = line_event("", self.lines[i], self.tb)
+                out.append(Evidence(i, self.lines[i].text[:200], w.t_s, w.source))
+        return out
 
     def phases_of(self, *kinds: str) -> list[Phase]:
         return [p for p in self.phases if p.kind in kinds]
@@ -97,11 +79,11 @@ def from_phases(
             rule,
             title(gain),
             gain,
-            ctx.evidence(*lines),
-            advice,
             kind,
-            detail or {},
+            ctx.evidence(*lines),
             observed,
             f"time between the evidence bytes ({', '.join(sources)}), console time included",
+            advice,
+            detail or {},
         )
     ]

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from rig.analysis.advice.context import Advisory, Context, from_phases, ms
-from rig.analysis.initcalls import Initcall
+from rig.analysis.advice.context import Context, from_phases, ms
 from rig.analysis.top import initcall_s
+from rig.model.report import Advisory, Initcall
 
 
 def calibrate_delay(ctx: Context) -> list[Advisory]:
@@ -47,9 +47,9 @@ def _module_advice(module: str) -> str:
 def _console_inside(ctx: Context, c: Initcall) -> float | None:
     """UART time of the lines printed between the call and its return: with a synchronous
     console (2.6-era), part of what the kernel measured is its own chatter."""
-    if c.call is None or c.ret is None:
+    if c.line is None or c.end_line is None:
         return None
-    return (ctx.lines[c.ret.line].offset - ctx.lines[c.call.line + 1].offset) * ctx.char_s
+    return (ctx.lines[c.end_line].offset - ctx.lines[c.line + 1].offset) * ctx.char_s
 
 
 def slow_initcalls(ctx: Context) -> list[Advisory]:
@@ -62,11 +62,10 @@ def slow_initcalls(ctx: Context) -> list[Advisory]:
         d = initcall_s(c)
         if d is None or d < limit:
             continue
-        r = c.rec
-        what = f"{r.function} [{r.module}]" if r.module else r.function
-        if r.module:
-            advice, kind = _module_advice(r.module), "upper_bound"
-        elif r.cookie is not None:
+        what = f"{c.function} [{c.module}]" if c.module else c.function
+        if c.module:
+            advice, kind = _module_advice(c.module), "upper_bound"
+        elif c.async_cookie is not None:
             advice, kind = _ASYNC, "upper_bound"
         else:
             advice, kind = _BUILTIN, "measured"
@@ -76,20 +75,20 @@ def slow_initcalls(ctx: Context) -> list[Advisory]:
                 "slow_initcall",
                 f"initcall {what} takes {ms(d)}",
                 d,
-                ctx.evidence(c.call.line if c.call else None, c.ret.line if c.ret else None),
-                advice,
                 kind,
-                {
-                    "threshold_s": limit,
-                    "return": c.ret.ret if c.ret else None,
-                    "usecs_s": usecs,
-                    "printk_span_s": c.printk_span_s,
-                    "console_s": _console_inside(ctx, c),
-                },
+                ctx.evidence(c.line, c.end_line),
                 c.printk_span_s if c.printk_span_s is not None else d,
                 "printk span from the calling line to the return line"
                 if c.printk_span_s is not None
                 else "the kernel's `after N usecs` (no calling line to bound it)",
+                advice,
+                {
+                    "threshold_s": limit,
+                    "return": c.return_code,
+                    "usecs_s": usecs,
+                    "printk_span_s": c.printk_span_s,
+                    "console_s": _console_inside(ctx, c),
+                },
             )
         )
     return out

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import re
 
-from rig.analysis.advice.context import Advisory, Context, from_phases, ms
+from rig.analysis.advice.context import Context, from_phases, ms
 from rig.analysis.top import initcall_s
+from rig.model.report import Advisory
 
 # Host controller and USB core initcalls (names and modules of the usual suspects).
 _USB = re.compile(r"usb|[eoux]hci|hcd|hdrc|r8a66597|musb|dwc[23]|hub_init", re.IGNORECASE)
@@ -29,7 +30,7 @@ def usb_kernel(ctx: Context) -> list[Advisory]:
     calls = [
         (c, d)
         for c in ctx.initcalls
-        if (d := initcall_s(c)) and (_USB.search(c.rec.name) or _USB.search(c.rec.module or ""))
+        if (d := initcall_s(c)) and (_USB.search(c.name) or _USB.search(c.module or ""))
     ]
     spans = ctx.phases_of("usb_enumeration")
     if not calls and not spans:
@@ -42,25 +43,25 @@ def usb_kernel(ctx: Context) -> list[Advisory]:
         gain, kind = longest.duration_s, "upper_bound"
         evidence_s = longest.observed_s or gain
         basis = "the longest enumeration, its first line to its last"
-    lines = [c.call.line for c, _ in calls if c.call] + [p.line for p in spans]
+    lines = [c.line for c, _ in calls if c.line is not None] + [p.line for p in spans]
     return [
         Advisory(
             "usb_probe",
             f"USB probing in the kernel: {ms(gain)}",
             gain,
+            kind,
             ctx.evidence(*sorted(lines)[:20]),
+            evidence_s,
+            basis,
             "Build the USB host and class drivers as modules and load them after the UI "
             "(unless the UI needs an input device on USB); avoid usb-storage delay_use "
             "(usb-storage.delay_use=0 or 1).",
-            kind,
             {
-                "initcalls": {c.rec.name: d for c, d in calls},
+                "initcalls": {c.name: d for c, d in calls},
                 "enumerations": [
                     {"name": p.name, "start_s": p.start_s, "duration_s": p.duration_s}
                     for p in spans
                 ],
             },
-            evidence_s,
-            basis,
         )
     ]

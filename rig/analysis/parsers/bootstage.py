@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from rig.analysis.lines import Line
 from rig.analysis.parsers.text import clean
+from rig.model.sections import Bootstage, BootstageRow, BootstageTotal
 
 _HEADER = re.compile(r"Timer summary in microseconds(?: \((\d+) records\))?:")
 _COLUMNS = re.compile(r"^\s*Mark\s+Elapsed\s+Stage\s*$")
@@ -29,36 +29,13 @@ _ACCUM_HEADER = re.compile(r"^\s*Accumulated time:\s*$")
 _ACCUM_ROW = re.compile(rf"^\s+{_NUM}(?:  (.*?))?\s*$")
 
 
-@dataclass(frozen=True)
-class BootstageRow:
-    line: int
-    mark_us: int
-    elapsed_us: int
-    stage: str  # "" when U-Boot had no name for the record
+def _s(text: str) -> float:
+    return int(text.replace(",", "")) / 1e6
 
 
-@dataclass(frozen=True)
-class BootstageAccum:
-    line: int
-    total_us: int
-    stage: str
-
-
-@dataclass(frozen=True)
-class BootstageReport:
-    line: int  # the "Timer summary" line
-    records: int | None  # as declared in the header (newer U-Boot only)
-    rows: tuple[BootstageRow, ...]
-    accumulated: tuple[BootstageAccum, ...]
-
-
-def _us(text: str) -> int:
-    return int(text.replace(",", ""))
-
-
-def _table(texts: Sequence[str], start: int, records: int | None) -> BootstageReport:
+def _table(texts: Sequence[str], start: int, records: int | None) -> Bootstage:
     rows: list[BootstageRow] = []
-    accum: list[BootstageAccum] = []
+    accum: list[BootstageTotal] = []
     in_accum = False
     i = start + 1
     while i < len(texts):
@@ -71,19 +48,19 @@ def _table(texts: Sequence[str], start: int, records: int | None) -> BootstageRe
             if in_accum and accum:
                 break  # the blank line after the accumulated rows ends the table
         elif not in_accum and (m := _ROW.match(t)):
-            rows.append(BootstageRow(i, _us(m.group(1)), _us(m.group(2)), m.group(3) or ""))
+            rows.append(BootstageRow(m.group(3) or "", _s(m.group(1)), _s(m.group(2)), i))
         elif in_accum and (m := _ACCUM_ROW.match(t)):
-            accum.append(BootstageAccum(i, _us(m.group(1)), m.group(2) or ""))
+            accum.append(BootstageTotal(m.group(2) or "", _s(m.group(1))))
         else:
             break
         i += 1
-    return BootstageReport(start, records, tuple(rows), tuple(accum))
+    return Bootstage(start, records, rows, accum)
 
 
-def parse_bootstage(lines: Sequence[Line]) -> list[BootstageReport]:
+def parse_bootstage(lines: Sequence[Line]) -> list[Bootstage]:
     """Every timer table on the console (a `bootstage report` command prints another)."""
     texts = [clean(ln) for ln in lines]
-    out: list[BootstageReport] = []
+    out: list[Bootstage] = []
     for i, t in enumerate(texts):
         if "Timer summary" in t and (m := _HEADER.search(t)):
             out.append(_table(texts, i, int(m.group(1)) if m.group(1) else None))

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from rig.analysis.evidence import panic_reason
 from rig.analysis.lines import Line
 from rig.analysis.parsers.text import clean
+from rig.model.sections import Cmdline, ModuleNote
 
 _VERSION = re.compile(r"^Linux version (\S+)")
 _CMDLINE = re.compile(r"^Kernel command line: (.*)$")
@@ -40,16 +41,6 @@ _MODULE_NOTE = re.compile(
     r"^([\w-]+): (loading out-of-tree module taints kernel|module verification failed"
     r"|module license .* taints kernel)"
 )
-
-
-@dataclass(frozen=True)
-class KernelCmdline:
-    line: int
-    text: str
-    args: dict[str, str | None] = field(default_factory=dict)  # bare flags map to None
-
-    def has(self, key: str) -> bool:
-        return key in self.args
 
 
 @dataclass(frozen=True)
@@ -95,7 +86,7 @@ class UsbEvent:
 
 @dataclass(frozen=True)
 class Marked:
-    """A one-off line: version, hand-over to init, a panic, a module note."""
+    """A one-off line: version, hand-over to init, a panic."""
 
     line: int
     value: str
@@ -104,14 +95,14 @@ class Marked:
 @dataclass(frozen=True)
 class KernelLog:
     version: Marked | None
-    cmdline: KernelCmdline | None
+    cmdline: Cmdline | None
     calibrations: tuple[Calibrate, ...]
     root_waits: tuple[RootWait, ...]
     root_mount: RootMount | None
     freeing: FreeingInit | None
     run_init: Marked | None
     usb: tuple[UsbEvent, ...]
-    module_notes: tuple[Marked, ...]  # value: "module: message"
+    module_notes: tuple[ModuleNote, ...]  # "module: message"
     panic: Marked | None
 
 
@@ -180,11 +171,11 @@ def parse_kernel(lines: Sequence[Line]) -> KernelLog:
     calib: list[Calibrate] = []
     waits: list[RootWait] = []
     usb: list[UsbEvent] = []
-    notes: list[Marked] = []
+    notes: list[ModuleNote] = []
     version: Marked | None = None
     run_init: Marked | None = None
     panic: Marked | None = None
-    cmdline: KernelCmdline | None = None
+    cmdline: Cmdline | None = None
     mount: RootMount | None = None
     freeing: FreeingInit | None = None
     for i, t in enumerate(texts):
@@ -195,11 +186,11 @@ def parse_kernel(lines: Sequence[Line]) -> KernelLog:
         elif wait := _root_wait(i, t):
             waits.append(wait)
         elif m := _MODULE_NOTE.match(t):
-            notes.append(Marked(i, f"{m.group(1)}: {m.group(2)}"))
+            notes.append(ModuleNote(i, f"{m.group(1)}: {m.group(2)}"))
         elif version is None and (m := _VERSION.match(t)):
             version = Marked(i, m.group(1))
         elif cmdline is None and (m := _CMDLINE.match(t)):
-            cmdline = KernelCmdline(i, m.group(1), parse_cmdline(m.group(1)))
+            cmdline = Cmdline(i, m.group(1), parse_cmdline(m.group(1)))
         elif mount is None and (m := _VFS.match(t)):
             mount = RootMount(i, m.group(1), m.group(3), bool(m.group(2)))
         elif freeing is None and (m := _FREEING.match(t)):

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from rig.analysis.lines import Line
 from rig.analysis.parsers.text import clean
+from rig.model.sections import TargetTime
 
 # format_timespan() units, longest first so "min" and "ms" are not read as "m"/"s".
 _UNITS = {
@@ -69,13 +70,6 @@ class StartupFinished:
 
 
 @dataclass(frozen=True)
-class TargetReached:
-    line: int
-    target: str
-    seconds: float
-
-
-@dataclass(frozen=True)
 class UnitStatus:
     line: int
     status: str  # OK, FAILED, ... or "" for the unmarked forms ("Starting Foo...")
@@ -87,7 +81,7 @@ class UnitStatus:
 @dataclass(frozen=True)
 class SystemdLog:
     startup: StartupFinished | None
-    targets: tuple[TargetReached, ...]
+    targets: tuple[TargetTime, ...]
     units: tuple[UnitStatus, ...]
 
 
@@ -136,7 +130,7 @@ def _unit(i: int, t: str) -> UnitStatus | None:
 
 def parse_systemd(lines: Sequence[Line]) -> SystemdLog:
     startup: StartupFinished | None = None
-    targets: list[TargetReached] = []
+    targets: list[TargetTime] = []
     units: list[UnitStatus] = []
     for i, ln in enumerate(lines):
         t = clean(ln)
@@ -145,7 +139,7 @@ def parse_systemd(lines: Sequence[Line]) -> SystemdLog:
             if startup is None or (startup.scope == "user" and found.scope == "system"):
                 startup = found
         elif "reached after" in t and (m := _TARGET.search(t)):
-            targets.append(TargetReached(i, m.group(1), timespan_s(m.group(2))))
+            targets.append(TargetTime(i, m.group(1), timespan_s(m.group(2))))
         elif u := _unit(i, t):
             units.append(u)
     return SystemdLog(startup, tuple(targets), tuple(units))

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from rig.analysis.lines import Line
-from rig.analysis.parsers.bootstage import BootstageReport, parse_bootstage
+from rig.analysis.parsers.bootstage import parse_bootstage
 from rig.analysis.parsers.text import clean
+from rig.model.sections import Bootstage, Image
 
 _BANNER = re.compile(r"U-Boot(?: (SPL|TPL|VPL))? (\d{4}\.\d{2}\S*)(?: \(([^)]*)\))?")
 # The stock prompt, then the countdown "%2d " updated by "\b\b\b%2d " once a second;
@@ -64,27 +65,6 @@ class Autoboot:
 
 
 @dataclass(frozen=True)
-class Image:
-    line: int
-    format: str  # "legacy", "fit", "fdt" or "" when U-Boot does not say
-    part: str  # "kernel", "ramdisk", "fdt", ...
-    address: str
-    fields: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def size_bytes(self) -> int | None:
-        m = _SIZE.search(self.fields.get("Data Size", ""))
-        return int(m.group(1)) if m else None
-
-    @property
-    def compression(self) -> str | None:
-        for key in ("Compression", "Image Type"):
-            if m := _COMPRESSION.search(self.fields.get(key, "")):
-                return next(g for g in m.groups() if g)
-        return None
-
-
-@dataclass(frozen=True)
 class UBootWork:
     """Work U-Boot announces on a line; it ends where the console goes on (`end_line`)."""
 
@@ -104,7 +84,7 @@ class UBootLog:
     images: tuple[Image, ...]
     steps: tuple[UBootWork, ...]  # named for the report's `uboot.steps` key
     starting_kernel: int | None
-    bootstage: tuple[BootstageReport, ...]
+    bootstage: tuple[Bootstage, ...]
 
 
 def _verdict(rest: str | None) -> bool | None:
@@ -147,11 +127,22 @@ def _work(i: int, text: str, n: int) -> UBootWork | None:
 
 
 def _image(i: int, m: re.Match[str]) -> tuple[int, str, str, str]:
+    """(line, format: legacy, fit, fdt or "" when U-Boot does not say, part, address)"""
     if m.group("fdt"):
         return (i, "fdt", "fdt", m.group("fdt"))
     if m.group("addr2"):
         return (i, "", "kernel", m.group("addr2"))
     return (i, m.group("fmt").lower(), m.group("part").lower(), m.group("addr"))
+
+
+def _with_fields(head: tuple[int, str, str, str], fields: dict[str, str]) -> Image:
+    size = _SIZE.search(fields.get("Data Size", ""))
+    compression = None
+    for key in ("Compression", "Image Type"):
+        if m := _COMPRESSION.search(fields.get(key, "")):
+            compression = next(g for g in m.groups() if g)
+            break
+    return Image(*head, int(size.group(1)) if size else None, compression, fields)
 
 
 def _usb_end(texts: Sequence[str], i: int) -> int | None:
@@ -192,7 +183,7 @@ def parse_uboot(lines: Sequence[Line]) -> UBootLog:
     return UBootLog(
         tuple(banners),
         autoboot,
-        tuple(Image(*head, fields=dict(f)) for head, f in images),
+        tuple(_with_fields(head, f) for head, f in images),
         tuple(steps),
         starting,
         tuple(parse_bootstage(lines)),

@@ -1,14 +1,7 @@
 """Timed sub-phases of the boot stages, from parsed records: what the top-N table and
-the advisor measure.
-
-Bootloader: autoboot countdown, image checksum/hash, decompression, copies, reads,
-`usb start`, the BOOTSTAGE rows. Kernel (`phases.kernel`): calibrate_delay, waiting for
-the root device, USB enumeration. Userspace: systemd units from "Starting" to "Started".
-
-U-Boot announces a step and reports it on the same line (`Verifying Checksum ... OK`):
-the step lasts from the announcement's last byte to the verdict, whatever silence
-follows the verdict is not the step's. A step announced on a line of its own
-(`Uncompressing Kernel Image`, 2023) lasts until U-Boot prints again: an upper bound.
+the advisor measure. Bootloader: autoboot countdown, image checksum/hash, decompression,
+copies, reads, `usb start`, the BOOTSTAGE rows; kernel (`phases.kernel`); userspace:
+systemd units. What each may rest on: docs/analysis.md, "Evidence".
 """
 
 from __future__ import annotations
@@ -17,15 +10,15 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
-from rig.analysis.events import Timebase
+from rig.analysis.events import Timebase, line_event
 from rig.analysis.lines import Line
 from rig.analysis.parsers.console import ConsoleParse
 from rig.analysis.parsers.systemd import SystemdLog
 from rig.analysis.parsers.uboot import UBootLog, UBootWork
 from rig.analysis.phases.kernel import kernel_phases
-from rig.analysis.phases.phase import Phase, Timer
-from rig.analysis.timing import at
+from rig.analysis.phases.phase import Timer
 from rig.analysis.wire import ByteClock
+from rig.model.sections import Phase
 
 # The prompt with its first count: the wait starts after it, the line feed ends it.
 _PROMPT = re.compile(rb"autoboot:\s*\d+ ?")
@@ -72,11 +65,12 @@ def _work(t: Timer, st: UBootWork) -> Phase | None:
     stage = "kernel" if st.text.startswith("Uncompressing Linux") else "bootloader"
     if st.self_us is not None:
         # U-Boot timed it itself ("N bytes read in M ms") and printed it when done.
-        d, end = st.self_us / 1e6, at(t.lines[st.line], t.tb)
+        d, end = st.self_us / 1e6, line_event("", t.lines[st.line], t.tb)
         detail = {"size_bytes": st.size_bytes}
         return Phase(
-            stage, st.kind, st.text, st.line, st.line, end.t_s - d, d, "uboot", 1e-3, detail, d
-        )
+            stage, st.kind, st.text, st.line, st.line, end.t_s - d, d, d, "measured", "uboot",
+            1e-3, detail,
+        )  # fmt: skip
     if st.end_line is None:
         return None
     if st.kind == "usb":  # from `starting USB...` to the end of the scan output
@@ -96,12 +90,12 @@ def _uboot(t: Timer, u: UBootLog) -> list[Phase]:
     out += [p for st in u.steps if (p := _work(t, st)) is not None]
     for report in u.bootstage:
         for row in report.rows:
-            if row.elapsed_us and row.stage != "reset":
-                d, name = row.elapsed_us / 1e6, row.stage or "(unnamed)"
-                detail = {"mark_s": row.mark_us / 1e6}  # on U-Boot's timer, not ours
+            if row.elapsed_s and row.stage != "reset":
+                d, name = row.elapsed_s, row.stage or "(unnamed)"
+                detail = {"mark_s": row.mark_s}  # on U-Boot's timer, not ours
                 out.append(
-                    Phase("bootloader", "bootstage", name, row.line, None, None, d, "uboot",
-                          1e-6, detail, d)
+                    Phase("bootloader", "bootstage", name, row.line, None, None, d, d,
+                          "measured", "uboot", 1e-6, detail)
                 )  # fmt: skip
     return out
 

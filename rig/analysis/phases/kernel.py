@@ -8,7 +8,8 @@ from dataclasses import replace
 
 from rig.analysis.lines import Line
 from rig.analysis.parsers.kernel import Calibrate, KernelLog, RootWait
-from rig.analysis.phases.phase import Phase, Timer
+from rig.analysis.phases.phase import Timer
+from rig.model.sections import Phase
 
 # /dev/mmcblk0p2 -> mmcblk0, /dev/sda1 -> sda: the disk whose probe the kernel waits for.
 _DISK = re.compile(rb"(?<=\d)p\d+$|(?<=[a-z])\d+$")

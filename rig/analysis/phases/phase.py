@@ -1,4 +1,4 @@
-"""A timed sub-phase of a boot stage, and the helper that times one from its evidence.
+"""The `Timer` that times a boot stage's sub-phases (`rig.model.sections.Phase`).
 
 A phase lasts only as long as its evidence shows: from the byte that announced the work
 to the byte that reported it done (`Verifying Checksum ... ` -> `OK`), or between two
@@ -10,42 +10,14 @@ unattributed).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from rig.analysis.events import Timebase
+from rig.analysis.clockfit import PRINTK_RESOLUTION_S
+from rig.analysis.events import Timebase, interval_uncertainty, line_event
 from rig.analysis.lines import Line
-from rig.analysis.timing import span
 from rig.analysis.wire import ByteClock
-from rig.model import sections
-
-
-@dataclass(frozen=True)
-class Phase:
-    stage: str  # bootloader | kernel | userspace
-    kind: str
-    name: str
-    line: int
-    end_line: int | None
-    start_s: float | None
-    duration_s: float
-    source: str  # printk | host | uart | ... | "uboot" (U-Boot's own timer)
-    uncertainty_s: float | None
-    detail: dict[str, Any] = field(default_factory=dict)
-    #: The time between its two pieces of evidence as observed, console time included:
-    #: duration_s never exceeds it.
-    observed_s: float | None = None
-    #: Byte offsets (a, b) of that evidence: the silences between them are this phase's.
-    offsets: tuple[int, int] | None = None
-    #: "measured" (the evidence brackets the work) or "upper_bound" (it brackets more).
-    bound: str = "measured"
-
-    def to_model(self) -> sections.Phase:
-        return sections.Phase(
-            self.stage, self.kind, self.name, self.line, self.end_line, self.start_s,
-            self.duration_s, self.observed_s, self.bound, self.source, self.uncertainty_s,
-            dict(self.detail),
-        )  # fmt: skip
+from rig.model.sections import Phase
 
 
 @dataclass(frozen=True)
@@ -60,13 +32,21 @@ class Timer:
     def between(
         self, stage: str, kind: str, name: str, a: int, b: int, minus: bool, **detail: Any
     ) -> Phase:
-        """From line `a` to line `b`; `minus`: without the console time in between."""
-        s = span(self.lines, a, b, self.tb, self.char_s, minus)
-        observed = span(self.lines, a, b, self.tb, self.char_s, False).duration_s
-        offsets = (self.lines[a].offset, self.lines[b].offset)
+        """From the first byte of line `a` to the first byte of line `b` (a clock's shared
+        offset cancels); `minus`: without the console time in between, leaving the work
+        the line announced."""
+        la, lb = self.lines[a], self.lines[b]
+        ea, eb = line_event("a", la, self.tb), line_event("b", lb, self.tb)
+        if la.printk_ts is not None and lb.printk_ts is not None and self.tb.printk is None:
+            # No fit, but both ends on the kernel clock: their difference is still good.
+            d, source, u = lb.printk_ts - la.printk_ts, "printk", PRINTK_RESOLUTION_S
+        else:
+            d, u = eb.t_s - ea.t_s, interval_uncertainty(ea, eb)
+            source = ea.source if ea.source == eb.source else f"{ea.source}+{eb.source}"
+        work = d - (lb.offset - la.offset) * self.char_s if minus else d
         return Phase(
-            stage, kind, name, a, b, s.start.t_s, s.duration_s, s.source, s.uncertainty_s,
-            detail, observed, offsets,
+            stage, kind, name, a, b, ea.t_s, max(work, 0.0), max(d, 0.0), "measured", source, u,
+            detail, (la.offset, lb.offset),
         )  # fmt: skip
 
     def bytes(
@@ -79,8 +59,8 @@ class Timer:
         observed = self.clock.at(b)[0] - ta
         end_line = _line_of(self.lines, b)
         return Phase(
-            stage, kind, name, line, end_line, ta + self.char_s, d, source, u, detail,
-            max(observed, d), (a, b),
+            stage, kind, name, line, end_line, ta + self.char_s, d, max(observed, d), "measured",
+            source, u, detail, (a, b),
         )  # fmt: skip
 
     def line_end(self, i: int) -> int | None:
