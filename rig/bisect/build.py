@@ -16,9 +16,6 @@ from pathlib import Path
 
 from rig.errors import InputError
 
-#: The placeholders in --build and --set values (docs/bisect.md).
-PLACEHOLDERS = ("{worktree}", "{commit}", "{out}")
-
 
 def substitute(text: str, values: Mapping[str, str]) -> str:
     for key, value in values.items():
@@ -56,7 +53,8 @@ def run_build(
         while proc.poll() is None:
             if stop.is_set() or time.monotonic() - t0 > timeout_s:
                 why = "interrupted" if stop.is_set() else f"timed out after {timeout_s:g} s"
-                _kill(proc)
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
                 break
             time.sleep(0.05)
         code = proc.wait()
@@ -64,8 +62,3 @@ def run_build(
             why = f"exit status {code}"
         out.write(f"# {why or 'ok'} after {time.monotonic() - t0:.1f} s\n")
     return BuildResult(not why, time.monotonic() - t0, why)
-
-
-def _kill(proc: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGKILL)

@@ -1,11 +1,6 @@
-"""`rig bisect`'s search: build, boot and decide commit by commit (docs/bisect.md).
-
-The ends (good and bad) are built first and booted interleaved, both benches open at
-once where each is a process of its own (the simulator, QEMU), one after the other
-otherwise; then each step's commit is built and booted in batches until its boots tell
-(rig.bisect.decide) or its cap is reached. Every finished commit is a journal line
-before the next one starts, so `--resume` never boots a decided commit again.
-"""
+"""`rig bisect`'s search (docs/bisect.md): the ends first, then each step's commit built
+and booted in batches until its boots tell or its cap is reached. Every finished commit is
+a journal line before the next starts, so `--resume` never boots a decided commit again."""
 
 from __future__ import annotations
 
@@ -260,11 +255,6 @@ class Search:
         self.steps[index] = rec
         return True
 
-    def _beside(self) -> bool:
-        """Are the ends booted beside each step (asked for, and cheap: each bench a process
-        of its own, the simulator or QEMU)?"""
-        return self.h.interleave and concurrent({0: self._config(0)})
-
     def _references(
         self, stack: ExitStack, cfg: RigConfig, index: int
     ) -> dict[str, tuple[RigConfig, Bench]]:
@@ -309,7 +299,9 @@ class Search:
                 result.interrupted = True
                 return result
             good, bad = self.steps[0].times, self.steps[self.n].times
-            beside = self.h.max_boots if self._beside() else None
+            # the ends booted beside each step: asked for, and cheap (rig.cost.run)
+            cheap = self.h.interleave and concurrent({0: self._config(0)})
+            beside = self.h.max_boots if cheap else None
             ends = check_ends(good, bad, self.budget, self.h.max_boots, self.h.stage, beside)
             result.ends = ends
             note(plan_line(ends, self.budget, self.h.max_boots))
@@ -336,18 +328,18 @@ def plan_line(ends: Ends, b: Budget, max_boots: int) -> str:
     """The search's plan in one line, stated before the first step."""
     c = ends.comparison
     line = (
-        f"ends: good {_ms(c.median_before_s)}, bad {_ms(c.median_after_s)} "
-        f"({_ms(c.difference_s, True)}); error at most {b.alpha:.3g} overall, {b.per_step:.3g} "
+        f"ends: good {ms(c.median_before_s)}, bad {ms(c.median_after_s)} "
+        f"({ms(c.difference_s, True)}); error at most {b.alpha:.3g} overall, {b.per_step:.3g} "
         f"a step ({b.steps} planned), each test at p < {b.per_test:.2g}"
     )
     if ends.detectable_s is not None:
         line += (
-            f"; {max_boots} boots of a step detect {_ms(ends.detectable_s)} ({b.power:.0%} power)"
+            f"; {max_boots} boots of a step detect {ms(ends.detectable_s)} ({b.power:.0%} power)"
         )
     return line
 
 
-def _ms(v: float | None, sign: bool = False) -> str:
+def ms(v: float | None, sign: bool = False) -> str:
     if v is None:
         return "-"
     return f"{v * 1e3:+.2f} ms" if sign else f"{v * 1e3:.2f} ms"
