@@ -38,11 +38,6 @@ def repo_decoders_dir() -> Path:
     return Path(__file__).resolve().parents[2] / "decoders"
 
 
-def installed_decoders_dir() -> Path:
-    """Where a (non-editable) install of the package puts `decoders/` (pyproject data-files)."""
-    return Path(sys.prefix) / "share" / "bootrig" / "decoders"
-
-
 def find_decoders() -> tuple[Path, str]:
     """Where the rig loads `bootmarkers` from, and why: "env", "repo", "package" or "user"."""
     env = os.environ.get(ENV_DIR)
@@ -53,7 +48,7 @@ def find_decoders() -> tuple[Path, str]:
         return Path(env), "env"
     for d, source in (
         (repo_decoders_dir(), "repo"),
-        (installed_decoders_dir(), "package"),
+        (Path(sys.prefix) / "share" / "bootrig" / "decoders", "package"),  # pyproject data-files
         (user_decoders_dir(), "user"),
     ):
         if (d / DECODER / "pd.py").is_file():

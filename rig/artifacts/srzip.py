@@ -215,15 +215,6 @@ def _info(path: Path, z: zipfile.ZipFile) -> CaptureInfo:
     return CaptureInfo(path, samplerate, channels, tuple(members), nbytes // unitsize, unitsize)
 
 
-def check_size(path: Path, z: zipfile.ZipFile, member: str, got: int) -> None:
-    # A damaged directory entry can claim another size than the (CRC-valid) data has.
-    if got != (want := z.getinfo(member).file_size):
-        raise ArtifactError(
-            f"{path}: logic data member {member!r} holds {got} bytes, the zip directory "
-            f"says {want}; the file is damaged"
-        )
-
-
 def read_info(path: Path) -> CaptureInfo:
     """Read only a capture's metadata (sample rate, channel names, sample count)."""
     path = Path(path)
@@ -254,7 +245,12 @@ def _blocks(path: Path, z: zipfile.ZipFile, info: CaptureInfo, block: int) -> It
                     yield np.frombuffer(buf, dtype=np.uint8)
         except MEMBER_ERRORS as e:
             raise ArtifactError(f"{path}: logic data member {member!r} is corrupt: {e}") from None
-        check_size(path, z, member, got)
+        # A damaged directory entry can claim another size than the (CRC-valid) data has.
+        if got != (want := z.getinfo(member).file_size):
+            raise ArtifactError(
+                f"{path}: logic data member {member!r} holds {got} bytes, the zip directory "
+                f"says {want}; the file is damaged"
+            )
 
 
 def check_members(path: Path) -> CaptureInfo:
