@@ -10,7 +10,6 @@ from dataclasses import dataclass
 GOOD = "good"
 BAD = "bad"
 SKIP = "skip"
-VERDICTS = (GOOD, BAD, SKIP)
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from rig.instruments.drivers import load_config
 from rig.instruments.setup import Bench, Instruments
 from rig.measure.cycle import run_cycle
 from rig.measure.pipeline import analyze_folder
+from rig.measure.session import reseeded
 from rig.outcomes import Outcome
 from rig.sinks.files import save_report
 
@@ -83,7 +84,6 @@ class Search:
         self.n = len(header.commits) - 1
         self.budget = search_budget(header)
 
-    # -- one commit: check out, build, its config ---------------------------------------
     def _out(self, index: int) -> Path:
         out = self.folder / "steps" / f"{index:03d}-{self.h.commits[index][:10]}"
         out.mkdir(parents=True, exist_ok=True)
@@ -97,9 +97,9 @@ class Search:
         wt.checkout(commit)
         values = {"worktree": str(wt.path.resolve()), "commit": commit, "out": str(out)}
         argv = [substitute(a, values) for a in self.h.build]
-        res = run_build(argv, wt.path, out / "build.log", self.h.build_timeout_s, stop)
-        if not res.ok:
-            return None, f"build failed: {res.why} (log: {out / 'build.log'})"
+        why = run_build(argv, wt.path, out / "build.log", self.h.build_timeout_s, stop)
+        if why:
+            return None, f"build failed: {why} (log: {out / 'build.log'})"
         return self._config(index), "ok"
 
     def _config(
@@ -113,12 +113,8 @@ class Search:
         sets = [substitute(s, values) for s in self.h.sets]
         cfg = load_config(Path(self.h.config), overrides=sets)
         cfg = dataclasses.replace(cfg, results_dir=results or out)
-        if cfg.sim is not None:  # each bench its own run-to-run variance, as real boots
-            off = index if seed is None else seed
-            cfg = dataclasses.replace(
-                cfg, sim=dataclasses.replace(cfg.sim, seed=cfg.sim.seed + off)
-            )
-        return cfg
+        # each bench its own run-to-run variance, as real boots
+        return reseeded(cfg, index if seed is None else seed)
 
     def _boot(
         self, cfg: RigConfig, bench: Bench, rec: StepRecord, stop: threading.Event, side: str = ""
@@ -175,7 +171,6 @@ class Search:
             return compare(self.h.stage, last.times, last.ref.get("bad", []), settings)
         return compare(self.h.stage, self.sample(good), self.sample(bad), settings)
 
-    # -- the ends --------------------------------------------------------------------
     def _ends(self, wt: Worktree, stop: threading.Event, progress: Progress) -> bool:
         need = [i for i in (0, self.n) if i not in self.steps]
         if not need:
@@ -218,7 +213,6 @@ class Search:
             self.steps[i] = recs[i]
         return True
 
-    # -- a step ----------------------------------------------------------------------
     def _step(
         self, wt: Worktree, index: int, ends: Ends, stop: threading.Event, progress: Progress
     ) -> bool:
@@ -277,7 +271,6 @@ class Search:
                 out[i] = s.verdict if s.verdict in (plan.GOOD, plan.BAD) else plan.SKIP
         return out
 
-    # -- the whole search ------------------------------------------------------------
     def run(
         self,
         stop: threading.Event,
