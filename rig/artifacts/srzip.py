@@ -69,8 +69,7 @@ def write_sr(
     """
     if not 1 <= len(channels) <= 8:
         raise ValueError(f"{path}: 1 to 8 logic channels supported, got {len(channels)}")
-    total = 0
-    index = 0
+    total = members = 0
     pending = bytearray()
     with (
         atomic_open(path, "wb") as f,
@@ -78,21 +77,16 @@ def write_sr(
     ):
         z.writestr("version", "2")
         z.writestr("metadata", _metadata(channels, samplerate))
-
-        def flush(block: bytes) -> None:
-            nonlocal index
-            index += 1
-            z.writestr(f"logic-1-{index}", block)
-
         for block in chunks:
             raw = block.tobytes() if isinstance(block, np.ndarray) else bytes(block)
             total += len(raw)
             pending += raw
             while len(pending) >= CHUNK_BYTES:
-                flush(bytes(pending[:CHUNK_BYTES]))
+                members += 1
+                z.writestr(f"logic-1-{members}", bytes(pending[:CHUNK_BYTES]))
                 del pending[:CHUNK_BYTES]
-        if pending or index == 0:
-            flush(bytes(pending))
+        if pending or members == 0:
+            z.writestr(f"logic-1-{members + 1}", bytes(pending))
     return total
 
 

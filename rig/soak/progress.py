@@ -43,7 +43,6 @@ class SoakDisplay:
     ) -> None:
         self.stage_names = stage_names
         self.by_cycles = cycles is not None
-        self.duration_s = duration_s
         self.records = list(done)
         self.enabled = enabled
         self.progress = Progress(
