@@ -95,9 +95,15 @@ def channel_map(
     capture_channels: tuple[str, ...],
     rename: Mapping[str, str] | None = None,
     where: Path | str = "capture",
+    need_power: bool = True,
 ) -> dict[str, str]:
-    """Decoder channel id -> capture channel name: `contract_channels` without uart_tx."""
+    """Decoder channel id -> capture channel name: `contract_channels` without uart_tx;
+    refused without a power channel when `need_power`."""
     found = contract_channels(capture_channels, rename, where)
+    if need_power and POWER not in found:
+        raise ArtifactError(
+            f"{where}: no '{POWER}' channel (channels: {', '.join(capture_channels)})"
+        )
     return {k: v for k, v in found.items() if k != UART_TX}
 
 
@@ -116,10 +122,6 @@ def scan_markers(
     capture = Path(capture)
     info = check_members(capture)  # a directory claiming more samples than the data holds
     mapping = channel_map(info.channels, rename, capture)
-    if POWER not in mapping:
-        raise ArtifactError(
-            f"{capture}: no '{POWER}' channel (channels: {', '.join(info.channels)})"
-        )
     opts = [f"debounce_us={float(debounce_us)!r}"] + [f"{k}={v}" for k, v in mapping.items()]
     cmd = [sigrok_cli, "-i", str(capture), "-P", ":".join([DECODER, *opts])]
     cmd.append("--protocol-decoder-samplenum")
