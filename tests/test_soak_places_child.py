@@ -14,7 +14,7 @@ from rich.console import Console
 from rig.commands.common import fmt_ms
 from rig.errors import MAX_MESSAGE
 from rig.model.summary import SoakSummary
-from rig.soak.command_places import _table
+from rig.soak.command import _table
 from rig.soak.places import PlaceSoak, _collect
 
 #: What `rig soak --resume --json` printed for the simulated soak (its clock-dependent

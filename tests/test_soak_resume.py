@@ -61,11 +61,13 @@ def test_resume_by_id_or_folder_without_config(lab: tuple[Path, Path]) -> None:
     assert head["config"] == str(config.resolve()) and len(head["config_sha256"]) == 64
     assert len(head["board_profile_sha256"]) == 64
 
-    # By id, from where the default config says soaks live; by folder, from anywhere.
+    # By id, from where the default config says soaks live; by folder or its journal,
+    # from anywhere.
     assert cycles_run(soak(tmp, "--resume", "night", "--cycles", "3")) == 3
     assert cycles_run(soak(REPO, "--resume", str(folder), "--cycles", "4")) == 4
+    assert cycles_run(soak(REPO, "--resume", str(folder / JOURNAL), "--cycles", "5")) == 5
     types = [r["type"] for r in read_journal(folder / JOURNAL)[0]]
-    assert types.count("resume") == 2 and types.count("cycle") == 4
+    assert types.count("resume") == 3 and types.count("cycle") == 5
 
     # The repository's default config keeps its results elsewhere: the id is not there,
     # and the message says where it looked and what to give instead.

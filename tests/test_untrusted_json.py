@@ -20,6 +20,7 @@ from rig.artifacts.rundir import (
     write_report,
     write_run,
 )
+from rig.errors import ArtifactError
 from rig.untrusted import MAX_DEPTH, MAX_LINE_BYTES
 from tests.test_errors_cli import CONSOLE_RUN, no_traceback, rig
 
@@ -167,6 +168,15 @@ def test_report_json_key_twice(analyzed: Path, tmp_path: Path) -> None:
     path.write_text(path.read_text().rstrip().removesuffix("}") + ', "outcome": "panic"}')
     p = rig("report", str(analyzed), "--out", str(tmp_path / "r.html"), "--json")
     fails_with(p, path, "key 'outcome' given twice")
+
+
+@pytest.mark.parametrize("text", ["[1]", '{"outcome": NaN}', "{"])
+def test_a_report_json_error_names_the_file_once(text: str, tmp_path: Path) -> None:
+    path = tmp_path / "report.json"
+    path.write_text(text)
+    with pytest.raises(ArtifactError) as e:
+        read_report(path)
+    assert str(e.value).count(str(path)) == 1, e.value
 
 
 def test_prune_keeps_the_raw_artifacts_of_an_unreadable_report(analyzed: Path) -> None:

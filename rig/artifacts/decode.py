@@ -38,11 +38,6 @@ def repo_decoders_dir() -> Path:
     return Path(__file__).resolve().parents[2] / "decoders"
 
 
-def installed_decoders_dir() -> Path:
-    """Where a (non-editable) install of the package puts `decoders/` (pyproject data-files)."""
-    return Path(sys.prefix) / "share" / "bootrig" / "decoders"
-
-
 def find_decoders() -> tuple[Path, str]:
     """Where the rig loads `bootmarkers` from, and why: "env", "repo", "package" or "user"."""
     env = os.environ.get(ENV_DIR)
@@ -53,7 +48,7 @@ def find_decoders() -> tuple[Path, str]:
         return Path(env), "env"
     for d, source in (
         (repo_decoders_dir(), "repo"),
-        (installed_decoders_dir(), "package"),
+        (Path(sys.prefix) / "share" / "bootrig" / "decoders", "package"),  # pyproject data-files
         (user_decoders_dir(), "user"),
     ):
         if (d / DECODER / "pd.py").is_file():
@@ -100,9 +95,15 @@ def channel_map(
     capture_channels: tuple[str, ...],
     rename: Mapping[str, str] | None = None,
     where: Path | str = "capture",
+    need_power: bool = True,
 ) -> dict[str, str]:
-    """Decoder channel id -> capture channel name: `contract_channels` without uart_tx."""
+    """Decoder channel id -> capture channel name: `contract_channels` without uart_tx;
+    refused without a power channel when `need_power`."""
     found = contract_channels(capture_channels, rename, where)
+    if need_power and POWER not in found:
+        raise ArtifactError(
+            f"{where}: no '{POWER}' channel (channels: {', '.join(capture_channels)})"
+        )
     return {k: v for k, v in found.items() if k != UART_TX}
 
 
@@ -121,10 +122,6 @@ def scan_markers(
     capture = Path(capture)
     info = check_members(capture)  # a directory claiming more samples than the data holds
     mapping = channel_map(info.channels, rename, capture)
-    if POWER not in mapping:
-        raise ArtifactError(
-            f"{capture}: no '{POWER}' channel (channels: {', '.join(info.channels)})"
-        )
     opts = [f"debounce_us={float(debounce_us)!r}"] + [f"{k}={v}" for k, v in mapping.items()]
     cmd = [sigrok_cli, "-i", str(capture), "-P", ":".join([DECODER, *opts])]
     cmd.append("--protocol-decoder-samplenum")

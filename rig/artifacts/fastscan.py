@@ -20,21 +20,6 @@ from rig.model.uart import UartBytes
 from rig.names import POWER, UART_TX
 
 
-def _check(
-    capture: Path,
-    debounce_us: float,
-    channels: tuple[str, ...],
-    rename: Mapping[str, str] | None = None,
-    need_power: bool = True,
-) -> dict[str, str]:
-    if not debounce_us >= 0:
-        raise ValueError(f"debounce_us must be >= 0, got {debounce_us}")
-    mapping = channel_map(channels, rename, capture)
-    if need_power and POWER not in mapping:
-        raise ArtifactError(f"{capture}: no '{POWER}' channel (channels: {', '.join(channels)})")
-    return mapping
-
-
 def markers_from_edges(edges: Edges, mapping: dict[str, str], debounce_us: float) -> MarkerScan:
     """The MarkerScan `scan_markers` would return, from the capture's transitions.
     Without a power channel the boot starts at the first sample (a rail up and held)."""
@@ -70,7 +55,10 @@ def markers_from_edges(edges: Edges, mapping: dict[str, str], debounce_us: float
 def scan_markers_fast(capture: Path, debounce_us: float = 1000.0) -> MarkerScan:
     """`scan_markers` without sigrok-cli: same result, `engine="fast"`."""
     capture = Path(capture)
-    mapping = _check(capture, debounce_us, read_info(capture).channels)
+    channels = read_info(capture).channels
+    if not debounce_us >= 0:
+        raise ValueError(f"debounce_us must be >= 0, got {debounce_us}")
+    mapping = channel_map(channels, None, capture)
     return markers_from_edges(scan_edges(capture, list(mapping.values())), mapping, debounce_us)
 
 
@@ -92,7 +80,9 @@ def scan_capture(
     a console that cannot be decoded is `uart_error`, never costing the markers."""
     capture = Path(capture)
     info = read_info(capture)
-    mapping = _check(capture, debounce_us, info.channels, rename, need_power=False)
+    if not debounce_us >= 0:
+        raise ValueError(f"debounce_us must be >= 0, got {debounce_us}")
+    mapping = channel_map(info.channels, rename, capture, need_power=False)
     uart_channel = contract_channels(info.channels, rename, capture).get(uart_channel, uart_channel)
     tap = uart_channel in info.channels
     names = list(dict.fromkeys([*mapping.values(), *([uart_channel] if tap else [])]))

@@ -123,8 +123,9 @@ def write_run(folder: Path, run: Run) -> None:
 
 def read_report(path: Path) -> Report:
     """A report.json (`path`: the file) as a Report, naming the key that does not fit."""
+    obj = read_json(path)  # its errors name the file already
     try:
-        return Report.from_json(read_json(path))
+        return Report.from_json(obj)
     except ArtifactError as e:
         raise ArtifactError(f"{path}: {e}") from None
 

@@ -69,8 +69,7 @@ def write_sr(
     """
     if not 1 <= len(channels) <= 8:
         raise ValueError(f"{path}: 1 to 8 logic channels supported, got {len(channels)}")
-    total = 0
-    index = 0
+    total = members = 0
     pending = bytearray()
     with (
         atomic_open(path, "wb") as f,
@@ -78,21 +77,16 @@ def write_sr(
     ):
         z.writestr("version", "2")
         z.writestr("metadata", _metadata(channels, samplerate))
-
-        def flush(block: bytes) -> None:
-            nonlocal index
-            index += 1
-            z.writestr(f"logic-1-{index}", block)
-
         for block in chunks:
             raw = block.tobytes() if isinstance(block, np.ndarray) else bytes(block)
             total += len(raw)
             pending += raw
             while len(pending) >= CHUNK_BYTES:
-                flush(bytes(pending[:CHUNK_BYTES]))
+                members += 1
+                z.writestr(f"logic-1-{members}", bytes(pending[:CHUNK_BYTES]))
                 del pending[:CHUNK_BYTES]
-        if pending or index == 0:
-            flush(bytes(pending))
+        if pending or members == 0:
+            z.writestr(f"logic-1-{members + 1}", bytes(pending))
     return total
 
 
@@ -215,15 +209,6 @@ def _info(path: Path, z: zipfile.ZipFile) -> CaptureInfo:
     return CaptureInfo(path, samplerate, channels, tuple(members), nbytes // unitsize, unitsize)
 
 
-def check_size(path: Path, z: zipfile.ZipFile, member: str, got: int) -> None:
-    # A damaged directory entry can claim another size than the (CRC-valid) data has.
-    if got != (want := z.getinfo(member).file_size):
-        raise ArtifactError(
-            f"{path}: logic data member {member!r} holds {got} bytes, the zip directory "
-            f"says {want}; the file is damaged"
-        )
-
-
 def read_info(path: Path) -> CaptureInfo:
     """Read only a capture's metadata (sample rate, channel names, sample count)."""
     path = Path(path)
@@ -254,7 +239,12 @@ def _blocks(path: Path, z: zipfile.ZipFile, info: CaptureInfo, block: int) -> It
                     yield np.frombuffer(buf, dtype=np.uint8)
         except MEMBER_ERRORS as e:
             raise ArtifactError(f"{path}: logic data member {member!r} is corrupt: {e}") from None
-        check_size(path, z, member, got)
+        # A damaged directory entry can claim another size than the (CRC-valid) data has.
+        if got != (want := z.getinfo(member).file_size):
+            raise ArtifactError(
+                f"{path}: logic data member {member!r} holds {got} bytes, the zip directory "
+                f"says {want}; the file is damaged"
+            )
 
 
 def check_members(path: Path) -> CaptureInfo:

@@ -11,13 +11,9 @@ import subprocess
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from rig.errors import InputError
-
-#: The placeholders in --build and --set values (docs/bisect.md).
-PLACEHOLDERS = ("{worktree}", "{commit}", "{out}")
 
 
 def substitute(text: str, values: Mapping[str, str]) -> str:
@@ -26,21 +22,15 @@ def substitute(text: str, values: Mapping[str, str]) -> str:
     return text
 
 
-@dataclass(frozen=True)
-class BuildResult:
-    ok: bool
-    seconds: float
-    why: str  # "" when ok; else the exit status, the timeout or the missing program
-
-
 def run_build(
     argv: Sequence[str],
     cwd: Path,
     log: Path,
     timeout_s: float,
     stop: threading.Event,
-) -> BuildResult:
-    """Run the build; on timeout or a stop request its whole process group is killed."""
+) -> str:
+    """Run the build; on timeout or a stop request its whole process group is killed.
+    Returns why it failed (the exit status, the timeout), "" when it did not."""
     t0 = time.monotonic()
     with log.open("a") as out:
         out.write(f"$ {' '.join(argv)}\n")
@@ -56,16 +46,12 @@ def run_build(
         while proc.poll() is None:
             if stop.is_set() or time.monotonic() - t0 > timeout_s:
                 why = "interrupted" if stop.is_set() else f"timed out after {timeout_s:g} s"
-                _kill(proc)
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
                 break
             time.sleep(0.05)
         code = proc.wait()
         if not why and code != 0:
             why = f"exit status {code}"
         out.write(f"# {why or 'ok'} after {time.monotonic() - t0:.1f} s\n")
-    return BuildResult(not why, time.monotonic() - t0, why)
-
-
-def _kill(proc: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGKILL)
+    return why

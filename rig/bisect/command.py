@@ -1,10 +1,5 @@
 """`rig bisect`: boot commit after commit of a repository and name the first one that made
-a stage slower (or faster), with the rank test's verdict at each step (docs/bisect.md).
-
-Exit code: 0 the first bad commit is named; 4 the boots or skipped builds left a range
-of commits; 2 bad input (a revision, good == bad, ends that do not differ, boots too
-few to ever decide); 3 the rig, an instrument or git failed; 130/143 interrupted (the
-journal keeps every decided commit: `--resume DIR`)."""
+a stage slower (or faster); its exit codes are docs/bisect.md's."""
 
 from __future__ import annotations
 

@@ -1,14 +1,8 @@
 """What one step's boots say: like the good end, like the bad end, or not yet (pure).
 
-The error budget (docs/bisect.md): `alpha` for the whole search, split Bonferroni-wise
-over the steps a search of n commits takes (ceil(log2 n)), so each step is wrong with
-probability at most alpha / steps. A step tests its boots against both ends' boots
-(two tests) after every batch (up to `looks` batches), each test one-sided at
-alpha / steps / looks: looking again after each batch cannot inflate the error, and of
-the two tests only one can err for a commit that is like one of the ends (the search
-assumes one change): a commit like good is wrongly "bad" only by its test against the
-good end, a commit like bad wrongly "good" only by its test against the bad end. One-
-sided: a verdict follows only from a difference in the one direction it needs.
+The error budget is docs/bisect.md's. Of a step's two tests only one can err for a commit
+like one of the ends (the search assumes one change), so each runs at the whole per-test
+level; one-sided, as a verdict follows only from a difference in the direction it needs.
 """
 
 from __future__ import annotations

@@ -1,13 +1,6 @@
-"""The change point a bisect explains (`rig bisect --explain TREND_JSON`), the commits the
-nightly ran on each side of it (`--nights DIR`), and the annotation that puts the answer
-beside it on the dashboard (`--mark`). docs/bisect.md, "Nightly".
-
-`--explain` reads a `rig trend --fail-on-new --json` document: its first new regression
-is the one explained. `--nights` reads the nightly's `<DIR>/<UTC stamp>/status.json`
-files, whose `commit` is the commit that night's boots ran: the bad end is the commit of
-the night the change point's first boot belongs to (the latest night that started
-before it), the good end the commit of the night before that one.
-"""
+"""The change point a bisect explains (`--explain TREND_JSON`), the commits the nightly ran
+on each side of it (`--nights DIR`, from each night's status.json), and the annotation
+that puts the answer beside it on the dashboard (`--mark`). docs/bisect.md, "Nightly"."""
 
 from __future__ import annotations
 
@@ -41,10 +34,10 @@ class Regression:
     shift_s: float
 
 
-def _str(doc: dict[str, Any], key: str, where: str) -> str:
+def _get(doc: dict[str, Any], key: str, where: str, kind: Any = str, what: str = "a string") -> Any:
     value = doc.get(key)
-    if not isinstance(value, str):
-        raise InputError(f"{where}: key '{key}': expected a string, found {value!r}")
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise InputError(f"{where}: key '{key}': expected {what}, found {value!r}")
     return value
 
 
@@ -63,18 +56,13 @@ def read_regression(path: Path) -> Regression:
     where = f"--explain {path}: new_regressions[0]"
     if not isinstance(first, dict):
         raise InputError(f"{where}: expected an object, found {first!r}")
-    time_ns, shift = first.get("time_ns"), first.get("shift_s")
-    if not isinstance(time_ns, int) or isinstance(time_ns, bool):
-        raise InputError(f"{where}: key 'time_ns': expected an integer, found {time_ns!r}")
-    if not isinstance(shift, int | float) or isinstance(shift, bool):
-        raise InputError(f"{where}: key 'shift_s': expected a number, found {shift!r}")
-    variant = first.get("variant") or ""
-    if not isinstance(variant, str):
-        raise InputError(f"{where}: key 'variant': expected a string, found {variant!r}")
-    return Regression(
-        _str(first, "board", where), variant, _str(first, "stage", where),
-        _str(first, "rig", where), _str(first, "run_id", where), time_ns, float(shift),
-    )  # fmt: skip
+    time_ns = _get(first, "time_ns", where, int, "an integer")
+    shift = _get(first, "shift_s", where, int | float, "a number")
+    first = {**first, "variant": first.get("variant") or ""}
+    variant, board, stage, rig, run_id = (
+        _get(first, key, where) for key in ("variant", "board", "stage", "rig", "run_id")
+    )
+    return Regression(board, variant, stage, rig, run_id, time_ns, float(shift))
 
 
 def _nights(folder: Path) -> list[tuple[int, str, str]]:

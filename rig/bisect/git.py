@@ -1,10 +1,6 @@
-"""The repository under search, through `git -C REPO ...` (subprocess).
-
-The user's checkout is never touched: every commit is checked out in a worktree of the
-bisect's own (`git worktree add --detach`), which is removed when the bisect ends, also
-on Ctrl-C or SIGTERM. No `git bisect` state is made. `Snapshot` records what the
-repository looked like before, so the runner can prove it is left as it was found.
-"""
+"""The repository under search, through `git -C REPO ...`. The user's checkout is never
+touched: commits are checked out in the bisect's own worktree (docs/bisect.md), and
+`Snapshot` lets the runner prove the repository is left as it was found."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""The bisect journal: JSON lines, fsynced one by one, like the soak journal.
-
-Line 1 is the header (what the search is: repository, commits, build, overrides, stage,
-the error budget); then one `step` line per commit whose build or boots are done (its
-times, the boots that failed, its verdict). `rig bisect --resume DIR` reads it and
-boots only what no line holds yet. A torn last line (a kill mid-write) is dropped and cut.
-"""
+"""The bisect journal: JSON lines, fsynced one by one: the header (what the search is),
+then a `step` line per commit whose build or boots are done. `--resume` boots only what
+no line holds yet; a torn last line (a kill mid-write) is dropped and cut."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""Which commit to try next, from the verdicts so far (pure).
-
-The commits are a first-parent chain, index 0 the good end and index n the bad end.
-A verdict is GOOD, BAD or SKIP (a build that failed, or a step the boots could not
-decide); as with `git bisect skip`, a skipped commit stays a candidate, so when skips
-hide the answer the result is the range of commits it may be.
-"""
+"""Which commit to try next, from the verdicts so far (pure). Index 0 is the good end,
+n the bad end; a SKIP stays a candidate, as with `git bisect skip` (docs/bisect.md)."""
 
 from __future__ import annotations
 
@@ -15,7 +10,6 @@ from dataclasses import dataclass
 GOOD = "good"
 BAD = "bad"
 SKIP = "skip"
-VERDICTS = (GOOD, BAD, SKIP)
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ import statistics
 from typing import Any
 
 from rig.bisect.journal import SCHEMA
-from rig.bisect.runner import Result
+from rig.bisect.runner import Result, ms
 
 FOUND, RANGE, REFUSED, INTERRUPTED = "found", "range", "refused", "interrupted"
 RESULT_JSON = "bisect.json"
@@ -59,12 +59,6 @@ def result_doc(r: Result) -> dict[str, Any]:
     }
 
 
-def _ms(v: float | None, sign: bool = False) -> str:
-    if v is None:
-        return "-"
-    return f"{v * 1e3:+.2f} ms" if sign else f"{v * 1e3:.2f} ms"
-
-
 def result_html(doc: dict[str, Any]) -> str:
     e = html.escape
     if doc["first_bad"]:
@@ -73,9 +67,9 @@ def result_html(doc: dict[str, Any]) -> str:
         d = doc["difference"]
         if d:
             head += (
-                f"<br>{e(doc['stage'])}: {_ms(d['difference_s'], True)} "
-                f"({d['confidence']:.0%} interval {_ms(d['ci_low_s'], True)} .. "
-                f"{_ms(d['ci_high_s'], True)})"
+                f"<br>{e(doc['stage'])}: {ms(d['difference_s'], True)} "
+                f"({d['confidence']:.0%} interval {ms(d['ci_low_s'], True)} .. "
+                f"{ms(d['ci_high_s'], True)})"
             )
     elif doc["status"] == RANGE:
         head = "Not decided: the first bad commit is one of " + ", ".join(
@@ -86,7 +80,7 @@ def result_html(doc: dict[str, Any]) -> str:
     rows = "".join(
         "<tr>" + "".join(f"<td>{e(str(x))}</td>" for x in (
             s["commit"][:12], s["subject"], s["role"], s["build"], s["boots"],
-            _ms(s["median_s"]), s["verdict"] or "-", "-" if s["p"] is None else f"{s['p']:.2g}",
+            ms(s["median_s"]), s["verdict"] or "-", "-" if s["p"] is None else f"{s['p']:.2g}",
             ", ".join(f"{f['run']}: {f['why']}" for f in s["failed"]),
         )) + "</tr>"
         for s in doc["steps"]

@@ -1,11 +1,6 @@
-"""`rig bisect`'s search: build, boot and decide commit by commit (docs/bisect.md).
-
-The ends (good and bad) are built first and booted interleaved, both benches open at
-once where each is a process of its own (the simulator, QEMU), one after the other
-otherwise; then each step's commit is built and booted in batches until its boots tell
-(rig.bisect.decide) or its cap is reached. Every finished commit is a journal line
-before the next one starts, so `--resume` never boots a decided commit again.
-"""
+"""`rig bisect`'s search (docs/bisect.md): the ends first, then each step's commit built
+and booted in batches until its boots tell or its cap is reached. Every finished commit is
+a journal line before the next starts, so `--resume` never boots a decided commit again."""
 
 from __future__ import annotations
 
@@ -30,6 +25,7 @@ from rig.instruments.drivers import load_config
 from rig.instruments.setup import Bench, Instruments
 from rig.measure.cycle import run_cycle
 from rig.measure.pipeline import analyze_folder
+from rig.measure.session import reseeded
 from rig.outcomes import Outcome
 from rig.sinks.files import save_report
 
@@ -88,7 +84,6 @@ class Search:
         self.n = len(header.commits) - 1
         self.budget = search_budget(header)
 
-    # -- one commit: check out, build, its config ---------------------------------------
     def _out(self, index: int) -> Path:
         out = self.folder / "steps" / f"{index:03d}-{self.h.commits[index][:10]}"
         out.mkdir(parents=True, exist_ok=True)
@@ -102,9 +97,9 @@ class Search:
         wt.checkout(commit)
         values = {"worktree": str(wt.path.resolve()), "commit": commit, "out": str(out)}
         argv = [substitute(a, values) for a in self.h.build]
-        res = run_build(argv, wt.path, out / "build.log", self.h.build_timeout_s, stop)
-        if not res.ok:
-            return None, f"build failed: {res.why} (log: {out / 'build.log'})"
+        why = run_build(argv, wt.path, out / "build.log", self.h.build_timeout_s, stop)
+        if why:
+            return None, f"build failed: {why} (log: {out / 'build.log'})"
         return self._config(index), "ok"
 
     def _config(
@@ -118,12 +113,8 @@ class Search:
         sets = [substitute(s, values) for s in self.h.sets]
         cfg = load_config(Path(self.h.config), overrides=sets)
         cfg = dataclasses.replace(cfg, results_dir=results or out)
-        if cfg.sim is not None:  # each bench its own run-to-run variance, as real boots
-            off = index if seed is None else seed
-            cfg = dataclasses.replace(
-                cfg, sim=dataclasses.replace(cfg.sim, seed=cfg.sim.seed + off)
-            )
-        return cfg
+        # each bench its own run-to-run variance, as real boots
+        return reseeded(cfg, index if seed is None else seed)
 
     def _boot(
         self, cfg: RigConfig, bench: Bench, rec: StepRecord, stop: threading.Event, side: str = ""
@@ -180,7 +171,6 @@ class Search:
             return compare(self.h.stage, last.times, last.ref.get("bad", []), settings)
         return compare(self.h.stage, self.sample(good), self.sample(bad), settings)
 
-    # -- the ends --------------------------------------------------------------------
     def _ends(self, wt: Worktree, stop: threading.Event, progress: Progress) -> bool:
         need = [i for i in (0, self.n) if i not in self.steps]
         if not need:
@@ -223,7 +213,6 @@ class Search:
             self.steps[i] = recs[i]
         return True
 
-    # -- a step ----------------------------------------------------------------------
     def _step(
         self, wt: Worktree, index: int, ends: Ends, stop: threading.Event, progress: Progress
     ) -> bool:
@@ -260,11 +249,6 @@ class Search:
         self.steps[index] = rec
         return True
 
-    def _beside(self) -> bool:
-        """Are the ends booted beside each step (asked for, and cheap: each bench a process
-        of its own, the simulator or QEMU)?"""
-        return self.h.interleave and concurrent({0: self._config(0)})
-
     def _references(
         self, stack: ExitStack, cfg: RigConfig, index: int
     ) -> dict[str, tuple[RigConfig, Bench]]:
@@ -287,7 +271,6 @@ class Search:
                 out[i] = s.verdict if s.verdict in (plan.GOOD, plan.BAD) else plan.SKIP
         return out
 
-    # -- the whole search ------------------------------------------------------------
     def run(
         self,
         stop: threading.Event,
@@ -309,7 +292,9 @@ class Search:
                 result.interrupted = True
                 return result
             good, bad = self.steps[0].times, self.steps[self.n].times
-            beside = self.h.max_boots if self._beside() else None
+            # the ends booted beside each step: asked for, and cheap (rig.cost.run)
+            cheap = self.h.interleave and concurrent({0: self._config(0)})
+            beside = self.h.max_boots if cheap else None
             ends = check_ends(good, bad, self.budget, self.h.max_boots, self.h.stage, beside)
             result.ends = ends
             note(plan_line(ends, self.budget, self.h.max_boots))
@@ -336,18 +321,18 @@ def plan_line(ends: Ends, b: Budget, max_boots: int) -> str:
     """The search's plan in one line, stated before the first step."""
     c = ends.comparison
     line = (
-        f"ends: good {_ms(c.median_before_s)}, bad {_ms(c.median_after_s)} "
-        f"({_ms(c.difference_s, True)}); error at most {b.alpha:.3g} overall, {b.per_step:.3g} "
+        f"ends: good {ms(c.median_before_s)}, bad {ms(c.median_after_s)} "
+        f"({ms(c.difference_s, True)}); error at most {b.alpha:.3g} overall, {b.per_step:.3g} "
         f"a step ({b.steps} planned), each test at p < {b.per_test:.2g}"
     )
     if ends.detectable_s is not None:
         line += (
-            f"; {max_boots} boots of a step detect {_ms(ends.detectable_s)} ({b.power:.0%} power)"
+            f"; {max_boots} boots of a step detect {ms(ends.detectable_s)} ({b.power:.0%} power)"
         )
     return line
 
 
-def _ms(v: float | None, sign: bool = False) -> str:
+def ms(v: float | None, sign: bool = False) -> str:
     if v is None:
         return "-"
     return f"{v * 1e3:+.2f} ms" if sign else f"{v * 1e3:.2f} ms"

@@ -1,6 +1,6 @@
 """`rig prune`: free disk in a results folder without losing a record or the raw
 artifacts of a boot that is not provably fine (the rule: docs/disk.md,
-`rig.artifacts.retention`)."""
+`rig.artifacts.prune`)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,7 @@ from pathlib import Path
 import click
 from rich.markup import escape
 
-from rig.artifacts.prune import Plan, execute, plan
-from rig.artifacts.retention import Window
+from rig.artifacts.prune import Plan, Window, execute, plan
 from rig.commands.common import (
     config_option,
     console,

@@ -67,8 +67,7 @@ def run(
     from rig.sinks.files import save_report
 
     overrides = (*overrides, *place_override(place))  # as --set would
-    # A RigError raised here ends the command with its kind's exit code (json_option): a
-    # bad config 2, an instrument that failed 3.
+    # A RigError raised here exits with its kind's code (json_option).
     cfg = load_config(config_path, board=board, overrides=overrides)
     probe_results_dir(cfg.results_dir, f"{cfg.path}: key 'rig.results_dir'")  # before power
     recovered = recover_leftovers(cfg.results_dir, as_json)

@@ -21,15 +21,6 @@ from rig.model import Chunk, MarkerScan, Report, Run
 from rig.model.uart import UartBytes
 
 
-def tapped_console(uart: UartBytes, power_on_ns: int, scan: MarkerScan) -> list[Chunk]:
-    power = scan.power_up[0] if scan.power_up else 0
-    to_ns = 1e9 / uart.samplerate
-    return [
-        Chunk(power_on_ns + int((int(s) - power) * to_ns), bytes([b]))
-        for b, s in zip(uart.data, uart.start, strict=True)
-    ]
-
-
 def _run_or_bare(folder: Path) -> Run:
     if (folder / rundir.RUN).exists() or not (folder / rundir.CAPTURE).exists():
         return rundir.read_run(folder)
@@ -104,7 +95,12 @@ def analyze_folder(
     if not chunks and uart is not None and scan is not None:
         # No host console (a bare capture): the tapped UART is the console, each byte
         # "arriving" at its start bit on the analyzer clock.
-        chunks = tapped_console(uart, run.power_on_ns, scan)
+        up = scan.power_up[0] if scan.power_up else 0
+        to_ns = 1e9 / uart.samplerate
+        chunks = [
+            Chunk(run.power_on_ns + int((int(s) - up) * to_ns), bytes([b]))
+            for b, s in zip(uart.data, uart.start, strict=True)
+        ]
 
     power = powerlog.read(folder)  # a bench supply's readings, when it had one
     if power is not None:

@@ -6,6 +6,7 @@ next; after a rig error everything is closed and reopened afresh.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import threading
 import time
 from collections.abc import Callable
@@ -19,6 +20,14 @@ from rig.instruments.setup import Bench, Instruments
 from rig.measure.cycle import CycleResult, run_cycle
 
 _REOPEN_POLL_S = 0.1
+
+
+def reseeded(cfg: RigConfig, offset: int) -> RigConfig:
+    """The config with the simulated board's seed moved by `offset`: a fresh simulator
+    repeats its first boots for one seed, which is no new sample."""
+    if cfg.sim is None or not offset:
+        return cfg
+    return dataclasses.replace(cfg, sim=dataclasses.replace(cfg.sim, seed=cfg.sim.seed + offset))
 
 
 def reopen_console(port: str, baud: int, within_s: float) -> SerialConsole:

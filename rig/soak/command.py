@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
+from rich.live import Live
 from rich.markup import escape
 from rich.table import Table
 
@@ -15,16 +16,19 @@ from rig.commands.common import (
     emit_json,
     err_console,
     fail,
+    fmt_ms,
     json_option,
     recover_leftovers,
 )
 from rig.config.target import place_override
+from rig.errors import InputError
 from rig.instruments.drivers import load_config
 from rig.model.summary import Limits, SoakBudgets
-from rig.names import JOURNAL, TOTAL
+from rig.names import DEFAULT_CONFIG, JOURNAL, TOTAL
 from rig.soak.journal import read_header
 
 if TYPE_CHECKING:
+    from rig.soak.places import PlaceSoak
     from rig.soak.run import SoakResult
 
 EPILOG = """\b
@@ -90,6 +94,77 @@ def print_budgets(b: SoakBudgets) -> None:
     console.print(t)
 
 
+def soak_places(
+    config_path: Path | None,
+    places: str,
+    place_configs: tuple[str, ...],
+    soak_id: str | None,
+    cycles: int | None,
+    duration: str | None,
+    max_failure_rate: float | None,
+    budgets: Path | None,
+    as_json: bool,
+) -> int:
+    """`rig soak --places a,b,c` (the children and their exit codes: rig.soak.places);
+    returns the exit code (the worst place's)."""
+    from rig.soak.budgets import soak_budgets
+    from rig.soak.places import parse_places, run_places
+    from rig.soak.start import new_soak_id
+
+    if not places:
+        raise InputError("--place-config needs --places")
+    configs = parse_places(places, place_configs, config_path or DEFAULT_CONFIG)
+    # Every config and its budgets are checked before any board is touched: a typo fails
+    # all at once. Each results_dir is where that place's journal will be, for the display.
+    loaded = {p: load_config(path, overrides=place_override(p)) for p, path in configs.items()}
+    for cfg in loaded.values():
+        soak_budgets(cfg, budgets)
+    results = {place: cfg.results_dir for place, cfg in loaded.items()}
+    limits: list[str] = []
+    if cycles:
+        limits += ["--cycles", str(cycles)]
+    if duration:
+        limits += ["--duration", duration]
+    if max_failure_rate is not None:
+        limits += ["--max-failure-rate", str(max_failure_rate)]
+    if budgets is not None:  # each child judges its own board and variant by it
+        limits += ["--budgets", str(budgets.resolve())]
+
+    sid = soak_id or new_soak_id()
+    if as_json:
+        result = run_places(configs, sid, limits, results)
+        emit_json(result.as_json())
+        return result.exit_code
+    with Live(_table([]), console=console, refresh_per_second=2, transient=True) as live:
+        result = run_places(configs, sid, limits, results, lambda ps: live.update(_table(ps)))
+    console.print(_table(result.places))
+    for p in result.places:
+        if p.error:
+            console.print(escape(f"{p.place}: {p.error}"), style="red", highlight=False)
+        elif p.summary and p.summary.folder:
+            console.print(escape(f"{p.place}: {p.summary.folder}"), highlight=False)
+    console.print(f"soak {escape(sid)}: {len(result.places)} places, exit {result.exit_code}")
+    return result.exit_code
+
+
+def _table(places: list[PlaceSoak]) -> Table:
+    t = Table(title="soak per place", title_justify="left")
+    for col in ("place", "soak id", "cycles", "failure rate", "power-to-UI p50 (ms)", "exit"):
+        left = col in ("place", "soak id")
+        t.add_column(col, justify="left" if left else "right", overflow="fold")
+    for p in places:
+        s = p.summary
+        t.add_row(
+            escape(p.place),
+            escape(p.soak_id),
+            str(s.cycles.run if s else p.cycles_done()),
+            f"{s.failure_rate:.2%}" if s else "-",
+            fmt_ms(s.power_to_ui.p50 if s else None),
+            "running" if p.exit_code is None else str(p.exit_code),
+        )
+    return t
+
+
 @click.command(epilog=EPILOG)
 @config_option(
     "Rig configuration (default config/rig.toml; on --resume, the soak's own, if unchanged).",
@@ -150,15 +225,12 @@ def soak(
 ) -> None:
     """Power-cycle the target again and again; journal, summarise, report every cycle."""
     # Here, not at the top: `rig soak --help` needs no numpy (rig/commands/group.py).
-    from rig.names import DEFAULT_CONFIG
     from rig.soak.budgets import soak_budgets
-    from rig.soak.command_places import soak_places
     from rig.soak.resume import locate, original_config
     from rig.soak.run import run_soak
     from rig.soak.start import check_id, parse_duration
 
-    # A RigError raised here ends the command with its kind's exit code (json_option):
-    # a bad option, config or journal 2, an instrument or the simulator failing 3.
+    # A RigError raised here exits with its kind's code (json_option).
     duration_s = parse_duration(duration) if duration else None
     if soak_id:
         check_id(soak_id)
@@ -174,8 +246,6 @@ def soak(
     if resume_ref:
         if soak_id:
             fail("--id names a new soak; --resume continues one: give only one", as_json)
-        # Found by path, or by id under --config's results_dir or the default config's;
-        # run with the soak's own config unless --config says otherwise (rig.soak.resume).
         resume = locate(resume_ref, config_path)
         head = read_header(resume / JOURNAL)
         cfg = original_config(resume, head, config_path, board, place)

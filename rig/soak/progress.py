@@ -43,7 +43,6 @@ class SoakDisplay:
     ) -> None:
         self.stage_names = stage_names
         self.by_cycles = cycles is not None
-        self.duration_s = duration_s
         self.records = list(done)
         self.enabled = enabled
         self.progress = Progress(
@@ -56,11 +55,9 @@ class SoakDisplay:
             console=console,
         )
         total = cycles if cycles is not None else duration_s
-        self.task = self.progress.add_task("soak", total=total, completed=self._completed())
+        done = len(self.records) if self.by_cycles else 0
+        self.task = self.progress.add_task("soak", total=total, completed=done)
         self.live = Live(self._render(), console=console, auto_refresh=False, transient=False)
-
-    def _completed(self) -> int:
-        return len(self.records) if self.by_cycles else 0
 
     def notify(self, event: StepEvent) -> None:
         """Name the step just started, with its soak cycle's number (drawn with the

@@ -18,16 +18,12 @@ _RUN_ID = re.compile(r"^\d{8}T\d{6}Z-[0-9a-f]{6}$")
 KILLED = "interrupted: the rig stopped during this cycle (killed or crashed); artifacts partial"
 
 
-def journaled(records: list[Record]) -> set[str]:
-    """The cycle folders the journal has a line for (a kind this rig does not know too)."""
+def orphans(folder: Path, records: list[Record]) -> list[Path]:
+    """Cycle folders under the soak folder with no journal line (of any kind, one this
+    rig does not know too), oldest first."""
     known = {r.run_id for r in records if isinstance(r, CycleRecord | InterruptedRecord)}
     other = (r.extra.get("run_id") for r in records if isinstance(r, OtherRecord))
-    return known | {str(run_id) for run_id in other if run_id}
-
-
-def orphans(folder: Path, records: list[Record]) -> list[Path]:
-    """Cycle folders under the soak folder with no journal line, oldest first."""
-    known = journaled(records)
+    known |= {str(run_id) for run_id in other if run_id}
     return sorted(
         p for p in folder.iterdir() if p.is_dir() and _RUN_ID.match(p.name) and p.name not in known
     )

@@ -25,7 +25,7 @@ def locate(ref: str, config_path: Path | None) -> Path:
     results_dir of `config_path` or of the default config."""
     p = Path(ref)
     if (p / JOURNAL).is_file() or (p.name == JOURNAL and p.is_file()):
-        return find_folder(p.parent, p.name)
+        return find_folder(Path(), ref)
     if config_path is None and not DEFAULT_CONFIG.is_file():
         raise ArtifactError(
             f"no soak {ref!r}: no {JOURNAL} in {p}, and {DEFAULT_CONFIG} (the default "

@@ -52,14 +52,6 @@ class SoakResult:
         return self.folder / SUMMARY_HTML
 
 
-def _drain_spool(cfg: RigConfig) -> None:
-    """Send what an outage left in the spool now, so the soak ends with its points in."""
-    if cfg.influx is None or not Spool(spool_dir(cfg.results_dir)).paths():
-        return
-    with contextlib.suppress(InfluxError, OSError), Client(cfg.influx) as client:
-        replay(client, Spool(spool_dir(cfg.results_dir)), cfg.influx.batch_points)
-
-
 def _finish(
     opened: Opened, cfg: RigConfig, reason: str, elapsed_s: float, budgets: Budgets | None
 ) -> SoakSummary:
@@ -73,8 +65,12 @@ def _finish(
     )
     records, _ = read_records(opened.folder / JOURNAL)
     summary = summarize(opened.folder, records, budgets=budgets)
-    _drain_spool(cfg)
     if cfg.influx is not None:
+        # What an outage left in the spool goes now, so the soak ends with its points in.
+        spool = Spool(spool_dir(cfg.results_dir))
+        if spool.paths():
+            with contextlib.suppress(InfluxError, OSError), Client(cfg.influx) as client:
+                replay(client, spool, cfg.influx.batch_points)
         point = deliver_soak_point(summary, cfg.influx, cfg.results_dir)
         summary.influx_soak_point = point.note
     rundir.write_json(opened.folder / SUMMARY_JSON, summary.to_json())

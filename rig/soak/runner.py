@@ -7,7 +7,6 @@ disk before k+1 powers on. A rig error reopens the instruments; after
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -18,7 +17,7 @@ from rig.artifacts import rundir
 from rig.artifacts.leftovers import release_own
 from rig.config.load import RigConfig, SoakConfig
 from rig.errors import RigError
-from rig.measure.session import Session
+from rig.measure.session import Session, reseeded
 from rig.model.soak import CycleRecord, InterruptedRecord
 from rig.model.summary import Limits
 from rig.outcomes import Outcome
@@ -72,16 +71,6 @@ def unreported(folder: Path, records: list[CycleRecord]) -> list[tuple[Path, str
         if rec.outcome == Outcome.RIG_ERROR and no_report:
             out.append((run, rec.detail or "not analyzed"))
     return out
-
-
-def session_config(cfg: RigConfig, session: int) -> RigConfig:
-    """A resumed soak boots the simulated board from a fresh seed: a restarted simulator
-    counts boots from 0 again, and repeating the first session's boots is no sample."""
-    if cfg.sim is None or session == 1:
-        return cfg
-    return dataclasses.replace(
-        cfg, sim=dataclasses.replace(cfg.sim, seed=cfg.sim.seed + session - 1)
-    )
 
 
 class SoakRunner:
@@ -203,8 +192,9 @@ class SoakRunner:
 
     def run(self) -> str:
         """Cycle until done; returns why it ended (completed, interrupted, aborted)."""
+        # A resumed soak's simulator starts from a seed of its own (rig.measure.session).
         session = self._session or Session(
-            session_config(self.cfg, self.state.session), self.soak.console_reopen_s
+            reseeded(self.cfg, self.state.session - 1), self.soak.console_reopen_s
         )
         try:
             reason = self._loop(session)

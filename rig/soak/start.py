@@ -85,13 +85,11 @@ def fingerprints(cfg: RigConfig) -> dict[str, str | None]:
 def header(
     cfg: RigConfig, soak_id: str, limits: Limits, board: Path | None, max_failure_rate: float
 ) -> HeaderRecord:
-    prints = fingerprints(cfg)
     return HeaderRecord(
         schema=SCHEMA,
         soak_id=soak_id,
         config=str(cfg.path.resolve()),
-        config_sha256=prints["config_sha256"],
-        board_profile_sha256=prints["board_profile_sha256"],
+        **fingerprints(cfg),
         board_profile=str(board.resolve()) if board else None,
         rig=cfg.rig,
         board=cfg.board,

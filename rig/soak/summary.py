@@ -40,11 +40,6 @@ def cycle_records(records: list[Record]) -> list[CycleRecord]:
     return [r for r in records if isinstance(r, CycleRecord)]
 
 
-def _influx(cycles: list[CycleRecord]) -> dict[str, int]:
-    kinds = Counter(("none" if r.influx is None else r.influx).split(":", 1)[0] for r in cycles)
-    return dict(sorted(kinds.items()))
-
-
 def _rss(cycles: list[CycleRecord]) -> Memory:
     """Resident memory per session, first cycle to last (a leak shows as growth)."""
     by_session: dict[int, list[int]] = {}
@@ -61,9 +56,7 @@ def status(records: list[Record]) -> str:
     """How the last session ended: completed, interrupted, aborted, or running (no end
     line yet)."""
     last_end = next((r for r in reversed(records) if isinstance(r, EndRecord | ResumeRecord)), None)
-    if not isinstance(last_end, EndRecord):
-        return "running"
-    return last_end.reason
+    return last_end.reason if isinstance(last_end, EndRecord) else "running"
 
 
 def counted(cycles: list[CycleRecord], include_warm: bool = False) -> list[CycleRecord]:
@@ -101,6 +94,7 @@ def summarize(
     overheads = [r.overhead_s for r in cycles if isinstance(r.overhead_s, float)]
     rates = failure_rates(r.outcome for r in cycles)
     ends = [r for r in records if isinstance(r, EndRecord)]
+    influx = Counter(("none" if r.influx is None else r.influx).split(":", 1)[0] for r in cycles)
     elapsed = [r.elapsed_s or 0.0 for r in [*cycles, *ends]]
     return SoakSummary(
         soak_id=header.soak_id,
@@ -131,7 +125,7 @@ def summarize(
         power_to_ui=describe(values[TOTAL]),
         stages=stages,
         overhead=describe(overheads),
-        influx=_influx(cycles),
+        influx=dict(sorted(influx.items())),
         rss=_rss(cycles),
         failed_cycles=[
             FailedCycle(r.cycle, r.run_id, r.outcome, r.detail)
