@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from rig.analysis.choices import OFF, ON
-from rig.cost.run import parse_variant, parse_variants
+from rig.cost.run import parse_variant, parse_variants, variant_configs
 from rig.cost.stats import schedule
 from rig.errors import InputError
 from simboard.instrumentation import Instrumentation
@@ -128,6 +128,15 @@ def test_variant_syntax() -> None:
         parse_variants(["on:", "on:sim.quiet=true"])
     with pytest.raises(InputError, match="no 'off' variant"):
         parse_variants(["on:"])
+
+
+def test_on_variant_boots_from_the_next_seed_unless_it_sets_one(tmp_path: Path) -> None:
+    """Two simulators with one seed would repeat each other's variance boot for boot."""
+    config = make_config(tmp_path, set_keys={"seed": 5})
+    cfgs = variant_configs(config, parse_variants(["on:", "off:"]))
+    assert (cfgs[ON].sim.seed, cfgs[OFF].sim.seed) == (6, 5)  # type: ignore[union-attr]
+    cfgs = variant_configs(config, parse_variants(["on:sim.seed=9", "off:"]))
+    assert (cfgs[ON].sim.seed, cfgs[OFF].sim.seed) == (9, 5)  # type: ignore[union-attr]
 
 
 def _cost(config: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:

@@ -25,6 +25,7 @@ from rig.instruments.drivers import load_config
 from rig.instruments.setup import Bench, Instruments
 from rig.measure.cycle import run_cycle
 from rig.measure.pipeline import analyze_folder
+from rig.measure.session import reseeded
 from rig.sinks.files import save_report
 from rig.untrusted import parse_toml
 
@@ -107,9 +108,7 @@ def variant_configs(
         except ConfigError as e:
             raise ConfigError(f"--variant {v.given!r}: {e}") from None
         own_seed = any(o.partition("=")[0].strip() == "sim.seed" for o in v.overrides)
-        if cfg.sim is not None and name == ON and not own_seed:
-            cfg = dataclasses.replace(cfg, sim=dataclasses.replace(cfg.sim, seed=cfg.sim.seed + 1))
-        cfgs[name] = cfg
+        cfgs[name] = reseeded(cfg, 1) if name == ON and not own_seed else cfg
     dirs = {c.results_dir.resolve() for c in cfgs.values()}
     if len(dirs) != 1:
         raise InputError("--variant: both variants must write to one rig.results_dir")
