@@ -105,3 +105,14 @@ def test_parse_duration(text: str, seconds: float) -> None:
 def test_parse_duration_rejects(text: str) -> None:
     with pytest.raises(ValueError, match=r"expected e\.g\. 90s"):
         parse_duration(text)
+
+
+def test_parse_duration_with_zero_allowed() -> None:
+    """`rig prune --older-than` takes 0 (in any unit) as well as the forms `rig soak` takes."""
+    for text in ("0", "00", "0.", "0.0", "0ms", " 0 S ", "0\td", "0h0m"):
+        assert parse_duration(text, zero=True) == 0.0, text
+    assert parse_duration("1h30m", zero=True) == 5400.0
+    assert parse_duration("5.") == 5.0
+    for text in ("", "soon", "-3s", "0x"):
+        with pytest.raises(ValueError, match=r"expected e\.g\. 90s"):
+            parse_duration(text, zero=True)

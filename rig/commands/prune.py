@@ -4,7 +4,6 @@ artifacts of a boot that is not provably fine (the rule: docs/disk.md,
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -30,10 +29,8 @@ def older_than(text: str) -> float:
     # Here, not at the top: rig.soak.start brings numpy, `rig prune --help` needs none.
     from rig.soak.start import parse_duration
 
-    if re.fullmatch(r"\s*0+(\.0*)?\s*(ms|s|m|h|d)?\s*", text, re.IGNORECASE):
-        return 0.0
     try:
-        return parse_duration(text)
+        return parse_duration(text, zero=True)
     except InputError:
         raise InputError(f"--older-than {text!r}: expected e.g. 30d, 12h, 90m or 0") from None
 

@@ -28,13 +28,13 @@ from rig.soak.runner import SoakState
 
 PREFIX = "soak-"
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
-_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?", re.IGNORECASE)
+_DURATION = re.compile(r"(\d+(?:\.\d*)?)(ms|s|m|h|d)?", re.IGNORECASE)
 _UNIT_S = {"ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 
 
-def parse_duration(text: str) -> float:
-    """ "90", "90s", "30m", "8h", "1h30m", "2d" -> seconds (> 0)."""
-    s = text.strip().replace(" ", "")
+def parse_duration(text: str, *, zero: bool = False) -> float:
+    """ "90", "90s", "30m", "8h", "1h30m", "2d" -> seconds (> 0, or >= 0 with `zero`)."""
+    s = "".join(text.split())
     pos, total = 0, 0.0
     while pos < len(s):
         m = _DURATION.match(s, pos)
@@ -42,7 +42,7 @@ def parse_duration(text: str) -> float:
             break
         total += float(m.group(1)) * _UNIT_S[(m.group(2) or "s").lower()]
         pos = m.end()
-    if not s or pos != len(s) or total <= 0:
+    if not s or pos != len(s) or (total == 0 and not zero):
         raise InputError(f"duration {text!r}: expected e.g. 90s, 30m, 8h or 1h30m")
     return total
 
