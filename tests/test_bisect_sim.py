@@ -161,11 +161,17 @@ def test_a_failed_boot_is_listed_with_its_class_and_not_counted(tmp_path: Path) 
 
 
 def test_ends_that_do_not_differ_are_refused(tmp_path: Path) -> None:
+    """Without --out, the journal goes to a new `<results_dir>/bisect-<run id>/`."""
     repo, commits = make_repo(tmp_path)
-    code, doc = run(bisect_argv(tmp_path, repo, commits, good=5, bad=8))
+    argv = bisect_argv(tmp_path, repo, commits, good=5, bad=8)
+    out = argv.index("--out")
+    code, doc = run(argv[:out] + argv[out + 2 :])
     assert code == 2, doc
     assert doc["status"] == "refused" and "do not differ" in doc["refused"]
     assert not any(s["role"] == "step" for s in doc["steps"])
+    folder = Path(doc["folder"])
+    assert folder.parent == tmp_path / "results" and (folder / "journal.jsonl").is_file()
+    assert re.fullmatch(r"bisect-\d{8}T\d{6}Z-[0-9a-f]{6}", folder.name), folder.name
 
 
 def test_bad_input_is_refused_before_any_boot(tmp_path: Path) -> None:

@@ -122,14 +122,14 @@ def _start(
         opts["stage"], opts["alpha"], opts["end_boots"], opts["batch"], opts["max_boots"],
         opts["build_timeout"], opts["interleave"],
     )  # fmt: skip
+    search_budget(header)  # refuse boots too few to decide before any folder is made
     folder = opts["out"]
     if folder is None:
         cfg = load_config(config_path)  # without --set: they name builds not made yet
         rundir.probe_results_dir(cfg.results_dir, f"{cfg.path}: key 'rig.results_dir'")
-        folder = cfg.results_dir / f"bisect-{rundir.new_run_id()}"
+        _, folder = rundir.new_run_folder(cfg.results_dir, prefix="bisect-")
     if folder.exists() and any(folder.iterdir()):
         raise InputError(f"--out {folder}: not empty (continue a bisect with --resume)")
-    search_budget(header)  # refuse boots too few to decide before any folder is made
     return Search(folder, header, Journal.create(folder, header), {}, engine)
 
 
