@@ -4,6 +4,7 @@ capture it left is converted by the next `rig run` or `rig analyze`."""
 
 from __future__ import annotations
 
+import functools
 import gc
 import json
 import os
@@ -11,6 +12,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +20,7 @@ import pytest
 
 from rig.artifacts import rundir
 from rig.artifacts.leftovers import RunLock, is_locked, recover_folder
+from rig.instruments.children import die_with_parent
 from rig.instruments.drivers import load_config
 from rig.instruments.setup import Instruments
 from rig.measure.cycle import run_cycle
@@ -176,3 +179,23 @@ def test_rig_run_recovers_leftovers_of_earlier_runs_and_soaks(tmp_path: Path) ->
         for f in (a, b)
     )
     assert (a / rundir.CAPTURE).exists() and (b / rundir.CAPTURE).exists()
+
+
+_PDEATHSIG = (
+    "import ctypes; libc = ctypes.CDLL(None); sig = ctypes.c_int(); "
+    "libc.prctl(2, ctypes.byref(sig)); print(sig.value)"  # PR_GET_PDEATHSIG
+)
+
+
+@pytest.mark.parametrize(
+    ("preexec", "expected"),
+    [
+        (die_with_parent, signal.SIGKILL),  # sigrok-cli, QEMU
+        (functools.partial(die_with_parent, signal.SIGTERM), signal.SIGTERM),  # soak places
+    ],
+)
+def test_die_with_parent_sets_the_signal(preexec: Callable[[], None], expected: int) -> None:
+    out = subprocess.run(
+        [sys.executable, "-c", _PDEATHSIG], preexec_fn=preexec, capture_output=True, check=True
+    )
+    assert int(out.stdout) == expected

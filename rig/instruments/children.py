@@ -14,10 +14,10 @@ from typing import IO
 _PR_SET_PDEATHSIG = 1
 
 
-def die_with_parent() -> None:
+def die_with_parent(sig: int = signal.SIGKILL) -> None:
     """`preexec_fn` for Popen: runs in the child between fork and exec."""
     libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    libc.prctl(_PR_SET_PDEATHSIG, sig, 0, 0, 0)
 
 
 def stop_child(

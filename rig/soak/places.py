@@ -5,7 +5,7 @@ gets SIGTERM should this process die (docs/soak.md, "Many boards")."""
 
 from __future__ import annotations
 
-import ctypes
+import functools
 import json
 import signal
 import subprocess
@@ -29,23 +29,17 @@ from rig.errors import (
     InputError,
     bounded,
 )
+from rig.instruments.children import die_with_parent
 from rig.model.soak import CYCLE
 from rig.model.summary import SoakSummary
 from rig.names import JOURNAL
 from rig.soak.start import check_id
 from rig.untrusted import parse_json
 
-_PR_SET_PDEATHSIG = 1
 #: How long a child has to finish its cycle, power off and release after SIGTERM.
 STOP_TIMEOUT_S = 120.0
 #: Worst first: the exit code of the whole is the worst of its places'.
 _SEVERITY = (EXIT_RIG_FAILED, EXIT_SIGTERM, EXIT_SIGINT, EXIT_INPUT, EXIT_BOARD_FAILED, EXIT_OK)
-
-
-def _sigterm_with_parent() -> None:
-    """`preexec_fn`: the child soak gets SIGTERM (a clean stop) if this process dies."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
 
 
 def parse_places(text: str, configs: tuple[str, ...], default: Path) -> dict[str, Path]:
@@ -176,7 +170,8 @@ def run_places(
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=err,
-                preexec_fn=_sigterm_with_parent,
+                # SIGTERM, a clean stop, should this process die
+                preexec_fn=functools.partial(die_with_parent, signal.SIGTERM),
                 start_new_session=True,  # Ctrl-C reaches the children through us only
             )
             journal = results_dirs[place] / child_id / JOURNAL
