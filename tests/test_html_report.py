@@ -191,6 +191,8 @@ def test_report_command(run_folder: Path, tmp_path: Path) -> None:
     assert all((f / "report.html").exists() for f in folders)
     html = (tmp_path / "results" / "compare.html").read_text()
     assert 'id="compare-dist"' in html and "panic" in html
+    out = runner.invoke(report, [str(tmp_path / "results"), "--each"])
+    assert out.exit_code == 0 and "and 7 report.html file(s) in the run folders" in out.output
 
     few = tmp_path / "few.html"
     out = runner.invoke(report, [*map(str, folders[:2]), "--out", str(few), "--js", "shared"])

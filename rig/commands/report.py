@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 from rich.markup import escape
 
+from rig.artifacts.rundir import REPORT_HTML
 from rig.commands.common import console, emit_json, json_option
 from rig.sinks.html.plotlyjs import MODES
 from rig.sinks.influx.sink import report_files
@@ -46,7 +47,7 @@ def report(
 ) -> None:
     """HTML report of run folders (or of every run folder in a results folder)."""
     # Here, not at the top: `rig report --help` needs no plotly (rig/commands/group.py).
-    from rig.sinks.html.write import HTML, write_comparison, write_html
+    from rig.sinks.html.write import write_comparison, write_html
 
     # An unusable folder ends the command with 2, a page not written with 3 (json_option).
     files = report_files(targets)
@@ -62,4 +63,4 @@ def report(
     else:
         console.print(f"{len(files)} boot(s): [bold]{escape(page)}[/]")
         if each:
-            console.print(f"and {len(written)} {HTML} file(s) in the run folders")
+            console.print(f"and {len(written)} {REPORT_HTML} file(s) in the run folders")

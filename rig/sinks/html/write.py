@@ -19,8 +19,6 @@ from rig.sinks.html.style import seconds
 from rig.sinks.html.timeline import boot_figure
 from rig.sinks.terminal import fmt_u
 
-HTML = REPORT_HTML
-
 
 def _reference(report: Report) -> str:
     return report.time_base.reference if report.time_base else "?"
@@ -85,7 +83,7 @@ def write_html(
     folder = Path(os.path.abspath(folder))
     if report is None:
         report = read_report(folder / REPORT)
-    path = out or folder / HTML
+    path = out or folder / REPORT_HTML
     root = folder.parent if out is None else Path(os.path.abspath(out)).parent
     src = _js_src(js_mode, path, root)
     # Whole or not at all: a reader never sees half a page.
