@@ -17,7 +17,7 @@ import os
 import statistics
 import sys
 import tempfile
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -106,7 +106,7 @@ def main() -> None:
             with Stopwatch() as sw, Client(replace(s, timeout_s=60.0)) as c:
                 res = replay(c, spool, s.batch_points)
             replay_s = sw.s
-            assert res.error is None and res.left == 0, res.as_dict()
+            assert res.error is None and res.left == 0, asdict(res)
             with Client(s) as c:
                 stored = boots_stored(c, "bench")
             assert stored == args.reports + args.writes, stored

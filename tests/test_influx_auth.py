@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import secrets
 from collections.abc import Iterator
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
@@ -123,7 +124,7 @@ def test_secret_never_leaks(
     monkeypatch.setenv(ENV, WRONG)
     s = InfluxSettings(url=server.url, database="leak", username="admin", password_env=ENV)
     d = deliver(sample_report(5, initcalls=5), s, results)
-    outputs += [json.dumps(d.as_dict()), d.describe()]
+    outputs += [json.dumps(asdict(d)), d.describe()]
     outputs.append(cli(outputs, "push", str(results), "--config", str(cfg), "--json").output)
     cli(outputs, "status", "--config", str(cfg))
     cli(outputs, "status", "--config", str(cfg), "--json")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import time
+from dataclasses import asdict
 from pathlib import Path
 
 import click
@@ -116,7 +117,7 @@ def query_cmd(
     if not results:
         fail(f"{out_dir}: no dashboards", as_json)
     if as_json:
-        emit_json({"database": settings.database, "results": [r.as_dict() for r in results]})
+        emit_json({"database": settings.database, "results": [asdict(r) for r in results]})
     else:
         console.print(_table(results))
     # A query InfluxDB rejected: the sink failed the dashboards (3).

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -264,7 +265,7 @@ def push(targets: tuple[Path, ...], config_path: Path, as_json: bool) -> None:
     files = report_files(targets)  # an ArtifactError: exit 2 (json_option)
     res = push_reports(files, settings)
     if as_json:
-        emit_json(res.as_dict())
+        emit_json(asdict(res))
     else:
         url = escape(settings.url)
         console.print(f"pushed {res.reports} report(s), {res.points} points to {url}")
@@ -283,7 +284,7 @@ def replay(config_path: Path, as_json: bool) -> None:
     with Client(settings) as client:  # an InfluxError: exit 3 (json_option)
         res = replay_spool(client, spool, settings.batch_points)
     if as_json:
-        emit_json(res.as_dict())
+        emit_json(asdict(res))
     else:
         if res.busy:
             console.print("another process is replaying the spool right now")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from pathlib import Path
 
 import click
@@ -108,7 +109,7 @@ def run(
             {
                 "folder": str(result.folder),
                 "report": report.to_json(),
-                "influx": influx.as_dict() if influx else None,
+                "influx": asdict(influx) if influx else None,
                 "recovered": recovered,
             }
         )

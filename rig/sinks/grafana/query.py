@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from rig.errors import InputError
@@ -52,9 +52,6 @@ class QueryResult:
     series: list[dict[str, Any]] = field(default_factory=list)
     error: str | None = None
     alias: str = ""  # the target's legend pattern, e.g. "$tag_stage"
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def interval_ms(span_ms: int, max_data_points: int) -> int:

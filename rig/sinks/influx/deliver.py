@@ -6,9 +6,9 @@ points to the server. Written now; else spooled durably for a later replay; else
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from rig.artifacts.rundir import utc_now
 from rig.config.influx import InfluxSettings
@@ -29,9 +29,6 @@ class Delivery:
     reason: str | None = None  # spooled: the server's answer; failed: why not even spooled
     spool_file: str | None = None
     replay: ReplayResult | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)  # the replay's too
 
     @property
     def note(self) -> str:

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass, field
 
 from rig.artifacts.rundir import utc_now
 from rig.sinks.influx.batch import batches, write_split
@@ -20,9 +19,6 @@ class ReplayResult:
     rejected: list[dict[str, str]] = field(default_factory=list)
     error: str | None = None
     busy: bool = False  # another process holds the spool
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def _entries(spool: Spool, res: ReplayResult) -> Iterator[Entry]:

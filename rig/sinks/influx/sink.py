@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -45,9 +45,6 @@ class PushResult:
     points: int = 0
     failed: list[dict[str, str]] = field(default_factory=list)
     error: str | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def push(files: list[Path], settings: InfluxSettings) -> PushResult:
