@@ -208,6 +208,7 @@ def test_the_live_display_shows_any_soak(values: list[float]) -> None:
     assert text.endswith("\n")  # a log file gets whole lines
     if finite:
         assert float(row.split()[2]) == pytest.approx(np.percentile(finite, 50) * 1e3, abs=1e-3)
+        assert all(len(cell.split(".")[1]) == 3 for cell in row.split()[2:4])  # to 1 µs
 
 
 @pytest.mark.parametrize("values", CASES.values(), ids=CASES.keys())

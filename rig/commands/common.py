@@ -57,11 +57,11 @@ def config_option(
     )
 
 
-def fmt_ms(v: float | None, sign: bool = False) -> str:
-    """Seconds as milliseconds to 10 µs for a table ("-" for none)."""
+def fmt_ms(v: float | None, sign: bool = False, decimals: int = 2) -> str:
+    """Seconds as milliseconds, to 10 µs unless told, for a table ("-" for none)."""
     if v is None:
         return "-"
-    return f"{v * 1e3:+.2f}" if sign else f"{v * 1e3:.2f}"
+    return f"{v * 1e3:+.{decimals}f}" if sign else f"{v * 1e3:.{decimals}f}"
 
 
 def fmt_p(v: float | None) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 from rich.live import Live
@@ -40,10 +40,6 @@ or SIGTERM (target powered off, journal closed: continue with --resume ID).
 """
 
 
-def _ms(v: Any) -> str:
-    return f"{v * 1e3:.3f}" if isinstance(v, float) else "-"
-
-
 def print_summary(result: SoakResult) -> None:
     s = result.summary
     title = escape(f"soak {s.soak_id}: {s.board} ({s.variant})")
@@ -54,7 +50,7 @@ def print_summary(result: SoakResult) -> None:
     for col in stats:
         t.add_column(f"{col} (ms)", justify="right")
     for name, st in [*((x.name, x) for x in s.stages), (TOTAL, s.power_to_ui)]:
-        t.add_row(escape(name), str(st.n), *(_ms(getattr(st, k)) for k in stats))
+        t.add_row(escape(name), str(st.n), *(fmt_ms(getattr(st, k), decimals=3) for k in stats))
     console.print(t)
     c = s.cycles
     rates = ", ".join(f"{k} {v:.2%}" for k, v in s.failure_rates.items()) or "none"
@@ -89,8 +85,8 @@ def print_budgets(b: SoakBudgets) -> None:
         t.add_column(col, justify="left" if col in ("budget", "verdict") else "right")
     for c in b.checks:
         verdict = "[green]within[/]" if c.within else "[red]over[/]"
-        t.add_row(escape(f"p{c.percentile:g} {c.what}"), str(c.n), _ms(c.value_s),
-                  _ms(c.budget_s), verdict)  # fmt: skip
+        t.add_row(escape(f"p{c.percentile:g} {c.what}"), str(c.n), fmt_ms(c.value_s, decimals=3),
+                  fmt_ms(c.budget_s, decimals=3), verdict)  # fmt: skip
     console.print(t)
 
 

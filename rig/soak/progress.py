@@ -19,16 +19,13 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from rig.commands.common import fmt_ms
 from rig.model.soak import CycleRecord
 from rig.names import TOTAL
 from rig.outcomes import Outcome
 from rig.soak.stats import finite, percentile
 from rig.soak.summary import counted, samples
 from rig.steps import StepEvent
-
-
-def _ms(v: float | None) -> str:
-    return "-" if v is None else f"{v * 1e3:.3f}"
 
 
 class SoakDisplay:
@@ -84,7 +81,8 @@ class SoakDisplay:
         t.add_column("p95 (ms)", justify="right")
         for name in [*self.stage_names, TOTAL]:
             vals = finite(samples(ok, name))
-            t.add_row(name, str(len(vals)), _ms(percentile(vals, 50)), _ms(percentile(vals, 95)))
+            p50, p95 = (fmt_ms(percentile(vals, q), decimals=3) for q in (50, 95))
+            t.add_row(name, str(len(vals)), p50, p95)
         return t
 
     def _outcomes(self) -> str:
