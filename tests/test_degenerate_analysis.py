@@ -36,7 +36,7 @@ def test_compare_and_cost_of_any_two_samples(before: list[float], after: list[fl
     (c,) = stage_costs(
         ["rootfs_mount"], {"rootfs_mount": after}, {"rootfs_mount": before}, Settings(detect_s=0.01)
     )
-    assert numbers_or_none(c) and (c.n_off, c.n_on) == (len(before), len(after))
+    assert numbers_or_none(c) and (c.n_before, c.n_after) == (len(before), len(after))
 
 
 @pytest.mark.parametrize("junk", NOT_FINITE.values(), ids=NOT_FINITE.keys())

@@ -33,7 +33,6 @@ from rig.errors import EXIT_BOARD_FAILED, EXIT_INCONCLUSIVE, EXIT_OK, InputError
 
 if TYPE_CHECKING:
     from rig.compare.stats import Settings, StageComparison
-    from rig.cost.stats import StageCost
 
 _AFTER = "compare_after"
 _UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6}
@@ -79,7 +78,7 @@ def verdict_table(title: str, columns: Sequence[str]) -> Table:
     return t
 
 
-def print_notes(results: Sequence[StageComparison | StageCost]) -> None:
+def print_notes(results: Sequence[StageComparison]) -> None:
     for r in results:
         if r.note:
             console.print(f"[yellow]note:[/] {escape(r.name)}: {escape(r.note)}", highlight=False)

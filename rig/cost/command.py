@@ -34,14 +34,15 @@ from rig.errors import EXIT_BOARD_FAILED, EXIT_OK
 from rig.soak.signals import StopFlag
 
 if TYPE_CHECKING:
-    from rig.compare.stats import Settings
+    from rig.compare.stats import Settings, StageComparison
     from rig.cost.run import CostRun
-    from rig.cost.stats import StageCost
 
 _STYLE = {"costs": "bold red", "saves": "bold green", "no_cost": "dim"}
 
 
-def print_costs(doc: dict[str, Any], costs: list[StageCost]) -> None:
+def print_costs(doc: dict[str, Any], costs: list[StageComparison]) -> None:
+    from rig.cost.stats import verdict
+
     each = f"{costs[0].confidence:.1%}" if costs else ""
     t = verdict_table(
         f"cost = on - off (ms), {1 - doc['alpha']:.0%} confidence overall ({each} each)",
@@ -49,9 +50,9 @@ def print_costs(doc: dict[str, Any], costs: list[StageCost]) -> None:
     )
     for c in costs:
         t.add_row(
-            c.name, fmt_ms(c.median_off_s), fmt_ms(c.median_on_s), fmt_ms(c.cost_s, True),
-            fmt_ms(c.ci_low_s, True), fmt_ms(c.ci_high_s, True), fmt_p(c.p_value),
-            f"[{_STYLE[c.verdict]}]{c.verdict}[/]",
+            c.name, fmt_ms(c.median_before_s), fmt_ms(c.median_after_s),
+            fmt_ms(c.difference_s, True), fmt_ms(c.ci_low_s, True), fmt_ms(c.ci_high_s, True),
+            fmt_p(c.p_value), f"[{_STYLE[verdict(c)]}]{verdict(c)}[/]",
         )  # fmt: skip
     console.print(t)
     for v in VARIANTS:
@@ -75,14 +76,16 @@ def print_costs(doc: dict[str, Any], costs: list[StageCost]) -> None:
 
 def cost_doc(
     run: CostRun,
-    costs: list[StageCost],
+    costs: list[StageComparison],
     variants: dict[str, Any],
     settings: Settings,
     args: dict[str, Any],
 ) -> dict[str, Any]:
+    from rig.cost.stats import cost_json
+
     sides = {v: run.sides[v].sources[0] for v in VARIANTS}
     return {
-        "stages": [c.to_json() for c in costs],
+        "stages": [cost_json(c) for c in costs],
         "pairs": args["pairs"],
         "variants": {
             v: {

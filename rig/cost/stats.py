@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -17,7 +16,6 @@ from rig.compare.stats import (
     Settings,
     StageComparison,
     compare_all,
-    to_ns,
 )
 
 COSTS = "costs"
@@ -44,48 +42,31 @@ def schedule(pairs: int, order: str, seed: int = 0) -> list[str]:
     return out
 
 
-@dataclass(frozen=True)
-class StageCost:
-    """One stage (or power_to_ui): on - off."""
-
-    name: str
-    cost_s: float | None  # Hodges-Lehmann shift on - off
-    ci_low_s: float | None
-    ci_high_s: float | None
-    p_value: float | None
-    verdict: str  # costs | saves | no_cost
-    confidence: float  # of this stage's interval (1 - alpha / stages with Bonferroni)
-    n_on: int
-    n_off: int
-    median_on_s: float | None
-    median_off_s: float | None
-    median_difference_s: float | None  # median(on) - median(off)
-    detectable_s: float | None  # the smallest cost these boots detect (compare's MDD)
-    note: str | None = None
-
-    def to_json(self) -> dict[str, object]:
-        return to_ns(self)
+def verdict(c: StageComparison) -> str:
+    """`rig cost`'s verdict of a stage: costs | saves | no_cost."""
+    return _VERDICT.get(c.verdict, NO_COST)
 
 
-def _cost(c: StageComparison) -> StageCost:
+def cost_json(c: StageComparison) -> dict[str, object]:
+    """One stage's cost in `rig cost`'s words (docs/cost.md): on = after, off = before."""
     on, off = c.median_after_s, c.median_before_s
-    diff = on - off if on is not None and off is not None else None
-    return StageCost(
-        name=c.name,
-        cost_s=c.difference_s,
-        ci_low_s=c.ci_low_s,
-        ci_high_s=c.ci_high_s,
-        p_value=c.p_value,
-        verdict=_VERDICT.get(c.verdict, NO_COST),
-        confidence=c.confidence,
-        n_on=c.n_after,
-        n_off=c.n_before,
-        median_on_s=on,
-        median_off_s=off,
-        median_difference_s=diff,
-        detectable_s=c.detectable_s,
-        note=c.note,
-    )
+    doc = {
+        "name": c.name,
+        "cost_s": c.difference_s,  # Hodges-Lehmann shift on - off
+        "ci_low_s": c.ci_low_s,
+        "ci_high_s": c.ci_high_s,
+        "p_value": c.p_value,
+        "verdict": verdict(c),
+        "confidence": c.confidence,  # of this stage's interval (1 - alpha / stages, Bonferroni)
+        "n_on": c.n_after,
+        "n_off": c.n_before,
+        "median_on_s": on,
+        "median_off_s": off,
+        "median_difference_s": on - off if on is not None and off is not None else None,
+        "detectable_s": c.detectable_s,  # the smallest cost these boots detect
+        "note": c.note,
+    }
+    return {k: round(v, 9) if isinstance(v, float) else v for k, v in doc.items()}
 
 
 def stage_costs(
@@ -94,10 +75,10 @@ def stage_costs(
     off: Mapping[str, Sequence[float]],
     settings: Settings,
     correction: str = BONFERRONI,
-) -> list[StageCost]:
+) -> list[StageComparison]:
     """The cost of each named stage: compare's statistics with after = on, before = off.
     A duration that is no number (NaN, inf) is left out: it is no measurement."""
-    return [_cost(c) for c in compare_all(names, _finite(off), _finite(on), settings, correction)]
+    return compare_all(names, _finite(off), _finite(on), settings, correction)
 
 
 def _finite(side: Mapping[str, Sequence[float]]) -> dict[str, list[float]]:
