@@ -61,16 +61,16 @@ class VisaPower(PowerProtocol):
         for key, v, hi in (("voltage", voltage, 1000.0), ("current_limit", limit, 100.0)):
             if not 0.0 < v <= hi:
                 t.error(key, f"a number within (0, {hi:g}]", v)
-        term = t.str("termination", "\n", choices=("\n", "\r\n", "\r"))
+        term = t.str("termination", VisaSettings.termination, choices=("\n", "\r\n", "\r"))
         return VisaSettings(
             resource=resource,
             voltage=voltage,
             current_limit=limit,
-            sample_hz=t.float("sample_hz", 50.0, min=0.0, max=1e6),
-            timeout_s=t.seconds("timeout_s", 2.0, min=0.01),
-            baud=t.int("baud", 9600, min=1),
+            sample_hz=t.float("sample_hz", VisaSettings.sample_hz, min=0.0, max=1e6),
+            timeout_s=t.seconds("timeout_s", VisaSettings.timeout_s, min=0.01),
+            baud=t.int("baud", VisaSettings.baud, min=1),
             termination=term,
-            set_command=t.str("set_command", "volt-curr", choices=SET_COMMANDS),
+            set_command=t.str("set_command", VisaSettings.set_command, choices=SET_COMMANDS),
         )
 
     @classmethod
