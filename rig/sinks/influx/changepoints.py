@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from rig.sinks.influx import influxql
 from rig.sinks.influx.client import Client, InfluxError
-from rig.sinks.influx.lineproto import Point, encode_all
+from rig.sinks.influx.lineproto import Point, encode_all, fields
 
 CHANGE_POINT = "change_point"
 
@@ -40,15 +40,15 @@ class Mark:
     def point(self) -> Point:
         tags = {"rig": self.rig, "board": self.board, "variant": self.variant}
         tags |= {"stage": self.stage, "direction": self.direction}
-        fields: dict[str, float | str] = {
-            "shift_s": float(self.shift_s),
-            "median_before_s": float(self.median_before_s),
-            "median_after_s": float(self.median_after_s),
-            "p_value": float(self.p_value),
-            "run_id": self.run_id,
-            "text": self.text,
-        }
-        return Point(CHANGE_POINT, tags, fields, self.time_ns)
+        values = fields(
+            shift_s=self.shift_s,
+            median_before_s=self.median_before_s,
+            median_after_s=self.median_after_s,
+            p_value=self.p_value,
+            run_id=self.run_id,
+            text=self.text,
+        )
+        return Point(CHANGE_POINT, tags, values, self.time_ns)
 
 
 def replace_marks(
