@@ -6,7 +6,6 @@ at its `calling` line and lasts what the kernel measured; calls and returns pair
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 
 from rig.analysis.events import Timebase, line_event
 from rig.analysis.lines import Line
@@ -44,9 +43,9 @@ def pair_initcalls(
     for r in records:
         if not isinstance(r, InitcallLine):
             continue
-        at = kernel_at(lines[r.line], tb)
         if r.call:
-            c = replace(_started(r, at), pid=r.pid, line=r.line, returned=False)
+            c = _started(r, kernel_at(lines[r.line], tb))
+            c.pid, c.line, c.returned = r.pid, r.line, False
             open_.setdefault(_key(r), []).append(c)
             out.append(c)
             continue
@@ -60,7 +59,7 @@ def pair_initcalls(
             c.printk_span_s = b - a if a is not None and b is not None else None
         else:
             # The calling line was lost (garbled console): it started `usecs` before.
-            c = _started(r, at, (r.usecs or 0) / 1e6)
+            c = _started(r, kernel_at(lines[r.line], tb), (r.usecs or 0) / 1e6)
             out.append(c)
         c.duration_s = r.usecs / 1e6 if r.usecs is not None else None
         c.return_code = r.ret
