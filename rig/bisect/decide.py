@@ -42,6 +42,11 @@ class Budget:
     def per_test(self) -> float:
         return self.per_step / self.looks
 
+    @property
+    def two_sided(self) -> float:
+        """The two-sided level a step's one-sided tests at `per_test` run at."""
+        return min(1.0, 2 * self.per_test)
+
     def overall(self, steps_taken: int) -> float:
         """The Bonferroni bound on the whole search for the steps it really took (skips
         and undecided steps can make it more than planned)."""
@@ -115,8 +120,7 @@ def check_ends(
     detect = None
     if spread is not None:
         n = beside if beside is not None else min(len(good), len(bad))
-        # a step's tests are one-sided at per_test: two-sided at twice that
-        detect = detectable_change(spread, max_boots, n, min(1.0, 2 * b.per_test), b.power)
+        detect = detectable_change(spread, max_boots, n, b.two_sided, b.power)
     return Ends(c, differ, direction, detect)
 
 
@@ -147,8 +151,8 @@ def decide(
     """BAD when the step differs from the good end the way the bad end does (a commit
     holding part of the change is bad: it moved the stage); GOOD when it differs from
     the bad end towards the good one and not from the good end; UNDECIDED otherwise."""
-    # One-sided at per_test: the two-sided test at twice the level, in one direction.
-    s = Settings(alpha=min(1.0, 2 * b.per_test), power=b.power)
+    # One-sided at per_test: the two-sided test at its level, in one direction.
+    s = Settings(alpha=b.two_sided, power=b.power)
     vs_good = compare(stage, good, step, s)
     vs_bad = compare(stage, bad, step, s)
     back = FASTER if ends.direction == SLOWER else SLOWER
