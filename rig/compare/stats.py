@@ -84,13 +84,17 @@ class StageComparison:
         return to_ns(self)
 
 
-def to_ns(result: Any, exact: tuple[str, ...] = ()) -> dict[str, Any]:
-    """A result's fields, floats to the nanosecond (pair differences of microsecond times
-    carry float dust) but those in `exact` (a tiny p must not read 0)."""
+def round_ns(doc: dict[str, Any], exact: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Floats to the nanosecond (pair differences of microsecond times carry float dust)
+    but those in `exact` (a tiny p must not read 0)."""
     return {
-        k: round(v, 9) if isinstance(v, float) and k not in exact else v
-        for k, v in asdict(result).items()
+        k: round(v, 9) if isinstance(v, float) and k not in exact else v for k, v in doc.items()
     }
+
+
+def to_ns(result: Any, exact: tuple[str, ...] = ()) -> dict[str, Any]:
+    """A result's fields, through `round_ns`."""
+    return round_ns(asdict(result), exact)
 
 
 @cache

@@ -16,6 +16,7 @@ from rig.compare.stats import (
     Settings,
     StageComparison,
     compare_all,
+    round_ns,
 )
 
 COSTS = "costs"
@@ -66,7 +67,7 @@ def cost_json(c: StageComparison) -> dict[str, object]:
         "detectable_s": c.detectable_s,  # the smallest cost these boots detect
         "note": c.note,
     }
-    return {k: round(v, 9) if isinstance(v, float) else v for k, v in doc.items()}
+    return round_ns(doc)
 
 
 def stage_costs(
