@@ -91,6 +91,12 @@ def contract_channels(
     return out
 
 
+def check_debounce(debounce_us: float) -> None:
+    """Both engines refuse a negative (or NaN) debounce before reading the capture."""
+    if not debounce_us >= 0:
+        raise ValueError(f"debounce_us must be >= 0, got {debounce_us}")
+
+
 def channel_map(
     capture_channels: tuple[str, ...],
     rename: Mapping[str, str] | None = None,
@@ -114,8 +120,7 @@ def scan_markers(
     rename: Mapping[str, str] | None = None,
 ) -> MarkerScan:
     """Find debounced power edges and marker edges in `capture` (sample numbers from 0)."""
-    if not debounce_us >= 0:
-        raise ValueError(f"debounce_us must be >= 0, got {debounce_us}")
+    check_debounce(debounce_us)
     # Here, not at the top: the sample reader needs numpy, `rig decoders --help` does not.
     from rig.artifacts.srzip import check_members
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rig.artifacts.decode import channel_map, contract_channels
+from rig.artifacts.decode import channel_map, check_debounce, contract_channels
 from rig.artifacts.edges import Edges, scan_edges
 from rig.artifacts.markerlogic import debounce_samples, replay
 from rig.artifacts.srzip import read_info
@@ -56,8 +56,7 @@ def scan_markers_fast(capture: Path, debounce_us: float = 1000.0) -> MarkerScan:
     """`scan_markers` without sigrok-cli: same result, `engine="fast"`."""
     capture = Path(capture)
     channels = read_info(capture).channels
-    if not debounce_us >= 0:
-        raise ValueError(f"debounce_us must be >= 0, got {debounce_us}")
+    check_debounce(debounce_us)
     mapping = channel_map(channels, None, capture)
     return markers_from_edges(scan_edges(capture, list(mapping.values())), mapping, debounce_us)
 
@@ -80,8 +79,7 @@ def scan_capture(
     a console that cannot be decoded is `uart_error`, never costing the markers."""
     capture = Path(capture)
     info = read_info(capture)
-    if not debounce_us >= 0:
-        raise ValueError(f"debounce_us must be >= 0, got {debounce_us}")
+    check_debounce(debounce_us)
     mapping = channel_map(info.channels, rename, capture, need_power=False)
     uart_channel = contract_channels(info.channels, rename, capture).get(uart_channel, uart_channel)
     tap = uart_channel in info.channels
