@@ -313,8 +313,8 @@ def run_cycle(
             # The run.json written before power-on stays: its state "running" makes `rig
             # analyze` file the run as the rig's failure, never as a boot.
             raise RigError(
-                f"disk: {e}; the run's artifacts in {folder} are kept ({kept_files(folder)}) "
-                "and `rig analyze` reports it as rig_error"
+                f"disk: {e}; the run's artifacts in {folder} are kept ({kept_files(folder)}): "
+                f"`rig analyze {folder}` reports it as rig_error"
             ) from None
         lock.release()
         return CycleResult(folder, run, ui_seen)
