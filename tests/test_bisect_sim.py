@@ -44,23 +44,34 @@ def _profile(kernel_ms: float) -> str:
     return re.sub(r'(name = "kernel"\nduration_s = )[0-9.]+', rf"\g<1>{kernel_ms / 1000:.4f}", FAST)
 
 
-def make_repo(tmp: Path, broken: int | None = None) -> tuple[Path, list[str]]:
+def _sci_init(us: int) -> str:
+    """The fast board with sci_init taking `us` (its kernel stage as long: the initcall
+    takes from the stage's rest, so only initcall_debug's own times see it)."""
+    old = 'fn = "sci_init", size = 0x58, us = 2310'
+    assert old in FAST, "fast.toml's sci_init moved"
+    return FAST.replace(old, f'fn = "sci_init", size = 0x58, us = {us}')
+
+
+def make_repo(
+    tmp: Path, broken: int | None = None, profiles: list[str] | None = None
+) -> tuple[Path, list[str]]:
     """The repository, its commits [good, ..., bad]; `broken`: that commit has no
-    board.toml (its build fails)."""
+    board.toml (its build fails); `profiles`: each commit's board.toml (default HISTORY's)."""
     repo = tmp / "repo"
     repo.mkdir(parents=True)
     _git(repo, "init", "-q", "-b", "main")
     _git(repo, "config", "user.email", "bisect@example.org")
     _git(repo, "config", "user.name", "bisect test")
-    (repo / "board.toml").write_text(_profile(120.0))
+    texts = profiles or [_profile(120.0), *(_profile(ms) for ms, _ in HISTORY)]
+    (repo / "board.toml").write_text(texts[0])
     _git(repo, "add", ".")
     _git(repo, "commit", "-qm", "base")
-    for i, (ms, subject) in enumerate(HISTORY, 1):
+    for i, (_, subject) in enumerate(HISTORY, 1):
         (repo / "notes").write_text(subject)
         if i == broken:
             _git(repo, "rm", "-q", "board.toml")
         else:
-            (repo / "board.toml").write_text(_profile(ms))
+            (repo / "board.toml").write_text(texts[i])
         _git(repo, "add", "-A")
         _git(repo, "commit", "-qm", subject)
     return repo, _git(repo, "rev-list", "--reverse", "HEAD").split()
@@ -123,6 +134,37 @@ def test_names_the_30_ms_commit_and_leaves_the_repository_as_found(tmp_path: Pat
     assert json.loads((folder / "bisect.json").read_text())["first_bad"] == doc["first_bad"]
     assert commits[CULPRIT][:12] in (folder / "bisect.html").read_text()
     assert (folder / "steps" / f"004-{commits[CULPRIT][:10]}" / "build.log").is_file()
+
+
+def test_an_initcall_searched_by_its_own_duration(tmp_path: Path) -> None:
+    """`--stage initcall:sci_init`: the 30 ms commit lengthens that initcall inside a
+    kernel stage of unchanged length, so power-to-UI does not move; the initcall's own
+    time (initcall_debug's `returned ... after N usecs`) names it."""
+    us = [2310] * CULPRIT + [32310] * (len(HISTORY) + 1 - CULPRIT)
+    repo, commits = make_repo(tmp_path, profiles=[_sci_init(u) for u in us])
+    code, doc = run([*bisect_argv(tmp_path, repo, commits), "--stage", "initcall:sci_init"])
+    assert code == 0, doc
+    assert doc["stage"] == "initcall:sci_init"
+    assert doc["first_bad"]["commit"] == commits[CULPRIT]
+    steps = {s["index"]: s for s in doc["steps"]}
+    assert steps[0]["median_s"] == pytest.approx(0.00231, rel=0.05)
+    assert steps[8]["median_s"] == pytest.approx(0.03231, rel=0.05)
+    assert 0.027 < doc["difference"]["difference_s"] < 0.033
+
+    # An initcall no boot has: every end boot fails with the reason, and the ends are refused.
+    argv = [
+        *bisect_argv(tmp_path, repo, commits),
+        "--stage",
+        "initcall:no_such_fn",
+        "--end-boots",
+        "4",
+    ]
+    argv[argv.index("--out") + 1] = str(tmp_path / "none")
+    code, doc = run(argv)
+    assert code == 2, doc
+    assert doc["status"] == "refused" and "(the first: no initcall no_such_fn)" in doc["refused"]
+    code, doc = run([*bisect_argv(tmp_path, repo, commits), "--stage", "initcall:"])
+    assert code == 2 and "name the initcall" in doc["error"], doc
 
 
 def test_a_failed_build_is_skipped(tmp_path: Path) -> None:

@@ -94,6 +94,7 @@ def _start(
     from rig.bisect.explain import night_ends
     from rig.bisect.journal import Header, Journal
     from rig.bisect.runner import Search, search_budget
+    from rig.bisect.stage import check_stage
     from rig.instruments.drivers import load_config
 
     if opts["nights"] is not None:
@@ -106,7 +107,7 @@ def _start(
                 f"--nights {opts['nights']}: the change point's night and the night before "
                 f"ran the same commit {opts['bad'][:12]}: the change is not in the repository"
             )
-    opts["stage"] = opts["stage"] or (explains.stage if explains else TOTAL)
+    opts["stage"] = check_stage(opts["stage"] or (explains.stage if explains else TOTAL))
     for name in ("repo", "good", "bad", "build"):
         if not opts[name]:
             raise InputError(f"--{name} is needed (or --resume DIR)")
@@ -159,7 +160,8 @@ def _resume(folder: Path, engine: str, as_json: bool) -> Search:
 @click.option(
     "--stage",
     default=None,
-    help=f"The stage to search by [default: {TOTAL}; with --explain, its stage].",
+    help=f"The stage to search by, or initcall:NAME for one initcall's own duration "
+    f"(the boots need initcall_debug) [default: {TOTAL}; with --explain, its stage].",
 )
 @click.option(
     "--explain",

@@ -16,6 +16,7 @@ from rig.bisect.build import run_build, substitute
 from rig.bisect.decide import UNDECIDED, Budget, Ends, budget, check_ends, decide, reachable
 from rig.bisect.git import Snapshot, Worktree, subject
 from rig.bisect.journal import Header, Journal, StepRecord
+from rig.bisect.stage import stage_time
 from rig.compare.inputs import report_boot
 from rig.compare.stats import UNREACHABLE, Settings, StageComparison, compare
 from rig.config.load import RigConfig
@@ -130,15 +131,16 @@ class Search:
         report = analyze_folder(cycle.folder, engine=self.engine)
         save_report(cycle.folder, report, html=False)
         boot = report_boot(report, str(cycle.folder))
+        t = stage_time(report, boot, self.h.stage)
         if boot.outcome != Outcome.OK:
             rec.failed.append([run_id, boot.outcome])
-        elif self.h.stage not in boot.durations:
-            rec.failed.append([run_id, f"no {self.h.stage}"])
+        elif isinstance(t, str):
+            rec.failed.append([run_id, t])
         elif boot.not_cold is not None:
             rec.failed.append([run_id, f"not a cold boot ({boot.not_cold})"])
         else:
             times = rec.ref.setdefault(side, []) if side else rec.times
-            times.append(boot.durations[self.h.stage])
+            times.append(t)
         return True
 
     def sample(self, index: int) -> list[float]:
@@ -351,5 +353,8 @@ def _refusal(ends: Ends, good: StepRecord, bad: StepRecord) -> str:
         text += f"; {c.note}"
     for r in (good, bad):
         if r.failed:
-            text += f"; {len(r.failed)} boot(s) of the {r.role.split('_')[0]} end did not count"
+            text += (
+                f"; {len(r.failed)} boot(s) of the {r.role.split('_')[0]} end did not count "
+                f"(the first: {r.failed[0][1]})"
+            )
     return text
