@@ -42,8 +42,6 @@ from tests.bisect_env import qemu_bisect_argv, qemu_bisect_repo  # noqa: E402
 from tests.qemu_env import qemu_config  # noqa: E402
 
 BOOTS_PER_STEP_MAX = 40
-#: The search's boots (docs/bisect.md, "On the QEMU target").
-BUDGET = ["--end-boots", "40", "--batch", "8", "--max-boots", "32"]
 REFERENCE = {"boots_per_step_max": BOOTS_PER_STEP_MAX, "named": "the 30 ms commit"}
 _BUILT = re.compile(r"^# ok after ([0-9.]+) s$", re.M)
 
@@ -71,7 +69,7 @@ def main() -> None:
         base = args.keep or Path(tmp)
         base.mkdir(parents=True, exist_ok=True)
         out = base / "bisect"
-        argv = qemu_bisect_argv(made, qemu_config(base), out, *BUDGET, *extra, "--json")
+        argv = qemu_bisect_argv(made, qemu_config(base), out, *extra, "--json")
         load_before = os.getloadavg()[0]
         with Stopwatch() as sw:
             proc = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=7200)
