@@ -60,7 +60,18 @@ def test_budget_splits_alpha_over_steps_and_looks() -> None:
     assert b.overall(5) == pytest.approx(5 * 0.05 / 3)  # skips made more steps
     assert reachable(b, 8, 8) is None
     # 3 boots of a step against 3 of an end never reach p < 0.008: refused up front.
-    assert "raise --max-boots" in (reachable(budget(0.05, 8, 3, 3), 3, 3) or "")
+    assert "raise --max-boots" in (reachable(budget(0.05, 8, 3, 3), 20, 3) or "")
+    # The ends are compared two-sided: 4 boots of each give at best 2/70 = 0.029.
+    assert "could never be told apart" in (reachable(b, 4, 8) or "")
+    # A step's tests are one-sided: 4 against 4 beside it reach 1/70 = 0.014 < 0.05/3
+    # (one look), though two-sided they would not (0.029).
+    one_look = budget(0.05, 8, 4, 4)
+    assert one_look.per_test == pytest.approx(0.05 / 3)
+    assert reachable(one_look, 8, 4) is None
+    # Without the ends beside it, a step meets the ends' own boots: 2 against 5 reach 1/21.
+    assert "2 boots of a step against 5 of an end" in (
+        reachable(budget(0.05, 8, 2, 2), 5, 2, beside=False) or ""
+    )
     with pytest.raises(ValueError):
         budget(0.05, 8, 5, 4)
 

@@ -157,7 +157,7 @@ def test_an_initcall_searched_by_its_own_duration(tmp_path: Path) -> None:
         "--stage",
         "initcall:no_such_fn",
         "--end-boots",
-        "4",
+        "5",
     ]
     argv[argv.index("--out") + 1] = str(tmp_path / "none")
     code, doc = run(argv)

@@ -71,14 +71,25 @@ def budget(alpha: float, commits: int, batch: int, max_boots: int) -> Budget:
     return Budget(alpha, max_steps(commits), -(-max_boots // batch))
 
 
-def reachable(b: Budget, end_boots: int, max_boots: int) -> str | None:
-    """Why no step could ever be decided with these boots (None: it can)."""
-    lowest = smallest_p(max_boots, end_boots)
-    if lowest < b.per_test:
+def reachable(b: Budget, end_boots: int, max_boots: int, beside: bool = True) -> str | None:
+    """Why the search could never decide with these boots (None: it can): the ends are
+    compared two-sided (either direction is a change), a step one-sided against as many
+    boots of an end as it meets (its own number when the ends may be booted beside it and
+    the bench turns out to be cheap, else the ends' own boots)."""
+    ends = smallest_p(end_boots, end_boots)
+    if ends >= b.per_test:
+        return (
+            f"{end_boots} boots of each end give at best p = {ends:.2g}, not under the "
+            f"{b.per_test:.2g} the ends are compared at: they could never be told apart; "
+            "raise --end-boots, or --alpha"
+        )
+    n = min(end_boots, max_boots) if beside else end_boots
+    step = smallest_p(max_boots, n) / 2  # a step's tests are one-sided
+    if step < b.per_test:
         return None
     return (
-        f"{max_boots} boots of a step against {end_boots} of an end give at best p = "
-        f"{lowest:.2g}, not under the {b.per_test:.2g} each test runs at; raise --max-boots "
+        f"{max_boots} boots of a step against {n} of an end give at best one-sided p = "
+        f"{step:.2g}, not under the {b.per_test:.2g} each test runs at; raise --max-boots "
         "or --end-boots, or --alpha"
     )
 

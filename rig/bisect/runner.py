@@ -66,8 +66,7 @@ def search_budget(h: Header) -> Budget:
         b = budget(h.alpha, len(h.commits) - 1, h.batch, h.max_boots)
     except ValueError as e:
         raise InputError(str(e)) from None
-    # with the ends booted beside each step, a step meets as many of their boots as its own
-    why = reachable(b, min(h.end_boots, h.max_boots) if h.interleave else h.end_boots, h.max_boots)
+    why = reachable(b, h.end_boots, h.max_boots, h.interleave)
     if why is not None:
         raise InputError(why)
     return b
