@@ -97,7 +97,7 @@ qemu-demo: qemu-images
 
 # Everything the tests need is installed above, so under `make test` no test may skip:
 # a missing tool or image fails its test, and any skip fails the run (tests/require.py).
-pytest: setup-test qemu-images $(LG_VENV)/.installed
+pytest: setup-test qemu-images bisect-repo $(LG_VENV)/.installed
 	BOOTRIG_REQUIRE_ALL=1 $(BIN)/pytest
 
 robot: setup-test

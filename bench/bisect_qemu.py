@@ -3,14 +3,13 @@ the whole search takes, on the repository `make bisect-repo` makes (linux-source
 our hooks and eight small commits: 30 ms added to ext4_init_fs, 0.3 ms earlier to
 virtio_mmio_init), each commit's kernel built incrementally by bisect-build.sh.
 
-Runs `rig bisect --json` (the kernel stage, the console quiet, 40 boots an end, batches
-of 8, at most 32 a step: the kernel stage varies 15-25 ms a boot under TCG on an idle
-2-core VM; extra arguments are passed on and win) as its own process and reads its
-answer: the commits and
-steps, the boots of each step (its own and the ends' booted beside it), the ends' boots,
-every build's seconds (from the step's build.log), the wall time, and whether the
+Runs `rig bisect --json` (tests/bisect_env.py's QEMU_BISECT_ARGS: ext4_init_fs's own
+duration under initcall_debug, 6 boots an end, batches of 5, at most 10 a step; extra
+arguments are passed on and win) as its own process and reads its answer: the commits
+and steps, the boots of each step (its own and the ends' booted beside it), the ends'
+boots, every build's seconds (from the step's build.log), the wall time, and whether the
 commit named is the 30 ms one. The host's load (1 min) before and after goes with it:
-QEMU's TCG stretches with a busy host, and the search's spread with it.
+QEMU's TCG stretches with a busy host (the kernel's clock in an initcall far less).
 
 (Not bench/bisect.py, as issue 24 names it: a bench named like a standard module is
 imported in its place by every other bench; tests/test_bench_harness.py.)
