@@ -30,6 +30,16 @@ JOURNAL = "journal.jsonl"
 #: The rig config a command reads when none is named (relative to where it runs).
 DEFAULT_CONFIG = Path("config/rig.toml")
 
+#: An advisory's knob (report.json `advisories[].knob`, docs/analysis.md "Knobs"): what
+#: `rig try` turns to apply it. `kind`: where the setting lives; `op`: what happens to it.
+KNOB_KERNEL_ARG = "kernel_arg"  # an argument on the kernel command line
+KNOB_UBOOT_ENV = "uboot_env"  # a U-Boot environment variable
+KNOB_NONE = "none"  # nothing the rig can set: `why` says what a person must do
+KNOB_KINDS = (KNOB_KERNEL_ARG, KNOB_UBOOT_ENV, KNOB_NONE)
+KNOB_SET = "set"  # name=value (a bare flag when value is null); one of that name is replaced
+KNOB_REMOVE = "remove"  # every argument of that name goes
+KNOB_OPS = (KNOB_SET, KNOB_REMOVE)
+
 #: The console tag every firmware hook prints next to its GPIO toggle.
 TAG_RE = re.compile(rb"bootrig: marker ([A-Za-z0-9_]+)")
 

@@ -16,6 +16,7 @@ from rig import names
 from rig.errors import ArtifactError
 from rig.model.clocks import Clocks, Pacing, PowerClock, UartTap, UartTapFailed
 from rig.model.codec import JSONObject, dump, internal, key, load, opt, rest
+from rig.model.knob import Knob
 from rig.model.sections import (
     AppEvent,
     KernelSection,
@@ -176,6 +177,7 @@ class Advisory:
     basis: str | None = opt()  # what evidence_s is, in words
     advice: str | None = opt()  # what to change, for people
     detail: JSONObject | None = opt()  # the rule's own figures
+    knob: Knob | None = opt()  # the setting that applies it (rig/model/knob.py)
     extra: JSONObject = rest()
 
 
