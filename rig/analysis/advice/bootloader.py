@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rig.analysis.advice.context import Context, from_phases, ms
+from rig.model.knob import Knob, none, uboot_env
 from rig.model.report import Advisory
 
 
@@ -12,6 +13,17 @@ def _rate(size: int | None, seconds: float) -> str:
 
 def _kernel_size(ctx: Context) -> int | None:
     return next((im.size_bytes for im in ctx.parsed.uboot.images if im.part == "kernel"), None)
+
+
+def _bootdelay_knob(n: object) -> Knob:
+    if n == 0:  # what is left is the key check, which only -2 skips (U-Boot 2016 and later)
+        return none(
+            "bootdelay is already 0; -2 also skips the key check, on U-Boot 2016 and later "
+            "only (older ones take it as -1: no autoboot)"
+        )
+    return uboot_env(
+        "bootdelay", "0", "U-Boot checks once for a key and boots (`setenv bootdelay 0`)"
+    )
 
 
 def uboot_bootdelay(ctx: Context) -> list[Advisory]:
@@ -27,6 +39,7 @@ def uboot_bootdelay(ctx: Context) -> list[Advisory]:
             "Set `setenv bootdelay 0; saveenv` (CONFIG_BOOTDELAY=0): one check for a key, "
             "no wait. U-Boot 2016 and later also take -2: boot without checking. Never -1, "
             "which disables autoboot.",
+            knob=_bootdelay_knob(n),
         )
     return out
 
@@ -40,6 +53,12 @@ def image_verify(ctx: Context) -> list[Advisory]:
         lambda g: f"U-Boot verifies the image checksum/hash: {ms(g)}" + _rate(_kernel_size(ctx), g),
         "`setenv verify n` skips the CRC of legacy images and the hashes of FIT images. "
         "Keep it if every boot must check the image (verified boot, unreliable storage).",
+        knob=uboot_env(
+            "verify",
+            "no",
+            "U-Boot skips the legacy image's CRC and the FIT image's hashes; keep it on if "
+            "every boot must check the image",
+        ),
     )
 
 
@@ -54,6 +73,10 @@ def kernel_decompress(ctx: Context) -> list[Advisory]:
         "codec (LZ4, LZO). The uncompressed image is two to three times larger: measure "
         "its read time from your storage before and after.",
         "upper_bound",
+        knob=none(
+            "rebuild the kernel image uncompressed (Image / vmlinux.bin) or with LZ4 or LZO: "
+            "the codec is part of the image, not a setting"
+        ),
     )
 
 
@@ -66,4 +89,8 @@ def image_copy(ctx: Context) -> list[Advisory]:
         lambda g: f"U-Boot copies the kernel to its load address: {ms(g)}",
         "Read the image straight to its load address (or build it for where it is read "
         "to) so U-Boot boots it in place (XIP) instead of moving it.",
+        knob=none(
+            "read the image to its load address, or rebuild it for the address it is read "
+            "to: the addresses are in bootcmd and in the image, not one setting"
+        ),
     )

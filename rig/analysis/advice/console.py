@@ -7,9 +7,11 @@ console shown to be paced (docs/analysis.md, "Advisor").
 from __future__ import annotations
 
 from rig.analysis.advice.context import Context, ms
+from rig.analysis.advice.knobs import kernel_arg
 from rig.analysis.parsers.initcall import InitcallLine
 from rig.analysis.parsers.text import console_bytes
 from rig.analysis.wire import console_busy
+from rig.model.knob import uboot_env
 from rig.model.report import Advisory
 
 _BASIS = "time over which the reads carrying these bytes arrived"
@@ -86,6 +88,13 @@ def console_output(ctx: Context) -> list[Advisory]:
                 "observed_s": busy.observed_s,
                 "pacing": ctx.pacing.verdict,
             },
+            kernel_arg(
+                ctx,
+                "quiet",
+                None,
+                "the console shows only warnings and worse (loglevel 4); the rest stays in "
+                "dmesg and the journal",
+            ),
         )
     ]
 
@@ -117,5 +126,11 @@ def uboot_console(ctx: Context) -> list[Advisory]:
                 "observed_s": busy.observed_s,
                 "pacing": ctx.pacing.verdict,
             },
+            uboot_env(
+                "silent",
+                "1",
+                "U-Boot prints nothing (the kernel's console is its own); works only on a "
+                "U-Boot built with CONFIG_SILENT_CONSOLE, which ignores the variable otherwise",
+            ),
         )
     ]

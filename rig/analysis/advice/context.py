@@ -12,6 +12,7 @@ from rig.analysis.pacing import wire_char_s
 from rig.analysis.parsers.console import ConsoleParse
 from rig.model import Chunk
 from rig.model.clocks import Pacing
+from rig.model.knob import Knob
 from rig.model.options import AnalysisOptions
 from rig.model.report import Advisory, Evidence, Initcall
 from rig.model.sections import Phase
@@ -63,6 +64,7 @@ def from_phases(
     advice: str,
     kind: str = "measured",
     detail: dict[str, Any] | None = None,
+    knob: Knob | None = None,
 ) -> list[Advisory]:
     """One advisory for the total of `phases`, resting on their evidence lines and on the
     time between them as observed (the phases' own spans, console time included)."""
@@ -85,5 +87,6 @@ def from_phases(
             f"time between the evidence bytes ({', '.join(sources)}), console time included",
             advice,
             detail or {},
+            knob,
         )
     ]

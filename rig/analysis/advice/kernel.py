@@ -3,8 +3,25 @@
 from __future__ import annotations
 
 from rig.analysis.advice.context import Context, from_phases, ms
+from rig.analysis.advice.knobs import initcall_knob, kernel_arg, remove_kernel_arg
 from rig.analysis.top import initcall_s
+from rig.model.knob import Knob, none
 from rig.model.report import Advisory, Initcall
+
+
+def _lpj_knob(ctx: Context, lpj: object) -> Knob:
+    if not isinstance(lpj, int):
+        return none(
+            "this boot printed no `lpj=` value: take it from a boot whose calibration "
+            "line prints `(lpj=N)`"
+        )
+    return kernel_arg(
+        ctx,
+        "lpj",
+        str(lpj),
+        f"the kernel presets loops_per_jiffy to the {lpj} this boot measured and skips the "
+        "calibration; valid for this CPU at this clock only",
+    )
 
 
 def calibrate_delay(ctx: Context) -> list[Advisory]:
@@ -21,6 +38,7 @@ def calibrate_delay(ctx: Context) -> list[Advisory]:
             lambda g: f"calibrate_delay measures the delay loop at every boot: {ms(g)}",
             f"Add {preset} to the kernel command line: the kernel then prints "
             "`Calibrating delay loop (skipped) preset value..` and skips the loop.",
+            knob=_lpj_knob(ctx, lpj),
         )
     return out
 
@@ -89,6 +107,7 @@ def slow_initcalls(ctx: Context) -> list[Advisory]:
                     "printk_span_s": c.printk_span_s,
                     "console_s": _console_inside(ctx, c),
                 },
+                initcall_knob(ctx, c),
             )
         )
     return out
@@ -106,6 +125,11 @@ def root_wait(ctx: Context) -> list[Advisory]:
             lambda g: f"rootdelay sleeps {ms(g)} before mounting the root filesystem",
             "Remove `rootdelay=` from the kernel command line; if the root device probes "
             "late, `rootwait` waits only as long as needed.",
+            knob=remove_kernel_arg(
+                "rootdelay",
+                "the kernel mounts the root without the fixed sleep; add `rootwait` if the "
+                "root device probes late",
+            ),
         )
     for p in ctx.phases_of("rootwait"):
         dev = p.detail.get("device")
@@ -118,5 +142,9 @@ def root_wait(ctx: Context) -> list[Advisory]:
             "debounce, bus scan), build that driver in and probe it early, or boot from "
             "storage that is ready sooner (eMMC instead of SD or USB).",
             "upper_bound",
+            knob=none(
+                f"the kernel waits for {dev} to appear: probe its controller earlier or boot "
+                "from storage that is ready sooner; `rootwait` itself costs nothing"
+            ),
         )
     return out

@@ -6,6 +6,7 @@ import re
 
 from rig.analysis.advice.context import Context, from_phases, ms
 from rig.analysis.top import initcall_s
+from rig.model.knob import none
 from rig.model.report import Advisory
 
 # Host controller and USB core initcalls (names and modules of the usual suspects).
@@ -21,6 +22,10 @@ def usb_uboot(ctx: Context) -> list[Advisory]:
         lambda g: f"U-Boot starts USB and scans the bus: {ms(g)}",
         "Drop `usb start` from bootcmd/preboot unless the board boots from USB; the "
         "kernel probes USB again anyway.",
+        knob=none(
+            "drop `usb start` from bootcmd or preboot, whichever runs it (the console does "
+            "not say which); keep it when the board boots from USB"
+        ),
     )
 
 
@@ -63,5 +68,9 @@ def usb_kernel(ctx: Context) -> list[Advisory]:
                     for p in spans
                 ],
             },
+            none(
+                "build the USB host and class drivers as modules loaded after the UI (unless "
+                "the UI needs a USB input device): no argument leaves USB out safely"
+            ),
         )
     ]
