@@ -136,7 +136,12 @@ def advice_table(report: Report) -> Table:
     # The advice text itself is long; report.json and report.html carry it.
     t = _table("advice (details in report.json)", "gain (s)", "how sure", "rule", "finding")
     for a in report.advisories:
-        t.add_row(fmt_s(a.gain_s), escape(a.gain_kind or ""), escape(a.rule), escape(a.title))
+        # The knob `rig try` would turn, under the finding (reports from before knobs
+        # show the finding alone).
+        knob = f"\n[dim]{escape(a.knob.label)}[/]" if a.knob else ""
+        t.add_row(
+            fmt_s(a.gain_s), escape(a.gain_kind or ""), escape(a.rule), escape(a.title) + knob
+        )
     return t
 
 

@@ -8,6 +8,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from html import escape
 
+from rig import names
 from rig.model.report import Advisory, Evidence, Report
 from rig.outcomes import Outcome
 from rig.sinks.clocks import KERNEL_NOTE, NO_T0, has_t0, printk_fit, start_clock
@@ -82,13 +83,28 @@ def _rests_on(a: Advisory) -> str:
     return f"<br><small>of {ms(a.evidence_s)} measured: {escape(a.basis or '')}</small>"
 
 
+def _knob(a: Advisory) -> str:
+    """The setting that applies it (`rig try`'s knob), or why none does."""
+    k = a.knob
+    if k is None:
+        return ""
+    if k.where is None:
+        return f'<br><small class="knob"><b>no knob:</b> {escape(k.why or k.text)}</small>'
+    what = k.name if k.op == names.KNOB_REMOVE else k.setting
+    how = "without " if k.op == names.KNOB_REMOVE else ""
+    return (
+        f'<br><small class="knob"><b>try:</b> {how}<code>{escape(what or "")}</code> '
+        f"({escape(k.where)}): {escape(k.text)}</small>"
+    )
+
+
 def advisories(report: Report) -> str:
     rows = [
         [
             f"<b>{escape(a.title)}</b><br><small>{escape(a.rule)}</small>",
             ms(a.gain_s) + (f" ({escape(a.gain_kind)})" if a.gain_kind else "") + _rests_on(a),
             _evidence(a.evidence),
-            escape(a.advice or ""),
+            escape(a.advice or "") + _knob(a),
         ]
         for a in sorted(report.advisories, key=lambda a: -(a.gain_s or 0))
     ]

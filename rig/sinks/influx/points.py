@@ -88,7 +88,18 @@ def initcall_point(c: Initcall) -> tuple[dict[str, str], dict[str, FieldValue]]:
 
 
 def advisory_point(a: Advisory) -> tuple[dict[str, str], dict[str, FieldValue]]:
-    return {"rule": a.rule}, fields(gain_s=a.gain_s, title=a.title, evidence_count=len(a.evidence))
+    # The knob is fields, not tags: a tag would move an advisory to another series when a
+    # newer rig gives it a knob, so a re-pushed boot would count its gain twice.
+    k = a.knob
+    return {"rule": a.rule}, fields(
+        gain_s=a.gain_s,
+        title=a.title,
+        evidence_count=len(a.evidence),
+        knob_kind=k.kind if k else None,
+        knob_op=k.op if k else None,
+        knob_name=k.name if k else None,
+        knob_value=k.value if k else None,
+    )
 
 
 PRECISION_NS = {"ns": 1, "u": 1_000}
