@@ -15,7 +15,7 @@ from rig.model.report import Initcall
 
 def kernel_arg(ctx: Context, name: str, value: str | None, text: str) -> Knob:
     """Set `name[=value]`; `none` when this boot's command line already has exactly it
-    (then the advice is not the command line's to give)."""
+    (booting with it again would measure nothing)."""
     cmd = ctx.parsed.kernel.cmdline
     if cmd is not None and name in cmd.args and cmd.args[name] == value:
         arg = name if value is None else f"{name}={value}"
