@@ -65,6 +65,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "rig.soak.command:soak",
         "Power-cycle the target again and again; journal, summarise, report every cycle.",
     ),
+    "try": (
+        "rig.trial.command:try_",
+        "Prove what advice gains: boot with and without each advisory's knob, interleaved.",
+    ),
     "trend": (
         "rig.trend.command:trend",
         "Find change points in the boot-time history per board, variant and stage.",

@@ -1,0 +1,113 @@
+"""`rig try`'s run (docs/try.md): for each advisory with a knob, interleaved boots without
+and with it (`rig cost`'s machinery: each variant a bench of its own), their power-to-UI
+compared. Everything lands in `<results_dir>/try-<id>/`: a `cost-<id>/` folder of boots
+per advisory, and try.json."""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rig.analysis.choices import OFF, ON
+from rig.compare.stats import Settings, StageComparison, compare
+from rig.config.load import RigConfig
+from rig.cost.run import Variant, run_cost, variant_configs
+from rig.cost.stats import schedule
+from rig.model.codec import dump
+from rig.model.report import Advisory
+from rig.names import TOTAL
+from rig.trial.knobs import overrides
+from rig.trial.stats import Gain, gain_json, judge
+
+PREFIX = "try-"
+RESULT = "try.json"
+SCHEMA = "bootrig.try/1"
+
+
+@dataclass
+class Trial:
+    """One advisory tried: its knob's overrides, the boots, the gain."""
+
+    advisory: Advisory
+    sets: list[str]
+    cfgs: dict[str, RigConfig] = field(default_factory=dict)  # off: without, on: with
+    folder: Path | None = None
+    comparison: StageComparison | None = None
+    gain: Gain | None = None
+    interrupted: bool = False
+    wall_s: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        a, k = self.advisory, self.advisory.knob
+        return {
+            "rule": a.rule,
+            "title": a.title,
+            "knob": dump(k) if k is not None else None,
+            "sets": self.sets,
+            "predicted_s": a.gain_s,
+            "predicted_kind": a.gain_kind,
+            "measured": gain_json(self.gain) if self.gain else None,
+            "comparison": self.comparison.to_json() if self.comparison else None,
+            "folder": str(self.folder) if self.folder else None,
+            "wall_s": round(self.wall_s, 3),
+            "interrupted": self.interrupted,
+        }
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How each advisory is booted: pairs in `order` (seeded), warm-up boots a side."""
+
+    config: Path
+    common: tuple[str, ...]
+    pairs: int
+    order: str
+    seed: int
+    warmup: int
+    engine: str
+
+
+def variants(
+    plan: Plan, base: RigConfig, advisory: Advisory
+) -> tuple[list[str], dict[str, RigConfig]]:
+    """The knob's overrides and both variants' configs: off = without, on = with."""
+    assert advisory.knob is not None
+    sets = overrides(advisory.knob, base)
+    vs = {
+        OFF: Variant(OFF, (), "off:"),
+        ON: Variant(ON, tuple(sets), "on:" + ",".join(sets)),
+    }
+    return sets, variant_configs(plan.config, vs, plan.common)
+
+
+def try_one(
+    plan: Plan,
+    trial: Trial,
+    folder: Path,
+    alpha: float,
+    stop: threading.Event,
+    progress: Callable[[str], None] = lambda _: None,
+) -> Trial:
+    """Boot `trial`'s advisory without and with its knob into `folder`; `alpha` is this
+    advisory's share of the run's error rate."""
+    cfgs = {v: dataclasses.replace(c, results_dir=folder) for v, c in trial.cfgs.items()}
+    order = schedule(plan.pairs, plan.order, plan.seed)
+    run = run_cost(cfgs, order, plan.warmup, plan.engine, stop, progress)
+    trial.folder, trial.interrupted, trial.wall_s = run.folder, run.interrupted, run.wall_s
+    without = run.sides[OFF].samples().get(TOTAL, [])
+    with_knob = run.sides[ON].samples().get(TOTAL, [])
+    trial.comparison = compare(TOTAL, without, with_knob, Settings(alpha=alpha))
+    a = trial.advisory
+    trial.gain = judge(
+        trial.comparison, a.gain_s, a.gain_kind,
+        _outcomes(run.boots, OFF), _outcomes(run.boots, ON),
+    )  # fmt: skip
+    return trial
+
+
+def _outcomes(boots: Sequence[Any], variant: str) -> list[str]:
+    return [b.outcome for b in boots if b.variant == variant and b.counted]

@@ -1,0 +1,71 @@
+"""`rig try`'s judgement (pure) and where a knob goes on a target (rig/trial/)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rig import names
+from rig.compare.stats import Settings, compare
+from rig.instruments.drivers import load_config
+from rig.model.knob import Knob
+from rig.trial.knobs import Untryable, apply_kernel_arg, overrides
+from rig.trial.stats import ABOVE, BELOW, BROKE, EXCEEDED, GAINED, HOLDS, NO_GAIN, WITHIN, judge
+from tests.e2e import make_config
+
+WITHOUT = [1.00, 1.01, 1.02, 1.03, 1.04, 1.05]
+WITH = [0.50, 0.51, 0.52, 0.53, 0.54, 0.55]  # 0.5 s faster
+OK = ["ok"] * 6
+
+
+def _cmp(before: list[float], after: list[float]):  # type: ignore[no-untyped-def]
+    return compare(names.TOTAL, before, after, Settings(alpha=0.05))
+
+
+def test_a_gain_is_without_minus_with_and_the_prediction_is_placed_in_its_interval() -> None:
+    g = judge(_cmp(WITHOUT, WITH), 0.5, "measured", OK, OK)
+    assert g.verdict == GAINED and g.gain_s == pytest.approx(0.5)
+    assert g.ci_low_s is not None and g.ci_high_s is not None
+    assert 0.4 < g.ci_low_s <= 0.5 <= g.ci_high_s < 0.6
+    assert g.prediction == WITHIN and g.outcome_kept
+    assert judge(_cmp(WITHOUT, WITH), 0.9, "estimate", OK, OK).prediction == ABOVE
+    assert judge(_cmp(WITHOUT, WITH), 0.1, "estimate", OK, OK).prediction == BELOW
+    # An upper bound holds unless the gain is sure to exceed it.
+    assert judge(_cmp(WITHOUT, WITH), 0.9, "upper_bound", OK, OK).prediction == HOLDS
+    assert judge(_cmp(WITHOUT, WITH), 0.1, "upper_bound", OK, OK).prediction == EXCEEDED
+
+
+def test_no_difference_is_no_gain_and_a_changed_outcome_is_broke_whatever_the_times() -> None:
+    assert judge(_cmp(WITHOUT, list(reversed(WITHOUT))), 0.5, "measured", OK, OK).verdict == NO_GAIN
+    hung = ["ok"] * 5 + ["hang_in_kernel"]
+    g = judge(_cmp(WITHOUT, WITH), 0.5, "measured", OK, hung)
+    assert g.verdict == BROKE and not g.outcome_kept
+    assert g.outcomes_with == {"ok": 5, "hang_in_kernel": 1}
+    assert judge(_cmp(WITHOUT, []), 0.5, "measured", OK, []).verdict == BROKE
+
+
+def _arg(op: str, name: str, value: str | None = None) -> Knob:
+    return Knob(names.KNOB_KERNEL_ARG, "", op, name, value)
+
+
+def test_a_kernel_argument_is_set_once_and_removed_entirely() -> None:
+    key = "qemu.kernel_args"
+    assert apply_kernel_arg("", _arg(names.KNOB_SET, "quiet"), key) == "quiet"
+    assert apply_kernel_arg("lpj=1 loglevel=8", _arg(names.KNOB_SET, "lpj", "2"), key) == (
+        "loglevel=8 lpj=2"
+    )
+    assert apply_kernel_arg("rootdelay=1 quiet", _arg(names.KNOB_REMOVE, "rootdelay"), key) == (
+        "quiet"
+    )
+    with pytest.raises(Untryable, match=r"rootdelay is not in qemu\.kernel_args"):
+        apply_kernel_arg("quiet", _arg(names.KNOB_REMOVE, "rootdelay"), key)
+
+
+def test_a_target_without_a_kernel_argument_key_cannot_take_one(tmp_path: Path) -> None:
+    cfg = load_config(make_config(tmp_path))  # the simulated board
+    with pytest.raises(Untryable, match="takes no kernel arguments from the rig"):
+        overrides(_arg(names.KNOB_SET, "quiet"), cfg)
+    none = Knob(names.KNOB_NONE, "", why="build it as a module")
+    with pytest.raises(Untryable, match="build it as a module"):
+        overrides(none, cfg)
