@@ -7,6 +7,9 @@ says so with U-Boot's words, journals the originals first and tries the restore.
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,8 +24,10 @@ from rig.instruments.uboot_console import (
     UbootEnvError,
     UbootPrompt,
     changed_env,
+    restore_journal,
 )
 from tests.qemu_env import qemu_config, uboot_only_images
+from tests.waiting import wait_until
 
 
 def _bench(tmp: Path, bootdelay: str) -> Iterator[Bench]:
@@ -126,3 +131,71 @@ def test_values_that_cannot_be_typed_are_refused_before_any_power_cycle(
         ):
             pass
     assert not (tmp_path / "run").exists()
+
+
+def test_restore_journal_puts_back_what_a_killed_rig_changed(tmp_path: Path, bench1: Bench) -> None:
+    assert restore_journal(tmp_path / "nothing-here", bench1.power, bench1.console) is False
+    run = tmp_path / "run"
+    run.mkdir()
+    doc = {"changes": {"verify": "no"}, "early_key": False, "originals": {"verify": None}}
+    (run / JOURNAL).write_text(json.dumps({**doc, "state": "changed"}))
+    # QEMU's saveenv fails (module docstring): the restore got as far as saveenv.
+    with pytest.raises(UbootEnvError, match="saveenv failed"):
+        restore_journal(run, bench1.power, bench1.console)
+    assert "setenv verify\r" in _console(run / RESTORE_LOG)
+    (run / JOURNAL).write_text(json.dumps({**doc, "state": "restored"}))
+    assert restore_journal(run, bench1.power, bench1.console) is False
+
+
+_INTERRUPTED = """
+import json, sys
+from pathlib import Path
+from rig.instruments.drivers import load_config
+from rig.instruments.setup import Instruments
+from rig.instruments.uboot_console import changed_env
+cfg, run = Path(sys.argv[1]), Path(sys.argv[2])
+rig = load_config(cfg, overrides=('qemu.uboot_env.bootdelay="1"',))
+with Instruments(rig) as bench:
+    try:
+        with changed_env(bench.power, bench.console, run, {"verify": "no", "bootdelay": "3"}):
+            pass
+    except BaseException as e:
+        print(json.dumps({"raised": type(e).__name__, "message": str(e)}))
+"""
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_in_the_middle_restores(tmp_path: Path, signum: int) -> None:
+    cfg = qemu_config(tmp_path, uboot_only_images(tmp_path))
+    run = tmp_path / "run"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _INTERRUPTED, str(cfg), str(run)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        # The journal is written right before the first setenv: signal the rig there.
+        wait_until("the journal", lambda: (run / JOURNAL).exists(), 60)
+        proc.send_signal(signum)
+        out, _ = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    result = json.loads(out.strip().splitlines()[-1])
+    # Whether the signal came in the setenv or in the restore the failed saveenv began
+    # (it is held there), the restore ran to its saveenv with the originals.
+    # On QEMU the restore's saveenv fails too, which is what ends the rig, saying why the
+    # restore ran: the signal (in the setenv), or the set's failed saveenv (the signal was
+    # held in the restore).
+    assert result["raised"] == "UbootEnvError", result
+    assert "(after: Ctrl-C or SIGTERM)" in result["message"] or (
+        "(after: U-Boot: saveenv failed" in result["message"]
+    ), result
+    assert json.loads((run / JOURNAL).read_text())["originals"] == {
+        "verify": None,
+        "bootdelay": "1",
+    }
+    restore = _console(run / RESTORE_LOG)
+    assert "setenv verify\r" in restore and "setenv bootdelay '1'" in restore
+    assert "saveenv" in restore

@@ -286,12 +286,17 @@ def changed_env(
         pending = sys.exc_info()[1]  # what ends the block, said beside a failed restore
         prompt.leave()
         if changing:
-            with _signals_held():
+            with _signals_held() as held:
                 try:
                     _restore(folder, doc, power, console, timeout_s)
                 except UbootEnvError as e:
-                    after = f" (after: {pending})" if pending else ""
+                    what = (
+                        "Ctrl-C or SIGTERM" if isinstance(pending, KeyboardInterrupt) else pending
+                    )
+                    after = f" (after: {what})" if pending else ""
                     raise UbootEnvError(
                         f"restoring the environment: {e}{after}; the originals stay in "
                         f"{folder / JOURNAL} (restore_journal)"
                     ) from e
+            if held and pending is None:  # a signal held during the restore stops now
+                raise KeyboardInterrupt
