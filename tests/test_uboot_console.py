@@ -199,3 +199,12 @@ def test_a_signal_in_the_middle_restores(tmp_path: Path, signum: int) -> None:
     restore = _console(run / RESTORE_LOG)
     assert "setenv verify\r" in restore and "setenv bootdelay '1'" in restore
     assert "saveenv" in restore
+
+
+def test_a_prompt_that_never_comes_is_said(tmp_path: Path, bench1: Bench) -> None:
+    prompt = UbootPrompt(bench1.power, bench1.console, tmp_path / "p.jsonl", 20.0, "U-Boot> ")
+    try:
+        with pytest.raises(UbootEnvError, match=r"bootdelay=1\).*prompt is not 'U-Boot> '"):
+            prompt.enter()
+    finally:
+        prompt.leave()

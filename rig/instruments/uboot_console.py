@@ -28,9 +28,11 @@ JOURNAL = "uboot-env.json"
 SET_LOG = "uboot-env-set.jsonl"
 RESTORE_LOG = "uboot-env-restore.jsonl"
 AUTOBOOT = re.compile(rb"Hit any key to stop autoboot: *(-?\d+)")
-PROMPT = b"=> "
+PROMPT = "=> "
 #: Sent to stop autoboot: any key does; Ctrl-C also clears a line typed at the prompt.
 KEY = b"\x03"
+#: saveenv erases and writes flash: a NOR sector erase alone can take seconds.
+SAVEENV_S = 120.0
 #: U-Boot's console buffer (CONFIG_SYS_CBSIZE) is 256 bytes on many boards.
 MAX_LINE = 250
 _VAR = re.compile(r"[A-Za-z0-9_.:/@+-]+")
@@ -56,9 +58,15 @@ class UbootPrompt:
     """One power cycle into U-Boot's prompt: the console records it to `log`."""
 
     def __init__(
-        self, power: PowerProtocol, console: SerialConsole, log: Path, timeout_s: float
+        self,
+        power: PowerProtocol,
+        console: SerialConsole,
+        log: Path,
+        timeout_s: float,
+        prompt: str = PROMPT,
     ) -> None:
         self.power, self.console, self.log, self.timeout_s = power, console, log, timeout_s
+        self.prompt = prompt.encode()  # CONFIG_SYS_PROMPT, `=> ` unless the board changed it
         self._buf = bytearray()
         self._cond = threading.Condition()
 
@@ -97,7 +105,7 @@ class UbootPrompt:
         self.power.on()
         if early_key:
             end = time.monotonic() + self.timeout_s
-            while self._wait(PROMPT, 0, 0.01) < 0 and time.monotonic() < end:
+            while self._wait(self.prompt, 0, 0.01) < 0 and time.monotonic() < end:
                 self.console.write(KEY)
         elif (at := self._wait(AUTOBOOT, 0, self.timeout_s)) < 0:
             raise UbootEnvError(
@@ -108,21 +116,24 @@ class UbootPrompt:
         else:
             self.console.write(KEY)
             delay = AUTOBOOT.search(bytes(self._buf[:at]))
-            got = self._wait(PROMPT, at, 2.0)
+            got = self._wait(self.prompt, at, 2.0)
             # Between the count and the prompt only the count's own bytes: anything else
             # is bootcmd's output, stopped by the Ctrl-C (in a `sleep`), not autoboot.
-            between = bytes(self._buf[at : max(at, got - len(PROMPT))])
+            between = bytes(self._buf[at : max(at, got - len(self.prompt))])
             if got < 0 or between.strip(b"0123456789 \b\r\n"):
                 n = delay.group(1).decode() if delay else "?"
                 hint = (
                     "bootdelay=0 checks for a key once, before it can be sent after the "
                     "prompt; stop it with early_key, or set bootdelay=1 first"
                     if n == "0"
-                    else "the key did not stop it (a keyed autoboot wants its string)"
+                    else "the key did not stop it (a keyed autoboot wants its string), or "
+                    f"its prompt is not {self.prompt.decode()!r}"
                 )
-                raise UbootEnvError(f"U-Boot did not stop (bootdelay={n}): {hint}")
-        if self._wait(PROMPT, 0, 0) < 0:
-            raise UbootEnvError(f"U-Boot gave no `=> ` prompt: {self._tail()}")
+                raise UbootEnvError(
+                    f"U-Boot did not stop (bootdelay={n}): {hint}; then: {self._tail(at)}"
+                )
+        if self._wait(self.prompt, 0, 0) < 0:
+            raise UbootEnvError(f"U-Boot gave no {self.prompt!r} prompt: {self._tail()}")
         self._sync()
 
     def _sync(self) -> None:
@@ -132,18 +143,21 @@ class UbootPrompt:
             start = len(self._buf)
         token = f"bootrig-sync-{time.monotonic_ns()}".encode()
         self.console.write(b"echo " + token + b"\n")
-        if self._wait(re.compile(rb"\n" + token + rb"\r?\n=> "), start, 10.0) < 0:
+        if (
+            self._wait(re.compile(rb"\n" + token + rb"\r?\n" + re.escape(self.prompt)), start, 10.0)
+            < 0
+        ):
             raise UbootEnvError(f"U-Boot: the prompt took no command: {self._tail(start)}")
 
-    def run(self, command: str) -> str:
+    def run(self, command: str, timeout_s: float = 10.0) -> str:
         """Run one command at the prompt; its output, without the echo and the prompt."""
         with self._cond:
             start = len(self._buf)
         self.console.write(command.encode() + b"\n")
-        at = self._wait(PROMPT, start, 10.0)
+        at = self._wait(self.prompt, start, timeout_s)
         if at < 0:
             raise UbootEnvError(f"U-Boot: `{command}` gave no prompt back: {self._tail(start)}")
-        out = bytes(self._buf[start : at - len(PROMPT)]).decode(errors="replace")
+        out = bytes(self._buf[start : at - len(self.prompt)]).decode(errors="replace")
         lines = out.replace("\r", "").split("\n")
         return "\n".join(lines[1:]).strip()  # the first line is the echo
 
@@ -164,7 +178,7 @@ class UbootPrompt:
                 raise UbootEnvError(f"U-Boot: setenv {name}: {out[:200]}")
             if self.printenv(name) != value:
                 raise UbootEnvError(f"U-Boot: setenv {name} did not take ({value!r})")
-        out = self.run("saveenv")
+        out = self.run("saveenv", SAVEENV_S)
         if not out.rstrip().endswith("OK"):
             raise UbootEnvError(f"U-Boot: saveenv failed: {' / '.join(out.splitlines()[-4:])}")
 
@@ -207,7 +221,9 @@ def _restore(
 ) -> None:
     originals = doc["originals"]
     assert isinstance(originals, dict)
-    prompt = UbootPrompt(power, console, folder / RESTORE_LOG, timeout_s)
+    prompt = UbootPrompt(
+        power, console, folder / RESTORE_LOG, timeout_s, str(doc.get("prompt", PROMPT))
+    )
     try:
         prompt.enter(bool(doc.get("early_key")))
         prompt.apply(originals)
@@ -261,14 +277,19 @@ def changed_env(
     *,
     timeout_s: float = 30.0,
     early_key: bool = False,
+    prompt_text: str = PROMPT,
 ) -> Iterator[dict[str, str | None]]:
     """Inside the block the board's saved environment has `changes` (None: deleted); it
     yields the originals. The power is off between cycles: the block's own boot is the
     next power cycle. After it, and on any error or Ctrl-C/SIGTERM, the originals go back."""
     _check(changes)
     folder.mkdir(parents=True, exist_ok=True)
-    doc: dict[str, object] = {"changes": dict(changes), "early_key": early_key}
-    prompt = UbootPrompt(power, console, folder / SET_LOG, timeout_s)
+    doc: dict[str, object] = {
+        "changes": dict(changes),
+        "early_key": early_key,
+        "prompt": prompt_text,
+    }
+    prompt = UbootPrompt(power, console, folder / SET_LOG, timeout_s, prompt_text)
     changing = False
     try:
         with _signals_raise():
