@@ -280,8 +280,9 @@ def changed_env(
     prompt_text: str = PROMPT,
 ) -> Iterator[dict[str, str | None]]:
     """Inside the block the board's saved environment has `changes` (None: deleted); it
-    yields the originals. The power is off between cycles: the block's own boot is the
-    next power cycle. After it, and on any error or Ctrl-C/SIGTERM, the originals go back."""
+    yields the originals. The board is left on at U-Boot's prompt: each boot the block
+    measures is a power cycle of its own (rig.measure.cycle powers off first). After the
+    block, and on any error or Ctrl-C/SIGTERM, the originals go back."""
     _check(changes)
     folder.mkdir(parents=True, exist_ok=True)
     doc: dict[str, object] = {
