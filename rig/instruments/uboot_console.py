@@ -1,7 +1,7 @@
-"""U-Boot environment changes through the console, for any board (docs/real-board.md,
-"Changing U-Boot's environment"): power-cycle, stop autoboot, `printenv` the originals,
-journal them, `setenv` + `saveenv`; afterwards, on an error or on Ctrl-C/SIGTERM too,
-another power cycle puts the originals back."""
+"""U-Boot environment changes through the console, for any board (docs/uboot-env.md):
+power-cycle, stop autoboot, `printenv` the originals, journal them, `setenv` + `saveenv`;
+afterwards, on an error or on Ctrl-C/SIGTERM too, another power cycle puts the originals
+back."""
 
 from __future__ import annotations
 
