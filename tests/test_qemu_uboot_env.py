@@ -5,13 +5,18 @@ and the analysis names it (`uboot_bootdelay`, about 1 s), the image's `bootdelay
 from __future__ import annotations
 
 import json
+import struct
 import subprocess
+import zlib
 from pathlib import Path
 
 import pytest
 
 from rig.errors import ConfigError
 from rig.instruments.drivers import load_config
+from rig.instruments.qemu.machine import QemuMachine
+from rig.instruments.qemu.settings import QemuConfig
+from rig.instruments.qemu.ubootenv import ENV_SIZE
 from tests.qemu_env import RIG, qemu_config, uboot_only_images
 
 
@@ -71,3 +76,31 @@ def test_the_image_boots_without_a_countdown(tmp_path: Path) -> None:
     code, out = _run(cfg)
     assert code == 0, out["report"]["outcome"]
     assert not [a for a in out["report"]["advisories"] if a["rule"] == "uboot_bootdelay"]
+
+
+def test_every_power_cycle_boots_the_same_flash_file(tmp_path: Path) -> None:
+    """A QEMU power-off starts a new process: the environment flash is the one written
+    when the machine was made, reused (not rewritten), so whatever U-Boot could save in
+    it would persist across the power cycle."""
+    images = uboot_only_images(tmp_path)
+    machine = QemuMachine(QemuConfig(images=str(images), uboot_env={"verify": "no"}), images)
+    try:
+        flashes, stamps = [], []
+        for _ in range(2):
+            machine.launch()
+            drive = next(a for a in machine.command if a.startswith("if=pflash"))
+            path = Path(drive.rsplit("file=", 1)[1])
+            flashes.append(path)
+            stamps.append(path.stat().st_mtime_ns)
+            assert parse_flash_env(path)["verify"] == "no"
+        assert flashes[0] == flashes[1] and stamps[0] == stamps[1]
+    finally:
+        machine.close()
+
+
+def parse_flash_env(path: Path) -> dict[str, str]:
+    """The environment a pflash image holds (CRC checked), as U-Boot reads it."""
+    data = path.read_bytes()[:ENV_SIZE]
+    assert struct.unpack("<I", data[:4])[0] == zlib.crc32(data[4:]) & 0xFFFFFFFF
+    body = data[4:].split(b"\0\0", 1)[0]
+    return dict(kv.decode().split("=", 1) for kv in body.split(b"\0"))
