@@ -10,8 +10,9 @@ RIG := $(BIN)/rig
 APT_BASE := sigrok-cli python3-venv
 APT_TEST := influxdb chromium ser2net
 # The QEMU arm64 target (docs/qemu.md): QEMU, Debian's U-Boot, and what builds the
-# kernel and root filesystem from Debian's linux-source-6.1 and busybox-static.
-APT_QEMU := qemu-system-arm u-boot-qemu u-boot-tools linux-source-6.1 \
+# kernels and root filesystem from Debian's linux-source-6.1 and -6.12 (the latter from
+# bookworm-security) and busybox-static.
+APT_QEMU := qemu-system-arm u-boot-qemu u-boot-tools linux-source-6.1 linux-source-6.12 \
 	gcc-aarch64-linux-gnu libc6-dev-arm64-cross bc bison flex libssl-dev cpio \
 	e2fsprogs xz-utils perl patch gcc make
 CONFIG ?= config/rig.toml
@@ -77,10 +78,12 @@ fmt: setup
 	$(BIN)/ruff check --fix rig simboard tests bench decoders
 
 # The QEMU target's images, cached outside the repository (rebuilt only when an input
-# changes; the kernel build takes minutes cold, a second when cached), and the hookless
-# test bed: Debian's own arm64 kernel with a busybox initramfs (seconds).
+# changes; each kernel build takes minutes cold, a second when cached): with Linux 6.1
+# and with 6.12, and the hookless test bed: Debian's own arm64 kernel with a busybox
+# initramfs (seconds).
 qemu-images: setup $(VENV)/.apt-qemu-ok
 	$(RIG) qemu build
+	$(RIG) qemu build --config config/qemu-arm64-6.12.toml
 	$(RIG) qemu build --config config/qemu-arm64-stock.toml
 
 # The git repository `rig bisect` is tested on with the QEMU target (docs/bisect.md):

@@ -33,9 +33,16 @@ def uboot_only_images(tmp: Path, env: str = UBOOT_ONLY_ENV) -> Path:
 
 
 def qemu_config(
-    tmp: Path, images: Path | str = "auto", analyzer: str = "qemu", extra: str = ""
+    tmp: Path,
+    images: Path | str = "auto",
+    analyzer: str = "qemu",
+    extra: str = "",
+    base: str = "qemu-arm64.toml",
 ) -> Path:
-    text = (REPO / "config" / "qemu-arm64.toml").read_text()
+    """A copy of config/BASE in TMP, its results in TMP/results; its build_script (relative
+    to config/) made absolute, so `images = "auto"` still finds the build."""
+    text = (REPO / "config" / base).read_text()
+    text = text.replace('build_script = "../', f'build_script = "{REPO}/')
     text = text.replace('results_dir = "../results"', f'results_dir = "{tmp / "results"}"')
     text = text.replace('images = "auto"', f'images = "{images}"')
     if analyzer != "qemu":

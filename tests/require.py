@@ -8,7 +8,7 @@ Required when `CI` is true (GitHub, GitLab and most CI systems set `CI=true`), w
 
 Kinds, each what one `make` target provides:
   qemu     the QEMU target: its Debian packages (the Makefile's APT_QEMU: QEMU, U-Boot,
-           the arm64 cross toolchain, linux-source-6.1, ...), the arm64 package lists and
+           the arm64 cross toolchain, linux-source-6.1 and -6.12, ...), the arm64 package lists and
            the images `make qemu-images` builds
   labgrid  labgrid's own environment (`make labgrid`)
   root     root's privileges, to mount a tmpfs (a full disk on demand); `make test` runs

@@ -1,5 +1,6 @@
-"""firmware-hooks/qemu-arm64/build.sh --dir: the output directory is named by a hash of
-every input, the same on every call and different as soon as one input changes."""
+"""firmware-hooks/qemu-arm64/build.sh and build-6.12.sh --dir: the output directory is
+named by a hash of every input of that build, the same on every call, different as soon
+as one of its inputs changes, and not moved by the other build's own files."""
 
 from __future__ import annotations
 
@@ -15,13 +16,14 @@ from tests.require import require
 REPO = Path(__file__).resolve().parents[1]
 HOOKS = REPO / "firmware-hooks"
 BUILD = Path("qemu-arm64") / "build.sh"
+BUILD_612 = Path("qemu-arm64") / "build-6.12.sh"
 
 
-def out_dir(hooks: Path) -> Path:
-    """Run build.sh --dir in a firmware-hooks tree; skip (or fail where the QEMU target is
+def out_dir(hooks: Path, script: Path = BUILD) -> Path:
+    """Run SCRIPT --dir in a firmware-hooks tree; skip (or fail where the QEMU target is
     required) if the machine cannot."""
     r = subprocess.run(
-        ["bash", str(hooks / BUILD), "--dir"],
+        ["bash", str(hooks / script), "--dir"],
         capture_output=True,
         text=True,
         timeout=300,
@@ -31,11 +33,11 @@ def out_dir(hooks: Path) -> Path:
         require("qemu", f"arm64 package lists unavailable: {r.stderr.strip()}")
     if r.returncode == 2 and "missing Debian packages" in r.stderr:
         require("qemu", r.stderr.strip())
-    assert r.returncode in (0, 1), f"build.sh --dir failed ({r.returncode}):\n{r.stderr}"
+    assert r.returncode in (0, 1), f"{script} --dir failed ({r.returncode}):\n{r.stderr}"
     lines = r.stdout.splitlines()
     assert len(lines) == 1, r.stdout
     path = Path(lines[0])
-    assert path.parent.name == "qemu-arm64"
+    assert path.parent.name == {BUILD: "qemu-arm64", BUILD_612: "qemu-arm64-6.12"}[script]
     assert len(path.name) == 16 and int(path.name, 16) >= 0, path.name
     # exit 0 exactly when the build is complete
     assert (r.returncode == 0) == (path / "manifest.json").is_file()
@@ -93,3 +95,45 @@ def test_dir_changes_with_the_init_scripts_mode(copy):
 def test_rejects_unknown_arguments():
     r = subprocess.run(["bash", str(HOOKS / BUILD), "--bogus"], capture_output=True, text=True)
     assert r.returncode == 2 and "unknown argument" in r.stderr
+
+
+def test_612_dir_is_deterministic_and_its_own(copy):
+    first = out_dir(HOOKS, BUILD_612)
+    assert out_dir(HOOKS, BUILD_612) == first
+    assert out_dir(copy, BUILD_612) == first, "the hash must not depend on where the tree is"
+    assert first.name != out_dir(HOOKS).name
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        "qemu-arm64/build-6.12.sh",
+        "qemu-arm64/hooked.sh",
+        "qemu-arm64/hooked-kernel.sh",
+        "qemu-arm64/build-common.sh",
+        "qemu-arm64/kernel.config",
+        "qemu-arm64/u-boot-env.txt",
+        "qemu-arm64/rootfs/sbin/init",
+        "userspace/ui-ready.c",
+        "linux/0003-init-main-bootrig-marker-right-before-running-init.patch",
+    ],
+)
+def test_612_dir_changes_with_each_input(copy, edit):
+    before = out_dir(copy, BUILD_612)
+    path = copy / edit
+    assert path.is_file(), edit
+    path.write_text(path.read_text() + "\n")
+    assert out_dir(copy, BUILD_612).name != before.name, f"editing {edit} kept the hash"
+
+
+def test_each_kernels_images_ignore_the_other_builds_own_files(copy):
+    """6.1's key (which also names its kept kernel objects and the bisect repository)
+    does not move with 6.12's scripts, nor 6.12's with build.sh."""
+    before_61, before_612 = out_dir(copy), out_dir(copy, BUILD_612)
+    for f in ("build-6.12.sh", "hooked.sh", "hooked-kernel.sh"):
+        (copy / "qemu-arm64" / f).write_text("# edited\n")
+    assert out_dir(copy) == before_61
+    (copy / "qemu-arm64" / "build.sh").write_text("# edited\n")
+    for f in ("build-6.12.sh", "hooked.sh", "hooked-kernel.sh"):
+        shutil.copy(HOOKS / "qemu-arm64" / f, copy / "qemu-arm64" / f)
+    assert out_dir(copy, BUILD_612) == before_612

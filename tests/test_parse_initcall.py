@@ -54,6 +54,25 @@ def test_async_forms() -> None:
     assert waits == [AsyncWait(0, 1, True, None), AsyncWait(1, 1, False, 1520)]
 
 
+def test_linux_612_lines_and_its_device_probes() -> None:
+    """Lines of the QEMU target's 6.12 kernel with initcall_debug: the initcall lines have
+    6.1's form; the driver core's `probe of <device> returned ...` lines, printed with
+    them, are not initcalls."""
+    recs = parse_initcalls(
+        _lines(
+            "[    0.354703] calling  pl061_gpio_driver_init+0x0/0x20 @ 1",
+            "[    0.358020] pl061_gpio 9030000.pl061: PL061 GPIO chip registered",
+            "[    0.358868] probe of 9030000.pl061 returned 0 after 3819 usecs",
+            "[    0.359290] initcall pl061_gpio_driver_init+0x0/0x20 returned 0 after 4317 usecs",
+            "[    0.353486] probe of platform-bus@c000000 returned 19 after 385 usecs",
+        )
+    )
+    assert [(r.line, r.call, r.name, r.pid, r.ret, r.usecs) for r in recs] == [
+        (0, True, "pl061_gpio_driver_init", 1, None, None),
+        (3, False, "pl061_gpio_driver_init", None, 0, 4317),
+    ]
+
+
 def test_initstub_names_demangle() -> None:
     rec = _one("calling  __initstub__kmod_clk_imx8mm__270_638_imx8mm_clk_driver_init6+0x0/0x24 @ 1")
     assert rec.function == "imx8mm_clk_driver_init"

@@ -15,6 +15,7 @@ from typing import IO
 
 import serial
 
+from rig.errors import InstrumentError
 from rig.instruments.console_reader import ProcReader, ThreadReader, wait_fd
 from rig.instruments.exclusive import open_serial
 from rig.instruments.registry import CONSOLE, BenchContext
@@ -146,6 +147,14 @@ class SerialConsole:
                 self._out.close()
             self._out = None
         return self.chunks
+
+    def write(self, data: bytes) -> None:
+        """Type at the target (U-Boot's prompt, rig/instruments/uboot_console.py)."""
+        try:
+            self._ser.write(data)
+            self._ser.flush()
+        except (OSError, serial.SerialException) as e:
+            raise InstrumentError(f"console {self.port}: cannot write: {e}") from None
 
     def _close_reader(self) -> None:
         reader, self._reader = self._reader, None

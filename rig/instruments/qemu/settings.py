@@ -73,6 +73,17 @@ class QemuConfig:
         return f"bash {self.build_script}"
 
 
+def _env_value(e: Table, name: str) -> str:
+    """One `[qemu.uboot_env]` variable: what the environment (NUL-separated `name=value`
+    strings) and U-Boot's `setenv` can hold; u-boot-env.txt is one variable a line."""
+    if not name or "=" in name or any(c.isspace() or c == "\0" for c in name):
+        e.fail(name, "a U-Boot variable name has no '=', NUL or white space")
+    value = e.str(name)
+    if any(c in value for c in "\0\n\r"):
+        e.fail(name, "a U-Boot variable's value has no NUL or line break")
+    return value
+
+
 def parse_qemu(t: Table, base: Path) -> QemuConfig:
     images = t.str("images", "auto")
     gpio = dict(DEFAULT_GPIO)
@@ -91,7 +102,7 @@ def parse_qemu(t: Table, base: Path) -> QemuConfig:
         gpio[canon] = line
     g.done()
     e = t.table("uboot_env")
-    env = {name: e.str(name) for name in list(e.data)}
+    env = {name: _env_value(e, name) for name in list(e.data)}
     e.done()
     cfg = QemuConfig(
         images=images,
