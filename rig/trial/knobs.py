@@ -47,5 +47,13 @@ def overrides(knob: Knob, cfg: RigConfig) -> list[str]:
         key, args = kernel_args_key(cfg)
         return [f"{key}={json.dumps(apply_kernel_arg(args, knob, key))}"]
     if knob.kind == names.KNOB_UBOOT_ENV and knob.name:
-        raise Untryable("U-Boot environment knobs are not applied by this rig yet")
+        if cfg.qemu is None:
+            # The console path (rig.instruments.uboot_console) is not wired to rig try yet.
+            raise Untryable(
+                "this target takes no U-Boot variables from the rig (the QEMU target's "
+                "[qemu.uboot_env] does): set it at the U-Boot prompt by hand"
+            )
+        if knob.op == names.KNOB_REMOVE or knob.value is None:
+            raise Untryable(f"removing the U-Boot variable {knob.name} is not supported")
+        return [f"qemu.uboot_env.{knob.name}={json.dumps(knob.value)}"]
     raise Untryable(knob.why or "nothing the rig can set")
