@@ -33,7 +33,9 @@ def target(tmp_path_factory: pytest.TempPathFactory) -> Target:
     return _target("6.1", tmp_path_factory.mktemp("probe"))
 
 
-def test_without_rootdelay_and_with_bootdelay_0_each_gains_its_seconds(tmp_path: Path, target: Target) -> None:
+def test_without_rootdelay_and_with_bootdelay_0_each_gains_its_seconds(
+    tmp_path: Path, target: Target
+) -> None:
     cfg = qemu_config(tmp_path, target.images)
     text = cfg.read_text()
     text = text.replace('kernel_args = ""', 'kernel_args = "rootdelay=3"', 1)
@@ -71,6 +73,19 @@ def test_without_rootdelay_and_with_bootdelay_0_each_gains_its_seconds(tmp_path:
         assert boots == [f"{v}-{i:04d}" for v in ("off", "on") for i in range(1, 6)]
     folder = Path(doc["folder"])
     assert json.loads((folder / "try.json").read_text())["trials"] == doc["trials"]
+    # The gains are recorded beside the estimates in the source report.
+    assert doc["recorded"] and doc["source"] == str(Path(out["folder"]) / "report.json")
+    source = json.loads(Path(doc["source"]).read_text())
+    verified = {a["rule"]: a["verified"] for a in source["advisories"] if "verified" in a}
+    assert set(verified) == {"root_wait", "uboot_bootdelay"}
+    for rule, v in verified.items():
+        m = trials[rule]["measured"]
+        assert (v["gain_s"], v["ci_low_s"], v["verdict"]) == (
+            m["gain_s"],
+            m["ci_low_s"],
+            m["verdict"],
+        )
+        assert v["pairs"] == 5 and v["folder"] == trials[rule]["folder"]
 
     code, doc = _try(out["folder"], "--config", str(cfg), "--advice", "usb_probe")
     assert code == 2 and "has no such advisory (it has: " in doc["error"], doc

@@ -53,3 +53,20 @@ def none(why: str, text: str = "nothing the rig can set") -> Knob:
 
 def uboot_env(name: str, value: str, text: str) -> Knob:
     return Knob(names.KNOB_UBOOT_ENV, text, names.KNOB_SET, name, value)
+
+
+@dataclass
+class Verified:
+    """What `rig try` measured the advisory's knob to gain on power-to-UI (docs/try.md):
+    without - with, its interval, the verdict and where the prediction lies, the boots
+    of each side, and the try folder holding them."""
+
+    gain_s: float | None
+    ci_low_s: float | None
+    ci_high_s: float | None
+    verdict: str
+    prediction: str | None = None
+    outcome_kept: bool = True
+    pairs: int = 0
+    folder: str | None = None
+    extra: JSONObject = rest()

@@ -16,7 +16,7 @@ from rig import names
 from rig.errors import ArtifactError
 from rig.model.clocks import Clocks, Pacing, PowerClock, UartTap, UartTapFailed
 from rig.model.codec import JSONObject, dump, internal, key, load, opt, rest
-from rig.model.knob import Knob
+from rig.model.knob import Knob, Verified
 from rig.model.sections import (
     AppEvent,
     KernelSection,
@@ -178,7 +178,13 @@ class Advisory:
     advice: str | None = opt()  # what to change, for people
     detail: JSONObject | None = opt()  # the rule's own figures
     knob: Knob | None = opt()  # the setting that applies it (rig/model/knob.py)
+    verified: Verified | None = opt()  # what `rig try` measured the knob to gain
     extra: JSONObject = rest()
+
+    @property
+    def knob_key(self) -> tuple[str, str | None]:
+        """The advisory as `rig try` names it across analyses: its rule and knob setting."""
+        return self.rule, self.knob.label if self.knob is not None else None
 
 
 @dataclass

@@ -60,7 +60,10 @@ def print_trials(doc: dict[str, Any]) -> None:
             )
     for rule, why in doc["untried"]:
         console.print(f"not tried: {rule}: {escape(why)}", highlight=False)
-    console.print(f"advice from: {escape(doc['source'])}", highlight=False)
+    recorded = " (verified gains recorded in it)" if doc.get("recorded") else ""
+    console.print(f"advice from: {escape(doc['source'])}{recorded}", highlight=False)
+    if doc.get("influx"):
+        console.print(f"influx: {doc['influx']['status']}", highlight=False)
     console.print(f"boots: [bold]{escape(doc['folder'])}[/]", highlight=False)
 
 
@@ -98,7 +101,7 @@ def try_(
     from rig.compare.stats import Settings
     from rig.instruments.drivers import load_config
     from rig.trial.knobs import Untryable
-    from rig.trial.run import PREFIX, RESULT, SCHEMA, Plan, Trial, try_one, variants
+    from rig.trial.run import PREFIX, RESULT, SCHEMA, Plan, Trial, record, try_one, variants
     from rig.trial.source import boot_once, read_source, select
 
     try:
@@ -139,6 +142,12 @@ def try_(
                 break
             say(f"{tr.advisory.rule}: {' '.join(tr.sets)}")
             try_one(plan, tr, folder, each, stop.event, say)
+    doc["recorded"] = record(report_path, advice.report, trials, pairs)
+    if doc["recorded"] and base.influx:
+        from rig.sinks.influx.deliver import deliver_or_note
+
+        delivery = deliver_or_note(advice.report, base.influx, base.results_dir)
+        doc["influx"] = dataclasses.asdict(delivery)
     doc.update(
         source=str(report_path),
         trials=[t.to_json() for t in trials],

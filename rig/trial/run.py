@@ -13,13 +13,16 @@ from pathlib import Path
 from typing import Any
 
 from rig.analysis.choices import OFF, ON
+from rig.artifacts.rundir import REPORT_HTML
 from rig.compare.stats import Settings, StageComparison, compare
 from rig.config.load import RigConfig
 from rig.cost.run import Variant, run_cost, variant_configs
 from rig.cost.stats import schedule
 from rig.model.codec import dump
-from rig.model.report import Advisory
+from rig.model.knob import Verified
+from rig.model.report import Advisory, Report
 from rig.names import TOTAL
+from rig.sinks.files import save_report
 from rig.trial.knobs import overrides
 from rig.trial.stats import Gain, gain_json, judge
 
@@ -107,6 +110,30 @@ def try_one(
         _outcomes(run.boots, OFF), _outcomes(run.boots, ON),
     )  # fmt: skip
     return trial
+
+
+def record(report_path: Path, report: Report, trials: Sequence[Trial], pairs: int) -> bool:
+    """Each finished trial's gain onto its advisory in the source report (report.json
+    rewritten, report.html too where there is one): `verified` beside the estimate.
+    False when no trial finished."""
+    done = [t for t in trials if t.gain is not None and not t.interrupted]
+    for t in done:
+        assert t.gain is not None
+        m = gain_json(t.gain)  # to the nanosecond, as try.json states it
+        t.advisory.verified = Verified(
+            m["gain_s"],
+            m["ci_low_s"],
+            m["ci_high_s"],
+            t.gain.verdict,
+            t.gain.prediction,
+            t.gain.outcome_kept,
+            pairs,
+            str(t.folder) if t.folder else None,
+        )  # type: ignore[arg-type]
+    if done:
+        folder = report_path.parent
+        save_report(folder, report, html=(folder / REPORT_HTML).is_file())
+    return bool(done)
 
 
 def _outcomes(boots: Sequence[Any], variant: str) -> list[str]:

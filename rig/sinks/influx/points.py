@@ -90,7 +90,7 @@ def initcall_point(c: Initcall) -> tuple[dict[str, str], dict[str, FieldValue]]:
 def advisory_point(a: Advisory) -> tuple[dict[str, str], dict[str, FieldValue]]:
     # The knob is fields, not tags: a tag would move an advisory to another series when a
     # newer rig gives it a knob, so a re-pushed boot would count its gain twice.
-    k = a.knob
+    k, v = a.knob, a.verified
     return {"rule": a.rule}, fields(
         gain_s=a.gain_s,
         title=a.title,
@@ -99,6 +99,10 @@ def advisory_point(a: Advisory) -> tuple[dict[str, str], dict[str, FieldValue]]:
         knob_op=k.op if k else None,
         knob_name=k.name if k else None,
         knob_value=k.value if k else None,
+        verified_gain_s=v.gain_s if v else None,
+        verified_ci_low_s=v.ci_low_s if v else None,
+        verified_ci_high_s=v.ci_high_s if v else None,
+        verified_verdict=v.verdict if v else None,
     )
 
 
