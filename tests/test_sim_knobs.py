@@ -234,6 +234,18 @@ def test_bad_sim_settings_are_config_errors(tmp_path: Path, override: str, key: 
         load_config(make_config(tmp_path), overrides=[override])
 
 
+def test_rig_run_refuses_a_bad_bootdelay_naming_the_key(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "rig", "run", "--config", str(make_config(tmp_path)), "--json",
+         "--set", 'sim.uboot_env={bootdelay="x"}'],
+        capture_output=True, text=True, timeout=120, cwd=REPO,
+    )  # fmt: skip
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    err = json.loads(proc.stdout)["error"]
+    assert "key 'sim.uboot_env.bootdelay': expected a whole number of seconds 0..99" in err
+    assert "Traceback" not in proc.stderr
+
+
 def test_sim_settings_reach_the_simulator_as_options(tmp_path: Path) -> None:
     cfg = load_config(
         make_config(tmp_path),
