@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from rig.errors import ConfigError
 from simboard.instrumentation import Instrumentation, instrumented
 from simboard.steps import (
     Calibrate,
@@ -37,8 +38,9 @@ _ARG = re.compile(r'(?:[^\s"]|"[^"]*"?)+')  # a parameter, as the kernel's next_
 _LEADING = re.compile(r"\d*")
 
 
-class SettingError(ValueError):
-    """A setting the simulated board cannot take: `key` names it (`uboot_env.bootdelay`)."""
+class SettingError(ConfigError):
+    """A setting the simulated board cannot take: `key` names it (`uboot_env.bootdelay`),
+    so the rig's config error can name it in its own file (like FaultSpecError)."""
 
     def __init__(self, key: str, expected: str, found: object) -> None:
         super().__init__(f"key '{key}': expected {expected}, found {found!r}")

@@ -202,6 +202,24 @@ def test_the_talks_steps_in_turn_on_the_baseline() -> None:
     assert p.settings.uboot_env == {"bootdelay": "0", "verify": "no", "silent": "1"}
 
 
+#: docs/simulator.md, "Knobs": the baseline's truths in ms, nominal.
+ECOVEC_MS = [
+    (env("bootdelay", "0"), 2001.042),
+    (env("verify", "no"), 52.604),
+    (env("silent", "1"), 50.521),
+    (arg("quiet"), 552.431),
+    (arg("lpj", "1495040"), 247.049),
+    (arg("initcall_blacklist", "sh_mobile_lcdc_init"), 44.206),
+    (arg("initcall_debug", op=names.KNOB_REMOVE), 336.024),
+    (arg("rootdelay", op=names.KNOB_REMOVE), 0.0),
+]
+
+
+@pytest.mark.parametrize(("knob", "ms"), ECOVEC_MS, ids=lambda x: getattr(x, "name", x))
+def test_the_documented_baseline_truths(knob: Knob, ms: float) -> None:
+    assert knob_truth(load(BASELINE), knob) * 1000 == pytest.approx(ms, abs=0.0005)
+
+
 @pytest.mark.parametrize(
     ("uboot_env", "kernel_args", "key"),
     [
