@@ -213,9 +213,9 @@ def _knob_step(t: Table, kind: str, kernel_started: bool) -> SimStep:
                 t.error(key, "an ASCII string without CR/LF", v)
         return Verify(t.float("verify", min=0.0), text, ok)
     if kind == "calibrate":
-        return Calibrate(
-            t.float("calibrate", min=0.0), t.int("lpj", min=1), t.int("hz", 100, min=1)
-        )
+        # HZ as the kernel is configured (100, 250, 300, 1000): the BogoMIPS divide by it
+        hz = t.int("hz", 100, min=10, max=1000)
+        return Calibrate(t.float("calibrate", min=0.0), t.int("lpj", min=1), hz)
     if kind == "cmdline":
         args = t.str("cmdline")
         if not args.isascii() or "\r" in args or "\n" in args:

@@ -305,6 +305,7 @@ ROOTDELAY = "  { rootdelay = true },"
         ("  { verify = 0.05 },", "verify"),  # after kernel_start: U-Boot's comes before
         ('  { cmdline = "quiet" },', "cmdline"),  # a second command line
         ("  { calibrate = 0.1 },", "lpj"),  # the loop's result is needed
+        ("  { calibrate = 0.1, lpj = 1, hz = 10000 },", "hz"),  # BogoMIPS divide by HZ
         ("  { rootdelay = 1 },", "rootdelay"),
     ],
 )
