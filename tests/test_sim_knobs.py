@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from rig import names
-from rig.errors import ConfigError
+from rig.errors import ConfigError, InstrumentError
 from rig.instruments.drivers import load_config
 from rig.model.knob import Knob
+from simboard.client import SimProcess
 from simboard.knob_truth import durations, knob_gains, knob_truth, with_knob
 from simboard.knobs import SettingError
 from simboard.timeline import Timeline, load, plan
@@ -272,6 +273,19 @@ def test_sim_settings_reach_the_simulator_as_options(tmp_path: Path) -> None:
     assert cfg.sim is not None
     assert cfg.sim.options["kernel_args"] == "lpj=1495040 quiet"
     assert json.loads(cfg.sim.options["uboot_env"]) == {"verify": "no"}
+
+
+def test_the_ready_line_says_what_the_board_boots_with() -> None:
+    env_json = json.dumps({"verify": "no", "bootdelay": "0"})
+    options = {"kernel_args": "lpj=1495040 quiet", "uboot_env": env_json}
+    with SimProcess(KNOBS, seed=1, options=options) as sim:
+        assert sim.info["knobs"] == {
+            "kernel_args": "lpj=1495040 quiet",
+            "uboot_env": {"verify": "no", "bootdelay": "0"},
+        }
+    bad = SimProcess(KNOBS, seed=1, options={"uboot_env": '{"bootdelay": "x"}'})
+    with pytest.raises(InstrumentError, match=r"uboot_env\.bootdelay"), bad:
+        pass
 
 
 def _timeline(*args: str) -> subprocess.CompletedProcess[str]:

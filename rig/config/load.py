@@ -247,6 +247,8 @@ def _fault_rates(t: Table) -> str:
 def _sim_knobs(s: Table) -> dict[str, str]:
     """`[sim] kernel_args` and `uboot_env` as `rig sim serve` takes them, checked here so a
     mistake names this file and key (docs/simulator.md, "Knobs")."""
+    if not (s.has("kernel_args") or s.has("uboot_env")):
+        return {}  # the simulator's modules load only when needed
     from simboard.knobs import SettingError, check_args, check_env
 
     out: dict[str, str] = {}
