@@ -64,6 +64,31 @@ def _instrumentation(f: Any) -> Any:
     return click.option("--quiet", type=on_off, help="`quiet`: printk lines off the console.")(f)
 
 
+def _knobs(f: Any) -> Any:
+    """`--kernel-args` and `--uboot-env`: the rig's settings (simboard.knobs)."""
+    f = click.option(
+        "--uboot-env",
+        metavar="JSON",
+        help='U-Boot variables as a JSON object, e.g. \'{"bootdelay": "0", "verify": "no"}\'.',
+    )(f)
+    return click.option(
+        "--kernel-args", metavar="ARGS", help="Appended to the kernel command line."
+    )(f)
+
+
+def _set(prof: Any, kernel_args: str | None, uboot_env: str | None, as_json: bool) -> Any:
+    from simboard.knobs import SettingError
+
+    try:
+        env = json.loads(uboot_env) if uboot_env is not None else None
+    except json.JSONDecodeError as e:
+        fail(f"--uboot-env: not a JSON object: {e}", as_json)
+    try:
+        return prof.with_settings(kernel_args=kernel_args, uboot_env=env)
+    except SettingError as e:
+        fail(f"--{e.key.split('.')[0].replace('_', '-')}: {e}", as_json)
+
+
 def _switches(quiet: str | None, initcall_debug: str | None) -> dict[str, bool | None]:
     from simboard.instrumentation import switch
 
@@ -100,6 +125,7 @@ def _load(profile: Path, as_json: bool, **overrides: Any) -> Any:
 @click.option("--fault", "fault_text", metavar="FAULT", help=_FAULT_HELP)
 @click.option("--faults", "faults_json", metavar="JSON", help=_FAULTS_HELP)
 @_instrumentation
+@_knobs
 @click.option(
     "--power-switch",
     type=click.Choice(["relay", "supply"]),
@@ -141,6 +167,8 @@ def serve(
     profile: Path,
     quiet: str | None,
     initcall_debug: str | None,
+    kernel_args: str | None,
+    uboot_env: str | None,
     seed: int | None,
     state_dir: Path | None,
     drift_ppm: float | None,
@@ -185,7 +213,9 @@ def serve(
             plan(prof, seed, 0, nominal, fault)  # a fault the profile cannot honour fails now
         except ValueError as e:
             fail(str(e), as_json)
-    prof = prof.with_overrides(**_switches(quiet, initcall_debug))
+    prof = _set(
+        prof.with_overrides(**_switches(quiet, initcall_debug)), kernel_args, uboot_env, as_json
+    )
     own_dir = state_dir is None
     state = Path(tempfile.mkdtemp(prefix="bootrig-sim-")) if state_dir is None else state_dir
     state.mkdir(parents=True, exist_ok=True)
@@ -221,11 +251,14 @@ def serve(
 @click.option("--lines", "show_lines", is_flag=True, help="Also list every console line.")
 @click.option("--fault", "fault_text", metavar="FAULT", help=_FAULT_HELP)
 @_instrumentation
+@_knobs
 @json_option
 def timeline(
     profile: Path,
     quiet: str | None,
     initcall_debug: str | None,
+    kernel_args: str | None,
+    uboot_env: str | None,
     seed: int,
     boot: int,
     nominal: bool,
@@ -239,6 +272,7 @@ def timeline(
     from simboard.timeline_view import as_dict, print_timeline
 
     prof = _load(profile, as_json, drift_ppm=drift_ppm, **_switches(quiet, initcall_debug))
+    prof = _set(prof, kernel_args, uboot_env, as_json)
     fault = _fault(fault_text, as_json)
     try:
         tl = plan(prof, seed=seed, boot=boot, nominal=nominal, fault=fault)

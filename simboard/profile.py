@@ -14,7 +14,18 @@ from rig.config.tomlcheck import Table
 from rig.errors import ConfigError
 from simboard.instrumentation import Instrumentation
 from simboard.instrumentation import parse as parse_instrumentation
-from simboard.steps import KernelStart, Marker, Rest, SimStep, Text, parse_step
+from simboard.knobs import Board, Settings, board, check_args, check_env, stages_as_run
+from simboard.steps import (
+    Calibrate,
+    Cmdline,
+    KernelStart,
+    Marker,
+    Rest,
+    RootDelay,
+    SimStep,
+    Text,
+    parse_step,
+)
 
 BOARD_SCHEMA = "bootrig.board/1"
 
@@ -99,6 +110,43 @@ class Profile:
     supply: SupplySpec = field(default_factory=lambda: _supply(Table(Path(), {})))
     # quiet / initcall_debug on the kernel command line (simboard.instrumentation)
     instrumentation: Instrumentation = field(default_factory=Instrumentation)
+    # `[uboot] silent_console`: CONFIG_SILENT_CONSOLE is built in (`silent` then acts)
+    silent_console: bool = False
+    # what the rig sets: kernel_args and uboot_env (simboard.knobs)
+    settings: Settings = field(default_factory=Settings)
+
+    @property
+    def cmdline(self) -> str:
+        """The kernel command line as written (the cmdline step's; "" without one)."""
+        steps = (s for st in self.stages for s in st.steps)
+        return next((s.args for s in steps if isinstance(s, Cmdline)), "")
+
+    def running(self, written: bool = False) -> Board:
+        """The board as it boots with the rig's settings, or as written."""
+        return board(self.cmdline, Settings() if written else self.settings, self.silent_console)
+
+    def as_run(self, written: bool = False) -> tuple[Stage, ...]:
+        """The stages as the board runs them (knobs and instrumentation applied), or
+        as written, which budgets the rests (simboard.knobs)."""
+        b = self.running(written)
+        spec = b.instrumentation(Instrumentation() if written else self.instrumentation)
+        run = stages_as_run([st.steps for st in self.stages], b, spec)
+        return tuple(
+            dataclasses.replace(st, steps=s) for st, s in zip(self.stages, run, strict=True)
+        )
+
+    def with_settings(
+        self, kernel_args: str | None = None, uboot_env: object | None = None
+    ) -> Profile:
+        """The same board with the rig's settings (validated: SettingError names the key)."""
+        old = self.settings
+        return dataclasses.replace(
+            self,
+            settings=Settings(
+                old.kernel_args if kernel_args is None else check_args(kernel_args),
+                old.uboot_env if uboot_env is None else check_env(uboot_env),
+            ),
+        )
 
     def with_overrides(
         self,
@@ -248,6 +296,7 @@ def _stages(root: Table, default_a: float) -> tuple[Stage, ...]:
     stages: list[Stage] = []
     kernel_started = False
     seen_markers: set[str] = set()
+    once: set[type] = set()  # the kernel prints its command line once, calibrates once...
     for i, st in enumerate(tables):
         name = st.str("name")
         duration = st.float("duration_s", min=0.0)
@@ -269,6 +318,10 @@ def _stages(root: Table, default_a: float) -> tuple[Stage, ...]:
                 if step.name in seen_markers:
                     step_t.error("marker", "each marker once per profile", step.name)
                 seen_markers.add(step.name)
+            if isinstance(step, Cmdline | Calibrate | RootDelay):
+                if type(step) in once:
+                    step_t.error(type(step).__name__.lower(), "one such step per profile", True)
+                once.add(type(step))
             steps.append(step)
         st.done()
         stage = Stage(name, duration, sigma, tuple(steps), current)
@@ -334,5 +387,10 @@ def parse(path: Path, data: dict) -> Profile:
     supply = _supply(root.table("supply"))
     stages = _stages(root, supply.current_a)
     instrumentation = parse_instrumentation(root.table("instrumentation"))
+    u = root.table("uboot")
+    silent_console = u.bool("silent_console", False)
+    u.done()
     root.done()
-    return Profile(path, board, console, power, clock, stages, supply, instrumentation)
+    return Profile(
+        path, board, console, power, clock, stages, supply, instrumentation, silent_console
+    )

@@ -104,6 +104,7 @@ class Simulator:
             "seed": self.seed,
             "fault": str(self.fault) if self.fault else None,
             "faults": self.rates.as_dict() if self.rates else None,
+            "knobs": self.profile.settings.as_dict(),  # kernel_args, uboot_env it boots with
         }
 
     def handle(self, req: dict[str, Any]) -> dict[str, Any]:

@@ -23,6 +23,10 @@ STEP_KINDS = (
     "marker",
     "initcalls",
     "countdown",
+    "verify",
+    "calibrate",
+    "cmdline",
+    "rootdelay",
 )
 _SYMBOL = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
 
@@ -40,6 +44,7 @@ class Text:
 @dataclass(frozen=True)
 class Wait:
     seconds: float
+    scaled: bool = True  # False: a timer (countdown, ssleep), not scaled by the variance
 
 
 @dataclass(frozen=True)
@@ -82,8 +87,47 @@ class Countdown:
     prompt: str
 
 
-# One parsed step of a profile stage, as the timeline runs it.
-SimStep = Text | Wait | Rest | KernelStart | Marker | Initcalls | Countdown
+@dataclass(frozen=True)
+class Verify:
+    """U-Boot's image check: `text`, `seconds` of CRC, then `ok`; gone with verify=no."""
+
+    seconds: float
+    text: str
+    ok: str
+
+
+@dataclass(frozen=True)
+class Calibrate:
+    """2.6-era calibrate_delay(): the loop takes `seconds` and finds `lpj` (at `hz`);
+    a preset `lpj=` on the command line skips it."""
+
+    seconds: float
+    lpj: int
+    hz: int
+
+
+@dataclass(frozen=True)
+class Cmdline:
+    """The printk `Kernel command line: ...`; `args` is the profile's command line, to
+    which the rig's kernel_args are appended (simboard.knobs)."""
+
+    args: str
+    each_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class RootDelay:
+    """Where prepare_namespace() sleeps `rootdelay=` seconds (nothing without it)."""
+
+
+# One parsed step of a profile stage; simboard.knobs turns the knob-driven kinds
+# (Verify, Calibrate, Cmdline, RootDelay) into the others, which the timeline runs.
+SimStep = (
+    Text | Wait | Rest | KernelStart | Marker | Initcalls | Countdown | Verify | Calibrate
+    | Cmdline | RootDelay
+)  # fmt: skip
+#: Step kinds of the kernel (after the kernel_start step only).
+_KERNEL_KINDS = ("printk", "initcalls", "calibrate", "cmdline", "rootdelay")
 
 
 def _texts(t: Table, key: str) -> tuple[str, ...]:
@@ -112,10 +156,10 @@ def parse_step(t: Table, kernel_started: bool) -> SimStep:
             f"{', '.join(STEP_KINDS)}, found {kinds or sorted(t.data)}"
         )
     kind = kinds[0]
+    if kind in _KERNEL_KINDS and not kernel_started:
+        t.error(kind, f"{kind} only after the kernel_start step", t.data[kind])
     step: SimStep
     if kind in ("line", "printk"):
-        if kind == "printk" and not kernel_started:
-            t.error(kind, "printk only after the kernel_start step", t.data[kind])
         step = Text(
             texts=_texts(t, kind),
             printk=kind == "printk",
@@ -141,12 +185,12 @@ def parse_step(t: Table, kernel_started: bool) -> SimStep:
             t.error("tag", "'plain' or 'none' before the kernel_start step", tag)
         step = Marker(name=name, tag=tag, hook_s=t.float("hook_us", 4.0, min=0.0) * 1e-6)
     elif kind == "initcalls":
-        if not kernel_started:
-            t.error("initcalls", "initcalls only after the kernel_start step", "initcalls")
         calls = tuple(_initcall(c) for c in t.tables("initcalls"))
         if not calls:
             t.error("initcalls", "a non-empty array of {fn, size, us} tables", [])
         step = Initcalls(calls=calls, debug=t.bool("debug", True), pid=t.int("pid", 1, min=0))
+    elif kind in ("verify", "calibrate", "cmdline", "rootdelay"):
+        step = _knob_step(t, kind, kernel_started)
     else:
         n = t.int("countdown", min=0)
         if n > 99:
@@ -155,3 +199,28 @@ def parse_step(t: Table, kernel_started: bool) -> SimStep:
         step = Countdown(seconds=n, prompt=prompt)
     t.done()
     return step
+
+
+def _knob_step(t: Table, kind: str, kernel_started: bool) -> SimStep:
+    """The steps a knob acts on (docs/simulator.md, "Knobs")."""
+    if kind == "verify":
+        if kernel_started:
+            t.error("verify", "verify (U-Boot's) only before the kernel_start step", t.data[kind])
+        text = t.str("text", "   Verifying Checksum ... ")
+        ok = t.str("ok", "OK")
+        for key, v in (("text", text), ("ok", ok)):
+            if not v.isascii() or "\r" in v or "\n" in v:
+                t.error(key, "an ASCII string without CR/LF", v)
+        return Verify(t.float("verify", min=0.0), text, ok)
+    if kind == "calibrate":
+        # HZ as the kernel is configured (100, 250, 300, 1000): the BogoMIPS divide by it
+        hz = t.int("hz", 100, min=10, max=1000)
+        return Calibrate(t.float("calibrate", min=0.0), t.int("lpj", min=1), hz)
+    if kind == "cmdline":
+        args = t.str("cmdline")
+        if not args.isascii() or "\r" in args or "\n" in args:
+            t.error("cmdline", "an ASCII string without CR/LF", args)
+        return Cmdline(args, t.float("each_s", 0.0, min=0.0))
+    if t.raw("rootdelay") is not True:
+        t.error("rootdelay", "true", t.data["rootdelay"])
+    return RootDelay()

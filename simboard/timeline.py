@@ -9,7 +9,7 @@ of what it printed, so console output costs boot time (the uncertainty principle
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,6 @@ import numpy as np
 from rig.config.tomlcheck import load_toml
 from rig.errors import ConfigError
 from rig.names import MARKERS
-from simboard.instrumentation import instrumented
 from simboard.profile import STAGES, Profile, Stage, parse
 from simboard.steps import Countdown, Initcall, Initcalls, KernelStart, Marker, Rest, Text, Wait
 
@@ -255,8 +254,8 @@ class _Cpu:
                 for text in texts:
                     (self.printk if printk else self.plain)(text, newline)
                     self.t += each_s * factor
-            case Wait(seconds=seconds):
-                self.t += seconds * factor
+            case Wait(seconds=seconds, scaled=scaled):
+                self.t += seconds * (factor if scaled else 1.0)
             case Rest():
                 self.t += rest_s
             case KernelStart():
@@ -318,7 +317,7 @@ def rests(profile: Profile) -> dict[str, float]:
     cpu = _Cpu(profile)
     out: dict[str, float] = {}
     start = 0.0
-    for i, stage in enumerate(profile.stages):
+    for i, stage in enumerate(profile.as_run(written=True)):
         end = cpu.stage(stage, 1.0, 0.0)
         rest = stage.duration_s - (end - start)
         if rest < 0:
@@ -364,10 +363,9 @@ def plan(
     spans = []
     start = 0.0
     halted = None
-    try:  # the budget is the profile's as written; instrumentation adds or removes lines
-        for stage, f in zip(profile.stages, fs, strict=True):
-            steps = instrumented(stage.steps, profile.instrumentation)
-            end = cpu.stage(replace(stage, steps=steps), f, budget[stage.name] * f, fault)
+    try:  # the budget is the profile's as written; knobs and instrumentation act on it
+        for stage, f in zip(profile.as_run(), fs, strict=True):
+            end = cpu.stage(stage, f, budget[stage.name] * f, fault)
             spans.append(StageSpan(stage.name, start, end, stage.duration_s, f))
             start = end
     except _Halt:

@@ -143,6 +143,8 @@ def truth(
             **profile.instrumentation.as_dict(),
             "planned_s": {s.name: s.duration_s for s in plan(profile, 0, 0, True).stages},
         },
+        # what the rig set (simboard.knobs) and the command line the kernel saw
+        "knobs": {**profile.settings.as_dict(), "cmdline": profile.running().cmdline},
         "boots": [
             boot_truth(b, profile, arming, stopped_ns, seed, sent.get(b.index, ())) for b in inside
         ],

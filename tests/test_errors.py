@@ -42,6 +42,7 @@ CARRIERS = {
     "InfluxError": ("rig.sinks.influx.client", SinkError),
     # key, expected, found: the config's error names them in its own file
     "FaultSpecError": ("simboard.faults", ConfigError),
+    "SettingError": ("simboard.knobs", ConfigError),  # [sim] kernel_args / uboot_env
 }
 #: The simulated supply's SCPI protocol error: it never leaves the simulator.
 SIMULATOR_ONLY = {"ScpiError"}

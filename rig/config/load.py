@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import re
 from collections.abc import Sequence
@@ -164,6 +165,7 @@ def read_config(path: Path, board: Path | None = None, overrides: Sequence[str] 
         for k in ("quiet", "initcall_debug"):  # the board's kernel command line (docs/cost.md)
             if s.has(k):
                 opts[k] = "on" if s.bool(k) else "off"
+        opts.update(_sim_knobs(s))
         s.done()
         sim = SimConfig(profile=profile, seed=seed, options=opts)
 
@@ -240,6 +242,24 @@ def _fault_rates(t: Table) -> str:
     except FaultSpecError as e:
         t.error(e.key, e.expected, e.found)
     return rates.to_json()
+
+
+def _sim_knobs(s: Table) -> dict[str, str]:
+    """`[sim] kernel_args` and `uboot_env` as `rig sim serve` takes them, checked here so a
+    mistake names this file and key (docs/simulator.md, "Knobs")."""
+    if not (s.has("kernel_args") or s.has("uboot_env")):
+        return {}  # the simulator's modules load only when needed
+    from simboard.knobs import SettingError, check_args, check_env
+
+    out: dict[str, str] = {}
+    try:
+        if s.has("kernel_args"):
+            out["kernel_args"] = check_args(s.raw("kernel_args"))
+        if s.has("uboot_env"):
+            out["uboot_env"] = json.dumps(check_env(s.raw("uboot_env")))
+    except SettingError as e:
+        s.error(e.key, e.expected, e.found)
+    return out
 
 
 def _soak(t: Table) -> SoakConfig:
