@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -63,9 +64,30 @@ def test_a_kernel_argument_is_set_once_and_removed_entirely() -> None:
 
 
 def test_a_target_without_a_kernel_argument_key_cannot_take_one(tmp_path: Path) -> None:
-    cfg = load_config(make_config(tmp_path))  # the simulated board
+    # A board on real instruments: neither the simulator's nor QEMU's settings.
+    cfg = dataclasses.replace(load_config(make_config(tmp_path)), sim=None)
     with pytest.raises(Untryable, match="takes no kernel arguments from the rig"):
         overrides(_arg(names.KNOB_SET, "quiet"), cfg)
+    env = Knob(names.KNOB_UBOOT_ENV, "", names.KNOB_SET, "bootdelay", "0")
+    with pytest.raises(Untryable, match="set it at the U-Boot prompt by hand"):
+        overrides(env, cfg)
     none = Knob(names.KNOB_NONE, "", why="build it as a module")
     with pytest.raises(Untryable, match="build it as a module"):
         overrides(none, cfg)
+
+
+def test_on_the_simulator_an_argument_of_the_profile_is_removed_through_bootargs(
+    tmp_path: Path,
+) -> None:
+    cfg = load_config(make_config(tmp_path))
+    rm = _arg(names.KNOB_REMOVE, "rootdelay")
+    line = "console=ttySC0,115200 rootdelay=1 initcall_debug"
+    assert overrides(rm, cfg, line) == [
+        'sim.uboot_env.bootargs="console=ttySC0,115200 initcall_debug"'
+    ]
+    with pytest.raises(Untryable, match="not on the boot's command line"):
+        overrides(rm, cfg, "console=ttySC0,115200")
+    # What the rig adds itself is dropped there, and not put into bootargs again.
+    mine = load_config(make_config(tmp_path), overrides=['sim.kernel_args="lpj=5 rootdelay=2"'])
+    assert overrides(rm, mine, line + " lpj=5 rootdelay=2") == ['sim.kernel_args="lpj=5"']
+    assert overrides(_arg(names.KNOB_SET, "quiet"), cfg) == ['sim.kernel_args="quiet"']

@@ -35,25 +35,53 @@ def kernel_args_key(cfg: RigConfig) -> tuple[str, str]:
     """The config key the target's extra kernel arguments live in, and its value."""
     if cfg.qemu is not None:
         return "qemu.kernel_args", str(cfg.qemu.data.get("kernel_args") or "")
+    if cfg.sim is not None:
+        return "sim.kernel_args", str(cfg.sim.options.get("kernel_args") or "")
     raise Untryable(
         "this target takes no kernel arguments from the rig (the QEMU target's "
-        "qemu.kernel_args does): set it in the board's boot configuration by hand"
+        "qemu.kernel_args and the simulated board's sim.kernel_args do): set it in the "
+        "board's boot configuration by hand"
     )
 
 
-def overrides(knob: Knob, cfg: RigConfig) -> list[str]:
-    """The `--set` items booting `cfg`'s target with `knob` applied."""
+def _bootargs(cfg: RigConfig, knob: Knob, cmdline: str | None, extra: str) -> list[str]:
+    """Removing an argument the rig did not add, on the simulated board: U-Boot's
+    `bootargs` (the command line the boot printed, less the rig's own arguments, which the
+    board appends again) without it."""
+    if cfg.sim is None or cmdline is None:
+        raise Untryable(
+            f"{knob.name} is not among the arguments the rig adds ({extra!r}): remove it "
+            "from the board's bootargs by hand"
+        )
+    tokens = cmdline.split()
+    ours = extra.split()
+    if ours and tokens[-len(ours) :] == ours:
+        tokens = tokens[: -len(ours)]
+    kept = [t for t in tokens if _arg_name(t) != knob.name]
+    if len(kept) == len(tokens):
+        raise Untryable(f"{knob.name} is not on the boot's command line ({cmdline!r})")
+    return [f"sim.uboot_env.bootargs={json.dumps(' '.join(kept))}"]
+
+
+def overrides(knob: Knob, cfg: RigConfig, cmdline: str | None = None) -> list[str]:
+    """The `--set` items booting `cfg`'s target with `knob` applied; `cmdline` is the
+    kernel command line the advised boot printed, if it did."""
     if knob.kind == names.KNOB_KERNEL_ARG and knob.name:
         key, args = kernel_args_key(cfg)
+        if knob.op == names.KNOB_REMOVE and knob.name not in {_arg_name(t) for t in args.split()}:
+            return _bootargs(cfg, knob, cmdline, args)
         return [f"{key}={json.dumps(apply_kernel_arg(args, knob, key))}"]
     if knob.kind == names.KNOB_UBOOT_ENV and knob.name:
-        if cfg.qemu is None:
-            # The console path (rig.instruments.uboot_console) is not wired to rig try yet.
-            raise Untryable(
-                "this target takes no U-Boot variables from the rig (the QEMU target's "
-                "[qemu.uboot_env] does): set it at the U-Boot prompt by hand"
-            )
         if knob.op == names.KNOB_REMOVE or knob.value is None:
             raise Untryable(f"removing the U-Boot variable {knob.name} is not supported")
-        return [f"qemu.uboot_env.{knob.name}={json.dumps(knob.value)}"]
+        if cfg.qemu is not None:
+            return [f"qemu.uboot_env.{knob.name}={json.dumps(knob.value)}"]
+        if cfg.sim is not None:
+            return [f"sim.uboot_env.{knob.name}={json.dumps(knob.value)}"]
+        # The console path (rig.instruments.uboot_console) is not wired to rig try yet.
+        raise Untryable(
+            "this target takes no U-Boot variables from the rig (the QEMU target's "
+            "[qemu.uboot_env] and the simulated board's [sim.uboot_env] do): set it at "
+            "the U-Boot prompt by hand"
+        )
     raise Untryable(knob.why or "nothing the rig can set")

@@ -75,11 +75,12 @@ class Plan:
 
 
 def variants(
-    plan: Plan, base: RigConfig, advisory: Advisory
+    plan: Plan, base: RigConfig, advisory: Advisory, cmdline: str | None = None
 ) -> tuple[list[str], dict[str, RigConfig]]:
-    """The knob's overrides and both variants' configs: off = without, on = with."""
+    """The knob's overrides and both variants' configs: off = without, on = with;
+    `cmdline` is the kernel command line the advised boot printed."""
     assert advisory.knob is not None
-    sets = overrides(advisory.knob, base)
+    sets = overrides(advisory.knob, base, cmdline)
     vs = {
         OFF: Variant(OFF, (), "off:"),
         ON: Variant(ON, tuple(sets), "on:" + ",".join(sets)),
