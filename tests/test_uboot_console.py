@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pytest
 
+from rig.errors import InstrumentError
 from rig.instruments.drivers import load_config
 from rig.instruments.setup import Bench, Instruments
 from rig.instruments.uboot_console import (
     JOURNAL,
     RESTORE_LOG,
     SET_LOG,
-    UbootEnvError,
     UbootPrompt,
     changed_env,
     restore_journal,
@@ -71,7 +71,7 @@ def test_a_failed_saveenv_is_said_and_the_originals_journaled(
     run = tmp_path / "run"
     changes = {"verify": "no", "bootdelay": "0"}
     with (
-        pytest.raises(UbootEnvError) as e,
+        pytest.raises(InstrumentError) as e,
         changed_env(bench1.power, bench1.console, run, changes),
     ):
         pytest.fail("the block ran without the change saved")
@@ -98,7 +98,7 @@ def test_no_autoboot_prompt_is_said_and_nothing_changed(tmp_path: Path) -> None:
     for bench in _bench(tmp_path, "-2"):
         run = tmp_path / "run"
         with (
-            pytest.raises(UbootEnvError, match=r"no autoboot prompt.*bootdelay=-2"),
+            pytest.raises(InstrumentError, match=r"no autoboot prompt.*bootdelay=-2"),
             changed_env(bench.power, bench.console, run, {"verify": "no"}, timeout_s=5),
         ):
             pass
@@ -109,7 +109,7 @@ def test_bootdelay_0_needs_the_early_key(tmp_path: Path) -> None:
     for bench in _bench(tmp_path, "0"):
         prompt = UbootPrompt(bench.power, bench.console, tmp_path / "a.jsonl", 20.0)
         try:
-            with pytest.raises(UbootEnvError, match=r"did not stop \(bootdelay=0\).*early_key"):
+            with pytest.raises(InstrumentError, match=r"did not stop \(bootdelay=0\).*early_key"):
                 prompt.enter()
         finally:
             prompt.leave()
@@ -126,7 +126,7 @@ def test_values_that_cannot_be_typed_are_refused_before_any_power_cycle(
 ) -> None:
     for bad, message in (({"a b": "1"}, "not a variable name"), ({"x": "it's"}, "with '")):
         with (
-            pytest.raises(UbootEnvError, match=message),
+            pytest.raises(InstrumentError, match=message),
             changed_env(bench1.power, bench1.console, tmp_path / "run", bad),
         ):
             pass
@@ -140,7 +140,7 @@ def test_restore_journal_puts_back_what_a_killed_rig_changed(tmp_path: Path, ben
     doc = {"changes": {"verify": "no"}, "early_key": False, "originals": {"verify": None}}
     (run / JOURNAL).write_text(json.dumps({**doc, "state": "changed"}))
     # QEMU's saveenv fails (module docstring): the restore got as far as saveenv.
-    with pytest.raises(UbootEnvError, match="saveenv failed"):
+    with pytest.raises(InstrumentError, match="saveenv failed"):
         restore_journal(run, bench1.power, bench1.console)
     assert "setenv verify\r" in _console(run / RESTORE_LOG)
     (run / JOURNAL).write_text(json.dumps({**doc, "state": "restored"}))
@@ -150,6 +150,7 @@ def test_restore_journal_puts_back_what_a_killed_rig_changed(tmp_path: Path, ben
 _INTERRUPTED = """
 import json, sys
 from pathlib import Path
+from rig.errors import InstrumentError
 from rig.instruments.drivers import load_config
 from rig.instruments.setup import Instruments
 from rig.instruments.uboot_console import changed_env
@@ -188,7 +189,7 @@ def test_a_signal_in_the_middle_restores(tmp_path: Path, signum: int) -> None:
     # On QEMU the restore's saveenv fails too, which is what ends the rig, saying why the
     # restore ran: the signal (in the setenv), or the set's failed saveenv (the signal was
     # held in the restore).
-    assert result["raised"] == "UbootEnvError", result
+    assert result["raised"] == "InstrumentError", result
     assert "(after: Ctrl-C or SIGTERM)" in result["message"] or (
         "(after: U-Boot: saveenv failed" in result["message"]
     ), result
@@ -204,7 +205,7 @@ def test_a_signal_in_the_middle_restores(tmp_path: Path, signum: int) -> None:
 def test_a_prompt_that_never_comes_is_said(tmp_path: Path, bench1: Bench) -> None:
     prompt = UbootPrompt(bench1.power, bench1.console, tmp_path / "p.jsonl", 20.0, "U-Boot> ")
     try:
-        with pytest.raises(UbootEnvError, match=r"bootdelay=1\).*prompt is not 'U-Boot> '"):
+        with pytest.raises(InstrumentError, match=r"bootdelay=1\).*prompt is not 'U-Boot> '"):
             prompt.enter()
     finally:
         prompt.leave()

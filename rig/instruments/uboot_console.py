@@ -38,19 +38,15 @@ MAX_LINE = 250
 _VAR = re.compile(r"[A-Za-z0-9_.:/@+-]+")
 
 
-class UbootEnvError(InstrumentError):
-    """The environment could not be read, changed or restored; says what U-Boot printed."""
-
-
 def _quoted(name: str, value: str) -> str:
     """`setenv NAME 'VALUE'`: hush takes a single-quoted word as it is ($ and ; too)."""
     if not _VAR.fullmatch(name):
-        raise UbootEnvError(f"U-Boot env: {name!r} is not a variable name setenv can take")
+        raise InstrumentError(f"U-Boot env: {name!r} is not a variable name setenv can take")
     if "'" in value or any(c in value for c in "\0\r\n"):
-        raise UbootEnvError(f"U-Boot env: {name}: a value with ' or a line break cannot be typed")
+        raise InstrumentError(f"U-Boot env: {name}: a value with ' or a line break cannot be typed")
     line = f"setenv {name} '{value}'"
     if len(line) > MAX_LINE:
-        raise UbootEnvError(f"U-Boot env: {name}: `{line[:40]}...` is over {MAX_LINE} bytes")
+        raise InstrumentError(f"U-Boot env: {name}: `{line[:40]}...` is over {MAX_LINE} bytes")
     return line
 
 
@@ -108,7 +104,7 @@ class UbootPrompt:
             while self._wait(self.prompt, 0, 0.01) < 0 and time.monotonic() < end:
                 self.console.write(KEY)
         elif (at := self._wait(AUTOBOOT, 0, self.timeout_s)) < 0:
-            raise UbootEnvError(
+            raise InstrumentError(
                 f"U-Boot offered no autoboot prompt in {self.timeout_s:g} s (`Hit any key to "
                 "stop autoboot`; bootdelay=-2 boots without one, a silent console hides "
                 f"it); the console read: {self._tail()}"
@@ -129,11 +125,11 @@ class UbootPrompt:
                     else "the key did not stop it (a keyed autoboot wants its string), or "
                     f"its prompt is not {self.prompt.decode()!r}"
                 )
-                raise UbootEnvError(
+                raise InstrumentError(
                     f"U-Boot did not stop (bootdelay={n}): {hint}; then: {self._tail(at)}"
                 )
         if self._wait(self.prompt, 0, 0) < 0:
-            raise UbootEnvError(f"U-Boot gave no {self.prompt!r} prompt: {self._tail()}")
+            raise InstrumentError(f"U-Boot gave no {self.prompt!r} prompt: {self._tail()}")
         self._sync()
 
     def _sync(self) -> None:
@@ -147,7 +143,7 @@ class UbootPrompt:
             self._wait(re.compile(rb"\n" + token + rb"\r?\n" + re.escape(self.prompt)), start, 10.0)
             < 0
         ):
-            raise UbootEnvError(f"U-Boot: the prompt took no command: {self._tail(start)}")
+            raise InstrumentError(f"U-Boot: the prompt took no command: {self._tail(start)}")
 
     def run(self, command: str, timeout_s: float = 10.0) -> str:
         """Run one command at the prompt; its output, without the echo and the prompt."""
@@ -156,7 +152,7 @@ class UbootPrompt:
         self.console.write(command.encode() + b"\n")
         at = self._wait(self.prompt, start, timeout_s)
         if at < 0:
-            raise UbootEnvError(f"U-Boot: `{command}` gave no prompt back: {self._tail(start)}")
+            raise InstrumentError(f"U-Boot: `{command}` gave no prompt back: {self._tail(start)}")
         out = bytes(self._buf[start : at - len(self.prompt)]).decode(errors="replace")
         lines = out.replace("\r", "").split("\n")
         return "\n".join(lines[1:]).strip()  # the first line is the echo
@@ -167,7 +163,7 @@ class UbootPrompt:
         if f'"{name}" not defined' in out:
             return None
         if not out.startswith(f"{name}="):
-            raise UbootEnvError(f"U-Boot: `printenv {name}` gave {out[:200]!r}")
+            raise InstrumentError(f"U-Boot: `printenv {name}` gave {out[:200]!r}")
         return out[len(name) + 1 :]
 
     def apply(self, values: Mapping[str, str | None]) -> None:
@@ -175,12 +171,12 @@ class UbootPrompt:
         for name, value in values.items():
             out = self.run(_quoted(name, value) if value is not None else f"setenv {name}")
             if out:
-                raise UbootEnvError(f"U-Boot: setenv {name}: {out[:200]}")
+                raise InstrumentError(f"U-Boot: setenv {name}: {out[:200]}")
             if self.printenv(name) != value:
-                raise UbootEnvError(f"U-Boot: setenv {name} did not take ({value!r})")
+                raise InstrumentError(f"U-Boot: setenv {name} did not take ({value!r})")
         out = self.run("saveenv", SAVEENV_S)
         if not out.rstrip().endswith("OK"):
-            raise UbootEnvError(f"U-Boot: saveenv failed: {' / '.join(out.splitlines()[-4:])}")
+            raise InstrumentError(f"U-Boot: saveenv failed: {' / '.join(out.splitlines()[-4:])}")
 
     def leave(self) -> None:
         self.console.stop()
@@ -205,7 +201,7 @@ def restore_journal(
     except FileNotFoundError:
         return False
     except (OSError, ValueError) as e:
-        raise UbootEnvError(f"{folder / JOURNAL}: {e}") from None
+        raise InstrumentError(f"{folder / JOURNAL}: {e}") from None
     if doc.get("state") == "restored":
         return False
     _restore(folder, doc, power, console, timeout_s)
@@ -311,12 +307,12 @@ def changed_env(
             with _signals_held() as held:
                 try:
                     _restore(folder, doc, power, console, timeout_s)
-                except UbootEnvError as e:
+                except InstrumentError as e:
                     what = (
                         "Ctrl-C or SIGTERM" if isinstance(pending, KeyboardInterrupt) else pending
                     )
                     after = f" (after: {what})" if pending else ""
-                    raise UbootEnvError(
+                    raise InstrumentError(
                         f"restoring the environment: {e}{after}; the originals stay in "
                         f"{folder / JOURNAL} (restore_journal)"
                     ) from e
