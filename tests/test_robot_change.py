@@ -107,6 +107,9 @@ No Such Advice
 
 Advice Without A Knob
     Try Advice    kernel_decompress
+
+No Such Source
+    Try Advice    uboot_bootdelay    source=nosuch
 """,
         config,
     )
@@ -131,6 +134,10 @@ Advice Without A Knob
     status, message = tests["Advice Without A Knob"]
     assert status == "FAIL" and "Advice kernel_decompress of " in message, message
     assert "nothing to try (" in message
+    assert tests["No Such Source"] == (
+        "FAIL",
+        "Advice uboot_bootdelay: nosuch: no such run folder, soak folder or report.json",
+    )
 
 
 def test_libdoc_lists_the_orders_and_the_change_arguments(tmp_path: Path) -> None:

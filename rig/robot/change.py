@@ -132,16 +132,18 @@ class ChangeGain:
         | Try Advice | uboot_bootdelay | pairs=4 |
         | Change Should Gain | bootloader | 900ms |
         """
-        if source is None:
-            if not self.boots:
-                raise AssertionError("No boot measured yet: use Measure Boot, or give source=")
-            report_path = self.boots[-1].folder / REPORT
-        else:
-            report_path = read_source(Path(source))
+        if source is None and not self.boots:
+            raise AssertionError("No boot measured yet: use Measure Boot, or give source=")
         try:
+            if source is None:
+                report_path = self.boots[-1].folder / REPORT
+            else:
+                report_path = read_source(Path(source))
             advice = select(report_path, (rule,))
-        except InputError as e:
-            raise AssertionError(str(e).replace("--advice ", "Advice ", 1)) from None
+        except InputError as e:  # also a report.json that is no report (ArtifactError)
+            raise AssertionError(
+                f"Advice {rule}: {str(e).replace(f'--advice {rule}: ', '')}"
+            ) from None
         if not advice.tried:
             (why,) = (w for r, w in advice.untried if r == rule)
             raise AssertionError(f"Advice {rule} of {report_path}: nothing to try ({why})")
