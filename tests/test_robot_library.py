@@ -172,6 +172,9 @@ def test_libdoc_builds_the_keyword_documentation(tmp_path: Path) -> None:
         "Power To UI Should Be Within Budget",
         "Stage Percentile Should Be Within Budget",
         "Load Budgets",
+        "Try Change",
+        "Try Advice",
+        "Change Should Gain",
     ):
         assert kw in html
 

@@ -102,6 +102,18 @@ Each boot gets an outcome from the evidence in its artifacts; the values are tho
 
 The last four say how the run fared, not the board: failure rates leave them out.
 
+= Changes =
+
+`Try Change` boots the board with a change (config overrides ``KEY=VALUE``, as ``rig
+run --set`` takes them) and without it, interleaved, as ``rig cost`` does; `Try Advice`
+does it with the knob of an advisory of a boot's report, as ``rig try`` does. `Change
+Should Gain` then fails unless the gain on a stage (without - with, the Hodges-Lehmann
+shift) is at least the stated one by its one-sided lower bound, and names the gain, the
+bound, the interval, the boots and their folder (docs/robot.md, "Changes"):
+
+| Try Change         | sim.kernel_args="lpj=1495040" | pairs=5 |
+| Change Should Gain | kernel                        | 20ms    |
+
 = Failure messages =
 
 A budget failure is one sentence with the boot id, the stage, the measured time, the

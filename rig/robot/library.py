@@ -23,6 +23,7 @@ from rig.names import DEFAULT_CONFIG, TOTAL
 from rig.outcomes import Outcome
 from rig.robot import messages
 from rig.robot.boot import Boot, describe_outcome, expected_outcome, outcome_is, seconds
+from rig.robot.change import ChangeGain
 from rig.robot.doc import LIBRARY_DOC
 from rig.robot.energy import EnergyBudgets
 from rig.robot.regression import RegressionCheck
@@ -54,7 +55,7 @@ class _Listener:
         self.lib.target.close()
 
 
-class BootRig(SoakStatistics, EnergyBudgets, RegressionCheck):
+class BootRig(SoakStatistics, EnergyBudgets, RegressionCheck, ChangeGain):
     __doc__ = LIBRARY_DOC
     ROBOT_LIBRARY_SCOPE = "SUITE"
     ROBOT_LIBRARY_VERSION = __version__
