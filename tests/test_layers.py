@@ -29,6 +29,8 @@ PURE = (
     RIG / "soak" / "stats.py",
     RIG / "bisect" / "plan.py",
     RIG / "bisect" / "decide.py",
+    RIG / "trial" / "stats.py",
+    RIG / "robot" / "gain.py",
 )
 #: What a pure module may import from rig besides another pure module.
 PURE_MAY_IMPORT = ("rig.__version__", "rig.errors", "rig.model", "rig.names", "rig.outcomes")
