@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.worked_example import merged, run_steps, table
+from bench.worked_example import merged, run_steps, step_from_trial, table
 from rig.model.knob import Knob
 from simboard.knob_truth import POWER_TO_UI, durations, knob_truth, with_knob
 from simboard.timeline import load
@@ -25,6 +25,30 @@ def test_merged_lets_a_later_setting_of_a_key_win() -> None:
         'sim.uboot_env.bootdelay="0"',
         'sim.kernel_args="quiet lpj=1495040"',
     ]
+
+
+def _trial(verdict: str, kept: bool) -> dict[str, object]:
+    """A try.json trial of `verify=no` (its measured part as rig try writes it)."""
+    knob = {"kind": "uboot_env", "text": "", "op": "set", "name": "verify", "value": "no"}
+    measured = {"gain_s": 0.02, "ci_low_s": -0.1, "ci_high_s": 0.15, "verdict": verdict,
+                "outcome_kept": kept}  # fmt: skip
+    return {"rule": "image_verify", "knob": knob, "sets": ['sim.uboot_env.verify="no"'],
+            "measured": measured, "comparison": {"median_after_s": 2.7}}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("verdict", "kept", "stays"),
+    [("gained", True, True), ("no_gain", True, True), ("inconclusive", True, True),
+     ("slower", True, False), ("broke", False, False), ("gained", False, False)],
+)  # fmt: skip
+def test_a_knob_stays_unless_the_boots_showed_harm(verdict: str, kept: bool, stays: bool) -> None:
+    board = load(BOARD)
+    verify = Knob("uboot_env", "", "set", "verify", "no")
+    step, after = step_from_trial(2, _trial(verdict, kept), board)
+    assert (step.accepted, step.knob, step.verdict) == (stays, "verify=no", verdict)
+    assert step.truth_s == pytest.approx(knob_truth(board, verify)) and step.inside
+    assert durations(after) == durations(with_knob(board, verify) if stays else board)
+    assert step.nominal_after_s == durations(after)[POWER_TO_UI]
 
 
 def test_each_step_boots_with_the_knobs_before_it(tmp_path: Path) -> None:
