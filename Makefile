@@ -101,7 +101,7 @@ qemu-demo: qemu-images
 # Everything the tests need is installed above, so under `make test` no test may skip:
 # a missing tool or image fails its test, and any skip fails the run (tests/require.py).
 pytest: setup-test qemu-images bisect-repo $(LG_VENV)/.installed
-	BOOTRIG_REQUIRE_ALL=1 $(BIN)/pytest
+	BOOTRIG_REQUIRE_ALL=1 $(BIN)/pytest --durations=25
 
 robot: setup-test
 	$(BIN)/robot --outputdir results/robot testsuites
