@@ -107,12 +107,18 @@ def variant_configs(
             cfg = load_config(path, overrides=[*common, *v.overrides])
         except ConfigError as e:
             raise ConfigError(f"--variant {v.given!r}: {e}") from None
-        own_seed = any(o.partition("=")[0].strip() == "sim.seed" for o in v.overrides)
-        cfgs[name] = reseeded(cfg, 1) if name == ON and not own_seed else cfg
+        cfgs[name] = seeded_apart(cfg, v.overrides) if name == ON else cfg
     dirs = {c.results_dir.resolve() for c in cfgs.values()}
     if len(dirs) != 1:
         raise InputError("--variant: both variants must write to one rig.results_dir")
     return cfgs
+
+
+def seeded_apart(cfg: RigConfig, overrides: Sequence[str]) -> RigConfig:
+    """`cfg` booting from seed + 1 on the simulator, unless `overrides` set sim.seed: two
+    simulators with one seed would repeat each other's variance boot for boot."""
+    own_seed = any(o.partition("=")[0].strip() == "sim.seed" for o in overrides)
+    return cfg if own_seed else reseeded(cfg, 1)
 
 
 def concurrent(cfgs: Mapping[str, RigConfig]) -> bool:
@@ -167,6 +173,10 @@ class CostRun:
     bench_starts: list[dict[str, Any]] = field(default_factory=list)
     concurrent: bool = True
     wall_s: float = 0.0
+
+    def outcomes(self, variant: str) -> list[str]:
+        """The outcomes of `variant`'s boots that count (warm-up boots left out)."""
+        return [b.outcome for b in self.boots if b.variant == variant and b.counted]
 
 
 def run_cost(

@@ -32,6 +32,11 @@ class Knob:
         return f"{self.name}={self.value}" if self.value is not None else f"{self.name}"
 
     @property
+    def written(self) -> str:
+        """The change as a person writes it: `lpj=1495040`, `without rootdelay`."""
+        return f"without {self.name}" if self.op == names.KNOB_REMOVE else self.setting
+
+    @property
     def where(self) -> str | None:
         """Where the setting lives, for people; None when nothing the rig sets applies it."""
         return _WHERE.get(self.kind) if self.name is not None else None
@@ -42,9 +47,7 @@ class Knob:
         for `none`."""
         if self.where is None:
             return "try: nothing the rig can set"
-        if self.op == names.KNOB_REMOVE:
-            return f"try: without {self.name} ({self.where})"
-        return f"try: {self.setting} ({self.where})"
+        return f"try: {self.written} ({self.where})"
 
 
 def none(why: str, text: str = "nothing the rig can set") -> Knob:

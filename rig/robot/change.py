@@ -22,11 +22,10 @@ from rig.analysis.choices import OFF, ON
 from rig.artifacts.rundir import REPORT
 from rig.config.load import RigConfig
 from rig.config.target import place_override
-from rig.cost.run import run_cost
+from rig.cost.run import run_cost, seeded_apart
 from rig.cost.stats import schedule
 from rig.errors import ConfigError, InputError
 from rig.instruments.drivers import load_config
-from rig.measure.session import reseeded
 from rig.names import TOTAL
 from rig.robot.boot import Boot, seconds
 from rig.robot.gain import StageGain, describe, shortfall, stage_gain, stated
@@ -149,10 +148,8 @@ class ChangeGain:
             raise AssertionError(f"Advice {rule} of {report_path}: nothing to try ({why})")
         a = advice.tried[0]
         assert a.knob is not None
-        k = advice.report.kernel
-        cmdline = k.cmdline.text if k is not None and k.cmdline is not None else None
         try:
-            sets = overrides(a.knob, self.cfg, cmdline)
+            sets = overrides(a.knob, self.cfg, advice.cmdline)
         except Untryable as e:
             raise AssertionError(f"Advice {rule} ({a.knob.setting}): {e}") from None
         out = self._measure(f"{rule} ({', '.join(sets)})", tuple(sets), pairs, warmup, order, seed)
@@ -168,8 +165,7 @@ class ChangeGain:
             on = load_config(self.cfg.path, board=self.board, overrides=[*common, *sets])
         except ConfigError as e:
             raise AssertionError(f"Change {', '.join(sets)}: {e}") from None
-        own_seed = any(s.partition("=")[0].strip() == "sim.seed" for s in sets)
-        return {OFF: self.cfg, ON: on if own_seed else reseeded(on, 1)}
+        return {OFF: self.cfg, ON: seeded_apart(on, sets)}
 
     def _measure(
         self, what: str, sets: tuple[str, ...], pairs: int, warmup: int, order: Order, seed: int
@@ -186,8 +182,8 @@ class ChangeGain:
             run.folder,
             run.sides[OFF].samples(),
             run.sides[ON].samples(),
-            [b.outcome for b in run.boots if b.variant == OFF and b.counted],
-            [b.outcome for b in run.boots if b.variant == ON and b.counted],
+            run.outcomes(OFF),
+            run.outcomes(ON),
         )
         names = [*(s.name for s in self.cfg.stages), TOTAL]
         gains = {n: _gain(c, n, 0.05) for n in names}

@@ -33,15 +33,10 @@ from rig.soak.signals import StopFlag
 _STYLE = {"gained": "bold green", "slower": "bold red", "broke": "bold red"}
 
 
-def _setting(knob: dict[str, Any]) -> str:
-    """The knob as a person writes it: `lpj=1495040`, `verify=no`, `without rootdelay`."""
-    if knob["op"] == "remove":
-        return f"without {knob['name']}"
-    return knob["name"] if knob.get("value") is None else f"{knob['name']}={knob['value']}"
-
-
 def print_trials(doc: dict[str, Any]) -> None:
     from rig.compare.command import verdict_table
+    from rig.model.codec import load
+    from rig.model.knob import Knob
 
     t = verdict_table(
         f"gain = without - with, power-to-UI (ms), {1 - doc['alpha']:.0%} confidence overall",
@@ -51,7 +46,7 @@ def print_trials(doc: dict[str, Any]) -> None:
         m = tr["measured"] or {}
         v = m.get("verdict", "-")
         t.add_row(
-            tr["rule"], escape(_setting(tr["knob"])), fmt_ms(tr["predicted_s"]),
+            tr["rule"], escape(load(Knob, tr["knob"]).written), fmt_ms(tr["predicted_s"]),
             fmt_ms(m.get("gain_s"), True), fmt_ms(m.get("ci_low_s"), True),
             fmt_ms(m.get("ci_high_s"), True), f"[{_STYLE.get(v, 'dim')}]{v}[/]",
             m.get("prediction") or "-",
@@ -135,11 +130,9 @@ def try_(
         else:
             report_path = read_source(source)
         advice = select(report_path, rules)
-        k = advice.report.kernel
-        cmdline = k.cmdline.text if k is not None and k.cmdline is not None else None
         for a in advice.tried:
             try:
-                sets, cfgs = variants(plan, base, a, cmdline)
+                sets, cfgs = variants(plan, base, a, advice.cmdline)
             except Untryable as e:
                 advice.untried.append((a.rule, str(e)))
                 continue

@@ -108,7 +108,7 @@ def try_one(
     a = trial.advisory
     trial.gain = judge(
         trial.comparison, a.gain_s, a.gain_kind,
-        _outcomes(run.boots, OFF), _outcomes(run.boots, ON),
+        run.outcomes(OFF), run.outcomes(ON),
     )  # fmt: skip
     return trial
 
@@ -135,7 +135,3 @@ def record(report_path: Path, report: Report, trials: Sequence[Trial], pairs: in
         folder = report_path.parent
         save_report(folder, report, html=(folder / REPORT_HTML).is_file())
     return bool(done)
-
-
-def _outcomes(boots: Sequence[Any], variant: str) -> list[str]:
-    return [b.outcome for b in boots if b.variant == variant and b.counted]

@@ -28,6 +28,12 @@ class Advice:
     tried: list[Advisory] = field(default_factory=list)
     untried: list[tuple[str, str]] = field(default_factory=list)  # (rule, why)
 
+    @property
+    def cmdline(self) -> str | None:
+        """The kernel command line the advised boot printed, if it did."""
+        k = self.report.kernel
+        return k.cmdline.text if k is not None and k.cmdline is not None else None
+
 
 def read_source(source: Path) -> Path:
     """The report.json `source` names: the file, a run folder's, or a soak folder's
