@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from rig.analysis.landmarks import CALIBRATION
+from rig.analysis.landmark_calibration import CALIBRATION
 from rig.instruments.qemu.reference import reference_edges
 from rig.measure.pipeline import analyze_folder
 from tests.test_real_boots import DATA, bootargs
