@@ -135,7 +135,7 @@ def without_hooks(src: Path, dst: Path, strip_cmdline: bool = True) -> Path:
 def test_landmarks_cover_the_traced_edges_of_a_hooked_boot_without_hooks(
     name: str, tmp_path: Path
 ) -> None:
-    # Not among the calibration boots (rig/analysis/landmarks.json): an independent check.
+    # Not among the 6.1 calibration boots (CALIBRATION): an independent check.
     assert name not in json.loads(CALIBRATION.read_text())["boots"]
     boot = without_hooks(DATA / name, tmp_path / name)
     report = analyze(boot)
