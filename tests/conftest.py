@@ -20,6 +20,7 @@ SERIAL_MODULES = frozenset(
         "test_hooks_qemu_kernel_cache.py",
         "test_hooks_uboot_qemu.py",
         "test_power_window.py",
+        "test_qemu_landmarks_612.py",
         "test_qemu_real.py",
         "test_qemu_stock.py",
         "test_qemu_uboot.py",
