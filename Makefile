@@ -102,15 +102,15 @@ qemu-demo: qemu-images
 # Everything the tests need is installed above, so under `make test` no test may skip:
 # a missing tool or image fails its test, and any skip fails the run (tests/require.py).
 # Two sessions: the tests on three pytest-xdist workers (two cores; the simulated-board
-# tests mostly wait on the simulated boot's clock), then those that boot QEMU or build a
-# kernel in one process, one boot at a time (marked `qemu`: tests/conftest.py,
+# tests mostly wait on the simulated boot's clock), then, in one process, those that boot
+# QEMU, build a kernel or bound the host's latency (marked `serial`: tests/conftest.py,
 # SERIAL_MODULES). Both always run; either failing fails the target. PYTEST_WORKERS=0
 # runs the first in one process too.
 PYTEST_WORKERS ?= 3
 pytest: setup-test qemu-images bisect-repo $(LG_VENV)/.installed
 	@rc=0; \
-	BOOTRIG_REQUIRE_ALL=1 $(BIN)/pytest -n $(PYTEST_WORKERS) -m "not qemu" --durations=15 || rc=1; \
-	BOOTRIG_REQUIRE_ALL=1 $(BIN)/pytest -m qemu --durations=10 || rc=1; \
+	BOOTRIG_REQUIRE_ALL=1 $(BIN)/pytest -n $(PYTEST_WORKERS) -m "not serial" --durations=15 || rc=1; \
+	BOOTRIG_REQUIRE_ALL=1 $(BIN)/pytest -m serial --durations=10 || rc=1; \
 	exit $$rc
 
 robot: setup-test

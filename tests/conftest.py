@@ -9,12 +9,13 @@ REPO = Path(__file__).resolve().parents[1]
 # Under CI=true or BOOTRIG_REQUIRE_ALL=1 a skipped test fails the session.
 pytest_plugins = ["tests.skipguard"]
 
-# Modules whose tests boot real firmware under QEMU (TCG: a core each) or build a kernel:
-# marked `qemu`. `make pytest` runs the others on pytest-xdist workers first, then these
-# in one process on an otherwise quiet machine, one boot at a time: what they measure
-# (boot-to-boot spread, gains, a bisect's detectable change) widens on a busy host.
+# Modules whose tests boot real firmware under QEMU (TCG: a core each), build a kernel,
+# or bound how soon the host serves a process (a read's lateness, a relay command's
+# latency): marked `serial`. `make pytest` runs the others on pytest-xdist workers first,
+# then these in one process, one at a time: what they measure widens on a busy host.
 SERIAL_MODULES = frozenset(
     {
+        "test_arm_before_off.py",
         "test_bisect_qemu.py",
         "test_hooks_qemu_build.py",
         "test_hooks_qemu_kernel_cache.py",
@@ -26,6 +27,7 @@ SERIAL_MODULES = frozenset(
         "test_qemu_uboot.py",
         "test_qemu_uboot_env.py",
         "test_reset_boards.py",
+        "test_sim_console.py",
         "test_target_claim.py",
         "test_try_qemu.py",
         "test_uboot_console.py",
@@ -36,7 +38,7 @@ SERIAL_MODULES = frozenset(
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.path.name in SERIAL_MODULES:
-            item.add_marker(pytest.mark.qemu)
+            item.add_marker(pytest.mark.serial)
 
 
 @pytest.fixture

@@ -1,7 +1,8 @@
-"""tests/conftest.py's SERIAL_MODULES: the test modules that boot QEMU or build a kernel,
-kept on one pytest-xdist worker so two TCG guests never share the two cores. A module
-that starts using the QEMU helpers without joining the list would run beside another
-boot; a renamed module would silently leave it."""
+"""tests/conftest.py's SERIAL_MODULES: the test modules that boot QEMU, build a kernel or
+bound the host's latency, run in a session of their own after the parallel one so two
+TCG guests never share the two cores. A module that starts using the QEMU helpers
+without joining the list would run beside other tests; a renamed module would silently
+leave it."""
 
 from __future__ import annotations
 
