@@ -38,6 +38,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -104,8 +105,10 @@ def run_mode(
     rows: list[Row],
     lags: list[float],
     keep: Path | None,
+    outcomes: Counter[tuple[str, str]],
 ) -> None:
-    """`mode`: `<target>/<hooked|stock>-<console|capture>`."""
+    """`mode`: `<target>/<hooked|stock>-<console|capture>`; `outcomes` counts each
+    target's report outcomes (a boundary of a boot that is not `ok` still counts)."""
     console_only = driver_specs(cfg).analyzer.name == "none"
     with Instruments(cfg) as bench:
         for k in range(boots):
@@ -119,6 +122,7 @@ def run_mode(
                 lags.append(lag * 1e3)
             mine = boundaries(report, truth)
             target = mode.split("/")[0]
+            outcomes[target, report["outcome"]] += 1
             rows += [{**r, "mode": mode, "target": target, "boot": f"{mode}-{k}"} for r in mine]
             missed = [r for r in mine if abs(r["error_s"]) > r["uncertainty_s"]]
             if keep is not None and missed:  # the artifacts, to see why
@@ -228,6 +232,7 @@ def main() -> None:
     args = ap.parse_args()
     rows: list[Row] = []
     lags: list[float] = []
+    outcomes: Counter[tuple[str, str]] = Counter()
     started = time.monotonic()
     plan = plan_targets(args.target, args.config, args.boots, args.stock_boots)
     with tempfile.TemporaryDirectory() as tmpd:
@@ -235,7 +240,8 @@ def main() -> None:
         for path, prefix, boots in plan:
             for console_only in (True, False):
                 mode = f"{prefix}-{'console' if console_only else 'capture'}"
-                run_mode(variant(path, console_only, results), mode, boots, rows, lags, args.keep)
+                cfg = variant(path, console_only, results)
+                run_mode(cfg, mode, boots, rows, lags, args.keep, outcomes)
     per_target = {
         t: verdict([r for r in rows if r["target"] == t])
         for t in dict.fromkeys(p.split("/")[0] for _, p, _ in plan)
@@ -248,9 +254,11 @@ def main() -> None:
         boots=overall["boots"],
         seconds=time.monotonic() - started,
         errors=overall["errors"],
+        outcomes=dict(sorted(Counter(o for (_, o) in outcomes.elements()).items())),
         targets={
             t: {
                 **v,
+                "outcomes": {o: n for (tt, o), n in sorted(outcomes.items()) if tt == t},
                 "configs": [
                     str(c.relative_to(REPO)) if c.is_relative_to(REPO) else str(c)
                     for c, p, _ in plan
