@@ -96,3 +96,8 @@ def test_the_kernel_backlog_is_what_it_logged_before_its_console_registered() ->
     assert kernel_backlog(split_lines([Chunk(0, text.split(b"[    0.087454]")[0])])) == set()
     early = b"[    0.000000] printk: bootconsole [pl11] enabled\r\n" + text
     assert kernel_backlog(split_lines([Chunk(0, early)])) == set()
+    # Newer kernels (6.12 among them) announce a console that is not nbcon as "legacy".
+    legacy = split_lines([Chunk(0, text.replace(b"printk: console", b"printk: legacy console"))])
+    assert kernel_backlog(legacy) == {2, 3}
+    legacy_early = b"[    0.000000] printk: legacy bootconsole [pl11] enabled\r\n" + text
+    assert kernel_backlog(split_lines([Chunk(0, legacy_early)])) == set()

@@ -15,12 +15,13 @@ from typing import Any
 
 import pytest
 
-from rig.analysis.landmark_calibration import CALIBRATION
+from rig.analysis.landmark_calibration import FOLDER
 from rig.instruments.qemu.reference import reference_edges
 from rig.measure.pipeline import analyze_folder
-from tests.test_real_boots import DATA, bootargs
+from tests.test_real_boots import DATA, bootargs, kernel
 
-STOCK_CONSOLE = sorted(DATA.glob("stock-console-*"))
+# Debian's stock 6.1 kernel (stock-*) and 6.12 kernel (612-stock-*).
+STOCK_CONSOLE = sorted([*DATA.glob("stock-console-*"), *DATA.glob("612-stock-console-*")])
 STOCK_CAPTURE = sorted(DATA.glob("stock-capture-*"))
 ENDS = {"bootloader": "bootm", "kernel": "do_mount_root", "rootfs_mount": "kernel_init"}
 ENDS["application"] = "ui_ready"
@@ -40,12 +41,27 @@ def assert_covers(stage: dict[str, Any], edge: float) -> None:
     assert abs(stage["end_s"] - edge) <= end["uncertainty_s"], (stage["name"], end)
 
 
+def calibration(version: str) -> dict[str, Any]:
+    return json.loads((FOLDER / f"landmarks-linux-{version}-arm64.json").read_text())
+
+
+def assert_own_calibration(report: dict[str, Any], boot: Path) -> None:
+    """Every landmark came from the boot's own kernel's calibration, not widened."""
+    used = report["analysis"]["landmarks"]
+    assert used["kernel_version"] == kernel(boot) and used["kernel_arch"] == "arm64"
+    assert used["used"], used
+    for u in used["used"]:
+        assert u["calibration"] == f"linux-{kernel(boot)}-arm64" and u["widened_s"] == 0, u
+
+
 def test_the_stock_boots_are_real_and_hookless() -> None:
-    assert len(STOCK_CONSOLE) >= 2 and len(STOCK_CAPTURE) >= 1
+    for version in ("6.1", "6.12"):
+        assert len([b for b in STOCK_CONSOLE if kernel(b) == version]) >= 2, version
+    assert len(STOCK_CAPTURE) >= 1
     for boot in [*STOCK_CONSOLE, *STOCK_CAPTURE, DATA / "stock-quiet-1"]:
         log = (boot / "console.log").read_text(errors="replace")
         assert "U-Boot 2023.01" in log
-        assert "quiet" in bootargs(boot) or "Linux version 6.1.0-" in log
+        assert "quiet" in bootargs(boot) or f"Linux version {kernel(boot)}." in log
         assert "Debian" in log or "quiet" in bootargs(boot)
         assert "bootrig: marker do_mount_root" not in log
         assert "bootrig: marker kernel_init" not in log
@@ -59,6 +75,7 @@ def test_stock_console_boot_is_ok_with_landmarks(boot: Path) -> None:
     truth = reference_edges(boot)
     st = stages(report)
     assert report["outcome"] == "ok"
+    assert_own_calibration(report, boot)
     assert all(s["start_s"] is not None and s["end_s"] is not None for s in st.values())
     # U-Boot raised bootm's GPIO but printed no tag: `Starting kernel ...` stands in.
     assert st["bootloader"]["end"]["landmark"] == "uboot_starting_kernel"
@@ -131,17 +148,18 @@ def without_hooks(src: Path, dst: Path, strip_cmdline: bool = True) -> Path:
     return edit_console(src, dst, edit)
 
 
-@pytest.mark.parametrize("name", ["console-1", "console-2"])
+@pytest.mark.parametrize("name", ["console-1", "console-2", "612-console-1", "612-console-2"])
 def test_landmarks_cover_the_traced_edges_of_a_hooked_boot_without_hooks(
     name: str, tmp_path: Path
 ) -> None:
-    # Not among the 6.1 calibration boots (CALIBRATION): an independent check.
-    assert name not in json.loads(CALIBRATION.read_text())["boots"]
+    # Not among its kernel's calibration boots: an independent check.
+    assert name not in calibration(kernel(DATA / name))["boots"]
     boot = without_hooks(DATA / name, tmp_path / name)
     report = analyze(boot)
     truth = reference_edges(boot)
     st = stages(report)
     assert report["outcome"] == "ok"
+    assert_own_calibration(report, boot)
     keys = {"bootloader": "uboot_starting_kernel", "kernel": "vfs_mounted_root"}
     keys["rootfs_mount"] = "run_init"
     for stage, key in keys.items():

@@ -94,8 +94,9 @@ def stand_in_reads(lines: Sequence[Line]) -> list[Chunk]:
 
 #: The kernel's message once its console is registered ("printk: " since 5.10); a boot
 #: console's ("bootconsole [...]") is not it.
-_CONSOLE_ENABLED = re.compile(r"^(?:printk: )?console \[[^\]]+\] enabled\s*$")
-_BOOTCONSOLE = re.compile(r"^(?:printk: )?bootconsole \[[^\]]+\] enabled")
+# Newer kernels (6.12 among them) announce a console that is not nbcon as "legacy".
+_CONSOLE_ENABLED = re.compile(r"^(?:printk: )?(?:legacy )?console \[[^\]]+\] enabled\s*$")
+_BOOTCONSOLE = re.compile(r"^(?:printk: )?(?:legacy )?bootconsole \[[^\]]+\] enabled")
 
 
 def kernel_backlog(lines: Sequence[Line]) -> frozenset[int]:
