@@ -75,11 +75,13 @@ def console_clocks(
     fallback = HostMap(low, low + DEFAULT_BAND_S, 0, char_s, reads=reads)
     if len(anchors) < MIN_STAMPED:
         return with_bounds(fallback, lines, {}, pacing), None
-    kept = dict.fromkeys(anchors, 0.0)
+    # The latency samples the band comes from (line -> delay); none until a pass finds
+    # at least MIN_STAMPED: the first envelope is then of every anchor.
+    kept: dict[int, float] = {}
     high: float | None = None
     env: EnvelopeFit | None = None
     for _ in range(3):  # envelope of the kept lines, then which lines it keeps
-        env = floor_fit([anchors[i] for i in sorted(kept)])
+        env = floor_fit([anchors[i] for i in sorted(kept or anchors)])
         produced = {i: env(a.x) for i, a in anchors.items()}
         fwd = drain(lines, produced, wire, high, latest_s=hi)
         delays = {i: lines[i].t_ns / 1e9 - fwd.emitted[i] for i in fwd.samples - backlog}
@@ -101,7 +103,7 @@ def console_clocks(
         env,
         offset=env.offset - margin / 2,
         band_u=margin / 2 + PRINTK_RESOLUTION_S,
-        rejected=tuple(a for i, a in anchors.items() if i not in kept),
+        rejected=tuple(a for i, a in anchors.items() if kept and i not in kept),
     )
     host = HostMap(
         low,
