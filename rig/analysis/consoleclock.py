@@ -92,6 +92,11 @@ def console_clocks(
         top = max(kept.values())
         high = top + LATENCY_FLOOR_S + 2 * beta_margin(top - low, len(kept))
     assert env is not None
+    if not kept:
+        # Too few latency samples (the rest the kernel's backlog or read late): the
+        # envelope's floor is then set by lines that left late, and nothing bounds how
+        # late, so there is no printk map, as with too few stamped lines.
+        return with_bounds(fallback, lines, {}, pacing), None
     n = len(kept)
     spread = max(kept.values()) - low if n >= MIN_STAMPED else DEFAULT_BAND_S
     # Unknown pacing placed lines at their arrival: a paced first byte's own character
@@ -103,7 +108,7 @@ def console_clocks(
         env,
         offset=env.offset - margin / 2,
         band_u=margin / 2 + PRINTK_RESOLUTION_S,
-        rejected=tuple(a for i, a in anchors.items() if kept and i not in kept),
+        rejected=tuple(a for i, a in anchors.items() if i not in kept),
     )
     host = HostMap(
         low,
