@@ -31,6 +31,7 @@ import os
 import random
 import re
 import secrets
+import shutil
 import signal
 import subprocess
 import sys
@@ -90,12 +91,11 @@ class Chaos:
     def __init__(
         self, tmp: Path, cycles: int, seed: int, kinds: tuple[str, ...] = KINDS, say: Any = print
     ) -> None:
-        self.tmp, self.cycles, self.seed, self.say = tmp, cycles, seed, say
-        self.kinds = kinds
+        self.tmp, self.cycles, self.seed, self.say, self.kinds = tmp, cycles, seed, say, kinds
         self.rng = random.Random(seed)
         self.strikes = plan(cycles, self.rng, kinds)
         self.token = secrets.token_hex(8)
-        self.rig_tmp = tmp / "rig-tmp"
+        self.rig_tmp = Path(tempfile.mkdtemp(prefix="bootrig-chaos-"))  # short: AF_UNIX paths
         self.disk = env.SmallDisk(tmp / "disk", DISK_MB)
         self.srv = PrivateServer(tmp / "influxd", free_port(), free_port())
         self.soak = tmp / "disk" / "results" / SOAK_ID
@@ -231,7 +231,6 @@ class Chaos:
     # -- the soak ------------------------------------------------------------------
     def run(self) -> dict[str, Any]:
         t0 = time.monotonic()
-        self.rig_tmp.mkdir(parents=True, exist_ok=True)
         self.disk.mount()
         try:
             self.srv.start()
@@ -248,6 +247,7 @@ class Chaos:
             self.orphans += [cmd for _, cmd in left]
             env.copy_results(self.disk.mountpoint / "results", self.tmp / "results")
             self.disk.unmount()
+            shutil.rmtree(self.rig_tmp, ignore_errors=True)
 
     def _soak(self, t0: float) -> dict[str, Any]:
         extra = f"""

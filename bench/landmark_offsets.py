@@ -1,9 +1,13 @@
 """Landmark offsets: how far each kernel, U-Boot or systemd message stands from the hook
-it can replace, measured on QEMU boots where both exist (the hooked target,
-config/qemu-arm64.toml; systemd's `Startup finished` on the systemd variant,
-config/qemu-arm64-systemd.toml). Prints the offsets; --write stores the calibration the
-analysis uses (rig/analysis/landmarks.json) with its provenance; --merge puts only the
-landmarks measured now into that file, each with its own target, and keeps the others.
+it can replace, measured on QEMU boots where both exist (the hooked targets,
+config/qemu-arm64.toml and config/qemu-arm64-6.12.toml; systemd's `Startup finished` on
+the systemd variant, config/qemu-arm64-systemd.toml). One calibration per kernel version
+and architecture, as the boots' consoles name them (rig/analysis/kernelid.py): the boots
+given must all be of one. Prints the offsets; --write stores the calibration the analysis
+uses (rig/analysis/landmarks-linux-<version>-<arch>.json; a folder: that name in it) with
+its provenance; --merge puts only the landmarks measured now into that kernel's file,
+each with its own target, and keeps the others; --check holds the stored calibration of
+the boots' kernel, not the one measured now, to their traced edges.
 
 For each boot with the hook's console tag, the offset is read on one clock:
 - a printk-stamped message: its stamp minus the tag's (the hook stamps its tag right
@@ -24,10 +28,12 @@ uncertainty.
 
     python bench/landmark_offsets.py                       # tests/data/real hooked boots
     python bench/landmark_offsets.py --record 15 --out DIR # record more first (QEMU)
-    python bench/landmark_offsets.py DIR... --write rig/analysis/landmarks.json
+    python bench/landmark_offsets.py DIR... --write rig/analysis
+    python bench/landmark_offsets.py DIR --config config/qemu-arm64-6.12.toml --write rig/analysis
+    python bench/landmark_offsets.py DIR --check           # the stored calibration on DIR
     python bench/landmark_offsets.py results/systemd-calibration \
         --config config/qemu-arm64-systemd.toml --landmarks systemd_startup_finished \
-        --merge rig/analysis/landmarks.json
+        --merge rig/analysis/landmarks-linux-6.1-arm64.json
 """
 
 from __future__ import annotations
@@ -46,12 +52,14 @@ sys.path.insert(0, str(REPO))
 
 from bench.harness.result import result  # noqa: E402
 from rig.analysis.events import first_tags  # noqa: E402
-from rig.analysis.landmarks import (  # noqa: E402
+from rig.analysis.kernelid import KernelId, identify  # noqa: E402
+from rig.analysis.landmark_calibration import (  # noqa: E402
     CALIBRATION_SCHEMA,
-    LANDMARKS,
-    Landmark,
-    find_landmarks,
+    FOLDER,
+    calibration_name,
+    load_calibration,
 )
+from rig.analysis.landmarks import LANDMARKS, Landmark, find_landmarks  # noqa: E402
 from rig.analysis.lines import Line, split_lines  # noqa: E402
 from rig.artifacts import rundir  # noqa: E402
 from rig.instruments.drivers import driver_specs, load_config  # noqa: E402
@@ -85,6 +93,22 @@ def hooked_boots(folders: list[Path], landmarks: tuple[Landmark, ...] = LANDMARK
             if markers <= set(first_tags(lines)):
                 out.append(boot)
     return out
+
+
+def kernel_of(boots: list[Path]) -> KernelId:
+    """The one kernel (version, architecture) the boots ran, as their consoles name it."""
+    seen: dict[str | None, list[Path]] = {}
+    ids: dict[str | None, KernelId] = {}
+    for b in boots:
+        k = identify(split_lines(rundir.read_console(b)))
+        seen.setdefault(k.key, []).append(b)
+        ids.setdefault(k.key, KernelId(k.version, k.arch))
+    if len(seen) != 1 or None in seen:
+        named = "; ".join(
+            f"{k or 'no kernel named'}: {', '.join(b.name for b in v[:3])}" for k, v in seen.items()
+        )
+        raise SystemExit(f"the boots must be of one named kernel (one calibration each): {named}")
+    return next(iter(ids.values()))
 
 
 def between(tag: Line, line: Line, lines: list[Line]) -> int:
@@ -214,6 +238,8 @@ def merged(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     still cites."""
     if old.get("schema") != CALIBRATION_SCHEMA:
         raise SystemExit(f"--merge: schema {old.get('schema')!r}, not {CALIBRATION_SCHEMA}")
+    if old.get("kernel") != new["kernel"]:
+        raise SystemExit(f"--merge: the file is {old.get('kernel')}'s, the boots {new['kernel']}'s")
     landmarks = dict(old["landmarks"])
     for key, entry in new["landmarks"].items():
         landmarks[key] = {
@@ -247,10 +273,16 @@ def main() -> None:
     ap.add_argument("--prefix", default="calib", help="--record's boot folder prefix")
     out_opts = ap.add_mutually_exclusive_group()
     out_opts.add_argument(
-        "--write", type=Path, help="write the calibration JSON here (only what was measured)"
+        "--write",
+        type=Path,
+        help="write the calibration JSON here (only what was measured); a folder: "
+        "landmarks-linux-<version>-<arch>.json in it",
     )
     out_opts.add_argument(
         "--merge", type=Path, help="put the landmarks measured into this calibration JSON"
+    )
+    out_opts.add_argument(
+        "--check", action="store_true", help="hold the stored calibration to the boots"
     )
     args = ap.parse_args()
     landmarks = selected(args.landmarks)
@@ -265,6 +297,7 @@ def main() -> None:
     boots = [b for b in boots if b.name in per_boot]
     if not boots:
         raise SystemExit("no boot has both a selected landmark and its hook's tag")
+    kernel = kernel_of(boots)
     check = {b.name: traced(b, landmarks) for b in boots}
     cal = summarise(per_boot)
     for key, c in cal.items():
@@ -279,9 +312,11 @@ def main() -> None:
                 print(
                     f"    {b}: report time - traced edge {err * 1e3:+.3f} ms (line ± {u * 1e3:.3f})"
                 )
+    name = calibration_name(str(kernel.version), str(kernel.arch))
     if args.write or args.merge:
         data = {
             "schema": CALIBRATION_SCHEMA,
+            "kernel": {"version": kernel.version, "arch": kernel.arch},
             "target": target_info(boots, args.config),
             "method": " ".join(__doc__.split("\n\n")[1].split()),
             "measured_utc": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -290,11 +325,22 @@ def main() -> None:
             "landmarks": cal,
         }
         path = args.write or args.merge
+        if path.is_dir():
+            path = path / name
+        if path.name != name:
+            raise SystemExit(f"{path}: the boots are {kernel.key}'s, whose file is {name}")
         if args.merge:
             data = merged(json.loads(path.read_text(encoding="utf-8")), data)
         path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
         print(f"wrote {path}")
-    result("landmark_offsets", **verdict(cal, check))
+    held = cal
+    if args.check:
+        if not (FOLDER / name).is_file():
+            raise SystemExit(f"--check: no stored calibration for {kernel.key} ({FOLDER / name})")
+        stored = json.loads((FOLDER / name).read_text(encoding="utf-8"))
+        held = {k: c for k, c in stored["landmarks"].items() if k in cal}
+        load_calibration(FOLDER / name)  # the analysis would read it: its name must fit
+    result("landmark_offsets", calibration=kernel.key, stored=args.check, **verdict(held, check))
 
 
 def verdict(

@@ -9,6 +9,35 @@ REPO = Path(__file__).resolve().parents[1]
 # Under CI=true or BOOTRIG_REQUIRE_ALL=1 a skipped test fails the session.
 pytest_plugins = ["tests.skipguard"]
 
+# Modules whose tests boot real firmware under QEMU (TCG: a core each) or build a kernel:
+# marked `qemu`. `make pytest` runs the others on pytest-xdist workers first, then these
+# in one process on an otherwise quiet machine, one boot at a time: what they measure
+# (boot-to-boot spread, gains, a bisect's detectable change) widens on a busy host.
+SERIAL_MODULES = frozenset(
+    {
+        "test_bisect_qemu.py",
+        "test_hooks_qemu_build.py",
+        "test_hooks_qemu_kernel_cache.py",
+        "test_hooks_uboot_qemu.py",
+        "test_power_window.py",
+        "test_qemu_landmarks_612.py",
+        "test_qemu_real.py",
+        "test_qemu_stock.py",
+        "test_qemu_uboot.py",
+        "test_qemu_uboot_env.py",
+        "test_reset_boards.py",
+        "test_target_claim.py",
+        "test_try_qemu.py",
+        "test_uboot_console.py",
+    }
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.name in SERIAL_MODULES:
+            item.add_marker(pytest.mark.qemu)
+
 
 @pytest.fixture
 def repo() -> Path:

@@ -32,7 +32,10 @@ class SkipGuard:
         self._note(report)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        if self.skipped and session.exitstatus == pytest.ExitCode.OK:
+        # NO_TESTS_COLLECTED too: under pytest-xdist a run whose every module skipped
+        # at collection ends so, and it must fail as loudly as one that ran and skipped.
+        ok = (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED)
+        if self.skipped and session.exitstatus in ok:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:

@@ -1,6 +1,6 @@
-"""The landmark calibration (rig/analysis/landmarks.json) is what bench/landmark_offsets.py
-measures, and a landmark's time follows from its line, its offset and the console's
-pacing."""
+"""The reference landmark calibration (rig/analysis/landmarks-linux-6.1-arm64.json) is what
+bench/landmark_offsets.py measures, and a landmark's time follows from its line, its
+offset and the console's pacing. (Each kernel's calibration: test_landmark_kernels.py.)"""
 
 from __future__ import annotations
 
@@ -12,15 +12,14 @@ import pytest
 from bench.landmark_offsets import measure, summarise
 from rig.analysis.events import Timebase
 from rig.analysis.hostclock import host_only
-from rig.analysis.landmarks import (
+from rig.analysis.kernelid import KernelId
+from rig.analysis.landmark_calibration import (
     CALIBRATION,
-    LANDMARKS,
     Calibration,
     Offset,
-    find_landmarks,
-    landmark_events,
     load_calibration,
 )
+from rig.analysis.landmarks import LANDMARKS, find_landmarks, landmark_events
 from rig.analysis.lines import Line
 from rig.analysis.visibility import visibility
 from tests.e2e import REPO
@@ -88,10 +87,14 @@ def test_a_paced_console_adds_the_bytes_between_hook_and_message(
 ) -> None:
     char_s = 10 / 115200
     cal = Calibration(
-        "t", {"uboot_starting_kernel": Offset("uboot_starting_kernel", 0.01, 0.002, 100, 9)}
+        "t",
+        {"uboot_starting_kernel": Offset("uboot_starting_kernel", 0.01, 0.002, 100, 9)},
+        "6.1",
+        "arm64",
     )
     tb = Timebase("host", None, None, None, host_only(0, char_s), {})
-    ev = landmark_events(LINES, tb, char_s, paced, cal)["bootm"]
+    own = KernelId("6.1", "arm64")
+    ev = landmark_events(LINES, tb, char_s, paced, own, (cal,))["bootm"].event
     wire = 100 * char_s
     line_t = 1.0 - (tb.host.low_s + tb.host.high_s) / 2
     assert ev.t_s == pytest.approx(line_t - 0.01 - shift * wire, abs=1e-5)
@@ -99,7 +102,7 @@ def test_a_paced_console_adds_the_bytes_between_hook_and_message(
     assert ev.own_s == pytest.approx(tb.host.uncertainty_s + 0.002 + extra, abs=1e-5)
     assert ev.source == "landmark" and ev.extra["landmark"] == "uboot_starting_kernel"
     # Only calibrated landmarks stand in.
-    assert "kernel_init" not in landmark_events(LINES, tb, char_s, paced, cal)
+    assert "kernel_init" not in landmark_events(LINES, tb, char_s, paced, own, (cal,))
 
 
 def test_a_bootloader_that_never_handed_over_hides_nothing() -> None:
@@ -125,5 +128,6 @@ def test_a_root_mount_is_not_an_initramfs_boot() -> None:
 
 def test_the_calibration_file_is_package_data() -> None:
     text = (REPO / "pyproject.toml").read_text()
-    assert '"rig.analysis" = ["landmarks.json"]' in text
+    assert '"rig.analysis" = ["landmarks-linux-*.json"]' in text
     assert CALIBRATION.parent == Path(REPO / "rig" / "analysis")
+    assert CALIBRATION.name == "landmarks-linux-6.1-arm64.json"

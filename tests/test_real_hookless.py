@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from rig.analysis.landmarks import CALIBRATION
+from rig.analysis.landmark_calibration import CALIBRATION
 from rig.instruments.qemu.reference import reference_edges
 from rig.measure.pipeline import analyze_folder
 from tests.test_real_boots import DATA, bootargs
@@ -135,7 +135,7 @@ def without_hooks(src: Path, dst: Path, strip_cmdline: bool = True) -> Path:
 def test_landmarks_cover_the_traced_edges_of_a_hooked_boot_without_hooks(
     name: str, tmp_path: Path
 ) -> None:
-    # Not among the calibration boots (rig/analysis/landmarks.json): an independent check.
+    # Not among the 6.1 calibration boots (CALIBRATION): an independent check.
     assert name not in json.loads(CALIBRATION.read_text())["boots"]
     boot = without_hooks(DATA / name, tmp_path / name)
     report = analyze(boot)

@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from rig.analysis.landmarks import CALIBRATION, LANDMARKS, load_calibration
+from rig.analysis.landmark_calibration import CALIBRATION, load_calibration
+from rig.analysis.landmarks import LANDMARKS
 from rig.instruments.qemu.reference import reference_edges
 from rig.measure.pipeline import analyze_folder
 from tests.e2e import REPO

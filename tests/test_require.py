@@ -49,10 +49,10 @@ def test_runs():
 """
 
 
-def pytest_run(tmp: Path, source: str, **env: str) -> tuple[int, dict[str, int], str]:
-    """Run pytest on one scratch test file with the skip guard loaded (as conftest.py
-    loads it) and `env` on top of an environment that requires nothing: the exit code,
-    the outcome counts, the output."""
+def pytest_run(tmp: Path, source: str, *args: str, **env: str) -> tuple[int, dict[str, int], str]:
+    """Run pytest (with `args`) on one scratch test file with the skip guard loaded (as
+    conftest.py loads it) and `env` on top of an environment that requires nothing: the
+    exit code, the outcome counts, the output."""
     (tmp / "pytest.ini").write_text("[pytest]\n")
     (tmp / "test_scratch.py").write_text(source)
     clean = {
@@ -61,7 +61,7 @@ def pytest_run(tmp: Path, source: str, **env: str) -> tuple[int, dict[str, int],
     clean["PYTHONPATH"] = str(REPO)
     p = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "tests.skipguard", "-p", "no:cacheprovider",
-         "-rs", str(tmp / "test_scratch.py")],
+         "-rs", *args, str(tmp / "test_scratch.py")],
         cwd=tmp, env={**clean, **env}, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     counts = {k: int(n) for n, k in re.findall(r"(\d+) (passed|failed|skipped)", p.stdout)}
@@ -111,3 +111,28 @@ def test_any_skip_fails_the_session_under_ci(tmp_path: Path) -> None:
     # One kind required is not "every test must run": a plain skip still passes.
     code, counts, out = pytest_run(tmp_path, OTHER_SKIPS, BOOTRIG_REQUIRE_QEMU="1")
     assert code == 0, out
+
+
+MODULE_SKIP = """\
+import pytest
+
+pytest.skip("a module without its tool", allow_module_level=True)
+
+
+def test_never_runs():
+    pass
+"""
+
+
+@pytest.mark.parametrize("source", [OTHER_SKIPS, MODULE_SKIP], ids=["tests", "module"])
+def test_a_skip_on_an_xdist_worker_fails_the_session(tmp_path: Path, source: str) -> None:
+    """`make pytest` runs the tests on pytest-xdist workers: a skip there is reported to
+    the controller, whose session must fail as a single process's would."""
+    code, _counts, out = pytest_run(tmp_path, source, "-n", "2", BOOTRIG_REQUIRE_ALL="1")
+    assert code == 1, out
+    assert "skipped under CI=true or BOOTRIG_REQUIRE_ALL=1" in out, out
+    code, _counts, out = pytest_run(tmp_path, source, "-n", "2")
+    # Nothing required, the skips pass (xdist ends a run of one skipped module with
+    # "no tests collected").
+    assert code in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED), out
+    assert "skipped under" not in out, out

@@ -1,27 +1,23 @@
 """Kernel and bootloader messages standing in for a missing hook (source `landmark`):
-the message's own time minus its offset from the hook, calibrated on the QEMU target
-(`bench/landmark_offsets.py` writes `landmarks.json`), the offset's spread its
-uncertainty. On a paced console the bytes printed between hook and message add their
-wire time (docs/analysis.md, "Boundaries without hooks").
+the message's own time minus its offset from the hook, calibrated on the QEMU target per
+kernel version and architecture (`bench/landmark_offsets.py` writes the calibrations,
+landmark_calibration.py picks one), the offset's spread its uncertainty. On a paced
+console the bytes printed between hook and message add their wire time
+(docs/analysis.md, "Boundaries without hooks").
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
-from pathlib import Path
-from typing import Any
 
 from rig.analysis.events import Timebase, line_event
+from rig.analysis.kernelid import KernelId
+from rig.analysis.landmark_calibration import Calibration, Choice, choose, load_calibrations
 from rig.analysis.lines import Line
 from rig.analysis.parsers.text import clean
 from rig.model.report import Event
-
-CALIBRATION = Path(__file__).with_name("landmarks.json")
-CALIBRATION_SCHEMA = "bootrig.landmarks/1"
 
 
 @dataclass(frozen=True)
@@ -79,50 +75,6 @@ LANDMARKS: tuple[Landmark, ...] = (
 )
 
 
-@dataclass(frozen=True)
-class Offset:
-    """A landmark's calibrated time from the hook (positive: the message comes after)."""
-
-    key: str
-    offset_s: float
-    uncertainty_s: float
-    bytes_between: int  # console bytes between hook and message (tag excluded), signed
-    n: int
-    target: str | None = None  # where it was calibrated, when not the file's target
-
-
-@dataclass(frozen=True)
-class Calibration:
-    target: str
-    offsets: dict[str, Offset]
-
-    def target_of(self, key: str) -> str:
-        off = self.offsets.get(key)
-        return off.target if off is not None and off.target else self.target
-
-
-def parse_calibration(data: dict[str, Any], where: str) -> Calibration:
-    if data.get("schema") != CALIBRATION_SCHEMA:
-        raise ValueError(f"{where}: schema {data.get('schema')!r}, not {CALIBRATION_SCHEMA}")
-    offsets = {
-        key: Offset(
-            key,
-            float(v["offset_s"]),
-            float(v["uncertainty_s"]),
-            int(v["bytes_between"]),
-            int(v["n"]),
-            str(v["target"]["name"]) if "target" in v else None,
-        )
-        for key, v in data["landmarks"].items()
-    }
-    return Calibration(str(data["target"]["name"]), offsets)
-
-
-@cache
-def load_calibration(path: Path = CALIBRATION) -> Calibration:
-    return parse_calibration(json.loads(path.read_text(encoding="utf-8")), str(path))
-
-
 def find_landmarks(lines: Sequence[Line]) -> dict[str, Line]:
     """Each landmark's first line (key -> line)."""
     out: dict[str, Line] = {}
@@ -136,31 +88,35 @@ def find_landmarks(lines: Sequence[Line]) -> dict[str, Line]:
     return out
 
 
+@dataclass(frozen=True)
+class StandIn:
+    """A landmark's event for its marker, and the calibration it took."""
+
+    event: Event
+    choice: Choice
+
+
 def landmark_event(
-    lm: Landmark,
-    line: Line,
-    off: Offset,
-    tb: Timebase,
-    char_s: float,
-    paced: bool | None,
-    target: str,
+    lm: Landmark, line: Line, choice: Choice, tb: Timebase, char_s: float, paced: bool | None
 ) -> Event:
     """The hook's time from its landmark line: the line's event shifted by the offset,
-    the calibration's spread (and the unknown console share) added as own scatter."""
+    the calibration's spread (widened when it is not the boot's kernel's own, and the
+    unknown console share) added as own scatter."""
+    off = choice.offset
     wire = off.bytes_between * char_s
     if paced is None:  # either way: the middle, with half of it as uncertainty
         shift, extra = wire / 2, abs(wire) / 2
     else:
         shift, extra = (wire, 0.0) if paced else (0.0, 0.0)
     offset = off.offset_s + shift
-    cal_u = off.uncertainty_s + extra
+    cal_u = off.uncertainty_s + choice.widened_s + extra
     e = line_event(lm.marker, line, tb)
     detail = {
         **e.extra,
         "landmark": lm.key,
         "landmark_source": e.source,
         "offset_s": offset,
-        "calibration": f"{target}, {off.n} boots",
+        "calibration": f"{choice.calibration.target_of(lm.key)}, {off.n} boots",
     }
     t, u, own = e.t_s - offset, e.uncertainty_s + cal_u, e.own_s + cal_u
     return Event(lm.marker, t, "landmark", u, detail, e.clock, e.quant_s, own, e.rate_u)
@@ -170,17 +126,20 @@ def landmark_events(
     lines: Sequence[Line],
     tb: Timebase,
     char_s: float,
-    paced: bool | None = None,
-    calibration: Calibration | None = None,
-) -> dict[str, Event]:
-    """Marker -> the event of its nearest landmark that has a calibration."""
-    cal = calibration or load_calibration()
+    paced: bool | None,
+    kernel: KernelId,
+    calibrations: tuple[Calibration, ...] | None = None,
+) -> dict[str, StandIn]:
+    """Marker -> the event of its nearest landmark that has a calibration (the boot's
+    kernel's, or the nearest kernel's: landmark_calibration.choose)."""
+    cals = load_calibrations() if calibrations is None else calibrations
     found = find_landmarks(lines)
-    out: dict[str, Event] = {}
+    out: dict[str, StandIn] = {}
     for lm in LANDMARKS:
-        if lm.marker in out or lm.key not in found or lm.key not in cal.offsets:
+        if lm.marker in out or lm.key not in found:
             continue
-        off = cal.offsets[lm.key]
-        target = cal.target_of(lm.key)
-        out[lm.marker] = landmark_event(lm, found[lm.key], off, tb, char_s, paced, target)
+        if (choice := choose(lm.key, kernel, cals)) is None:
+            continue
+        ev = landmark_event(lm, found[lm.key], choice, tb, char_s, paced)
+        out[lm.marker] = StandIn(ev, choice)
     return out

@@ -86,7 +86,7 @@ def build_report(
     events = marker_events(lines, tb, _command_s(run))
     opts = analysis or AnalysisOptions()
     console = analyze_console(lines, tb, baud, opts, chunks, uart)
-    stages = build_stages(specs, events, lines, tb)
+    stages, landmarks = build_stages(specs, events, lines, tb)
     # What stood in for a missing hook (a landmark, a configured pattern) is an event too.
     seen = {id(e) for e in events}
     for ev in (x for s in stages for x in (s.start, s.end) if x is not None):
@@ -175,6 +175,7 @@ def build_report(
             + ([reset.note(reset_info)] if reset_info else []),
             invalid=invalid,  # contradictions in the artifacts (outcome invalid_artifacts)
             rig_error=(detail or rig_error) if rig_error else None,  # what failed, if it did
+            landmarks=landmarks,
         ),
     )
     if power:

@@ -9,10 +9,13 @@ import re
 from dataclasses import dataclass
 
 from rig.analysis.events import Timebase, interval_uncertainty, line_event
-from rig.analysis.landmarks import LANDMARKS, landmark_events, load_calibration
+from rig.analysis.kernelid import KernelId, identify
+from rig.analysis.landmark_calibration import Choice
+from rig.analysis.landmarks import LANDMARKS, landmark_events
 from rig.analysis.lines import Line
 from rig.analysis.visibility import LAYERS, Visibility, visibility
 from rig.model import report as model
+from rig.model.landmarks import LandmarkCalibrations, LandmarkUse
 from rig.model.report import Event
 from rig.model.stagespec import Boundary, StageSpec
 
@@ -29,6 +32,7 @@ class Resolution:
     note: str | None = None  # a sentence for analysis.notes
     broken: str | None = None  # evidence that the boundary's hook exists and did not fire
     marker: str | None = None
+    choice: Choice | None = None  # a landmark's calibration
 
 
 @dataclass(frozen=True)
@@ -82,11 +86,11 @@ class _Resolver:
     def __init__(self, events: list[Event], lines: list[Line], tb: Timebase) -> None:
         self.events, self.lines, self.tb = events, lines, tb
         self.vis: Visibility = visibility(lines, events)
-        self.cal = load_calibration()
+        self.kernel: KernelId = identify(lines)
         # Unknown pacing (too few bytes to tell): landmarks take the middle of both cases.
         p = tb.host.pacing
         paced = None if p is None or p.verdict == "unknown" else p.paced
-        self.landmarks = landmark_events(lines, tb, tb.host.char_s, paced, self.cal)
+        self.landmarks = landmark_events(lines, tb, tb.host.char_s, paced, self.kernel)
         self.cache: dict[Boundary, Resolution] = {}
 
     def get(self, b: Boundary) -> Resolution:
@@ -119,8 +123,9 @@ class _Resolver:
         if b.fallback and (ev := _pattern_event(b.fallback, self.lines, self.tb)):
             note = f"{m}: no GPIO edge and no tag; the configured console pattern stands in"
             return Resolution(ev, "console", f"console {b.fallback!r}", note, broken)
-        if (ev := self.landmarks.get(m)) is not None:
-            return Resolution(ev, "landmark", "landmark", self._landmark_note(m, ev), broken)
+        if (lm := self.landmarks.get(m)) is not None:
+            note = self._landmark_note(m, lm.event, lm.choice)
+            return Resolution(lm.event, "landmark", "landmark", note, broken, choice=lm.choice)
         if m == "do_mount_root" and self.vis.initramfs:
             init = self.get(Boundary("marker", "kernel_init"))
             note = (
@@ -134,26 +139,52 @@ class _Resolver:
             return Resolution(None, "hidden", "hidden by quiet", self.vis.tags_hidden, broken, m)
         return Resolution(None, "unseen", None, broken, broken)
 
-    def _landmark_note(self, marker: str, ev: Event) -> str:
+    def _landmark_note(self, marker: str, ev: Event, choice: Choice) -> str:
         key = ev.extra["landmark"]
         lm = next(x for x in LANDMARKS if x.key == key)
-        off = self.cal.offsets[key]
+        cal = choice.calibration
+        wider = ""
+        if choice.widened_s:
+            # (No "console" here: report.html shows the notes that say it.)
+            kernel = (
+                "no `Linux version` banner names the kernel"
+                if self.kernel.key is None
+                else f"{self.kernel} has no calibration of its own"
+            )
+            wider = f"; {kernel}: {cal.key}'s, widened by {_ms(choice.widened_s)}"
         return (
             f"{marker}: no GPIO edge and no tag, so {lm.message} stands in ({lm.when}; "
             f"{_ms(ev.extra['offset_s'])} from the hook, ± {_ms(ev.uncertainty_s)} with the "
-            f"offset's spread calibrated on {self.cal.target_of(key)}, {off.n} boots)"
+            f"offset's spread calibrated on {cal.target_of(key)}, {choice.offset.n} boots"
+            f"{wider})"
         )
 
 
 def build_stages(
     specs: tuple[StageSpec, ...], events: list[Event], lines: list[Line], tb: Timebase
-) -> list[Stage]:
+) -> tuple[list[Stage], LandmarkCalibrations | None]:
+    """The stages, and the calibrations of the landmarks they took (None: no landmark)."""
     r = _Resolver(events, lines, tb)
     out = []
     for s in specs:
         a, b = r.get(s.start), r.get(s.end)
         out.append(Stage(s.name, a.event, b.event, a, b))
-    return out
+    return out, _calibrations(out, r.kernel)
+
+
+def _calibrations(stages: list[Stage], kernel: KernelId) -> LandmarkCalibrations | None:
+    used: dict[str, LandmarkUse] = {}
+    for res in (r for s in stages for r in (s.start_res, s.end_res)):
+        if res is None or res.choice is None or res.event is None:
+            continue
+        key, c = res.event.extra["landmark"], res.choice
+        cal = c.calibration
+        used[res.event.name] = LandmarkUse(
+            res.event.name, key, cal.key, cal.target_of(key), c.offset.n, c.widened_s
+        )
+    if not used:
+        return None
+    return LandmarkCalibrations(kernel.version, kernel.arch, list(used.values()))
 
 
 def stage_notes(stages: list[Stage]) -> list[str]:

@@ -17,6 +17,7 @@ from rig.errors import ArtifactError
 from rig.model.clocks import Clocks, Pacing, PowerClock, UartTap, UartTapFailed
 from rig.model.codec import JSONObject, dump, internal, key, load, opt, rest
 from rig.model.knob import Knob, Verified
+from rig.model.landmarks import LandmarkCalibrations
 from rig.model.sections import (
     AppEvent,
     KernelSection,
@@ -306,6 +307,7 @@ class AnalysisInfo:
     notes: list[str] = field(default_factory=list)
     invalid: list[str] = field(default_factory=list)  # contradictions: invalid_artifacts
     rig_error: str | None = None  # what failed, when the rig did
+    landmarks: LandmarkCalibrations | None = opt()  # the calibrations landmarks took
     extra: JSONObject = rest()
 
 
