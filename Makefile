@@ -9,11 +9,12 @@ RIG := $(BIN)/rig
 # a browser to render report.html).
 APT_BASE := sigrok-cli python3-venv
 APT_TEST := influxdb chromium ser2net
-# The QEMU arm64 target (docs/qemu.md): QEMU, Debian's U-Boot, and what builds the
-# kernels and root filesystem from Debian's linux-source-6.1 and -6.12 (the latter from
-# bookworm-security) and busybox-static.
+# The QEMU arm64 and armv7 targets (docs/qemu.md): QEMU, Debian's U-Boot, and what builds
+# the kernels and root filesystems from Debian's linux-source-6.1 and -6.12 (the latter
+# from bookworm-security) and busybox-static, cross-compiled for arm64 and armhf.
 APT_QEMU := qemu-system-arm u-boot-qemu u-boot-tools linux-source-6.1 linux-source-6.12 \
-	gcc-aarch64-linux-gnu libc6-dev-arm64-cross bc bison flex libssl-dev cpio \
+	gcc-aarch64-linux-gnu libc6-dev-arm64-cross gcc-arm-linux-gnueabihf libc6-dev-armhf-cross \
+	bc bison flex libssl-dev cpio \
 	e2fsprogs xz-utils perl patch gcc make
 CONFIG ?= config/rig.toml
 BOARD ?=
@@ -78,14 +79,16 @@ fmt: setup
 	$(BIN)/ruff check --fix rig simboard tests bench decoders
 
 # The QEMU target's images, cached outside the repository (rebuilt only when an input
-# changes; each kernel build takes minutes cold, a second when cached): with Linux 6.1
-# and with 6.12, and the hookless test beds: Debian's own arm64 6.1 and 6.12 kernels
-# with a busybox initramfs (seconds, and the 6.12 kernel's ~90 MB .deb once).
+# changes; each kernel build takes minutes cold, a second when cached): arm64 with Linux
+# 6.1 and with 6.12, the hookless test beds (Debian's own arm64 6.1 and 6.12 kernels with
+# a busybox initramfs: seconds, and the 6.12 kernel's ~90 MB .deb once), and armv7 with
+# Linux 6.1.
 qemu-images: setup $(VENV)/.apt-qemu-ok
 	$(RIG) qemu build
 	$(RIG) qemu build --config config/qemu-arm64-6.12.toml
 	$(RIG) qemu build --config config/qemu-arm64-stock.toml
 	$(RIG) qemu build --config config/qemu-arm64-stock-6.12.toml
+	$(RIG) qemu build --config config/qemu-armv7.toml
 
 # The git repository `rig bisect` is tested on with the QEMU target (docs/bisect.md):
 # linux-source-6.1 with our hooks plus eight small commits, its kernel objects started
@@ -116,10 +119,13 @@ pytest: setup-test qemu-images bisect-repo $(LG_VENV)/.installed
 robot: setup-test
 	$(BIN)/robot --outputdir results/robot testsuites
 
-# The budget suite on the real kernel under QEMU (budgets: boards.qemu-arm64).
+# The budget suite on the real kernels under QEMU (budgets: boards.qemu-arm64 and
+# boards.qemu-armv7).
 robot-qemu: setup-test qemu-images
 	$(BIN)/robot --variable CONFIG:$(CURDIR)/config/qemu-arm64.toml \
 	  --outputdir results/robot-qemu testsuites/boot_budget.robot
+	$(BIN)/robot --variable CONFIG:$(CURDIR)/config/qemu-armv7.toml \
+	  --outputdir results/robot-qemu-armv7 testsuites/boot_budget.robot
 
 test: lint pytest robot robot-qemu
 

@@ -1,6 +1,7 @@
-"""firmware-hooks/qemu-arm64/build.sh and build-6.12.sh --dir: the output directory is
-named by a hash of every input of that build, the same on every call, different as soon
-as one of its inputs changes, and not moved by the other build's own files."""
+"""firmware-hooks/qemu-arm64/build.sh, build-6.12.sh and qemu-armv7/build.sh --dir: the
+output directory is named by a hash of every input of that build, the same on every call,
+different as soon as one of its inputs changes, and not moved by the other builds' own
+files."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ REPO = Path(__file__).resolve().parents[1]
 HOOKS = REPO / "firmware-hooks"
 BUILD = Path("qemu-arm64") / "build.sh"
 BUILD_612 = Path("qemu-arm64") / "build-6.12.sh"
+BUILD_ARMV7 = Path("qemu-armv7") / "build.sh"
+OUT_FOLDER = {BUILD: "qemu-arm64", BUILD_612: "qemu-arm64-6.12", BUILD_ARMV7: "qemu-armv7"}
 
 
 def out_dir(hooks: Path, script: Path = BUILD) -> Path:
@@ -30,14 +33,14 @@ def out_dir(hooks: Path, script: Path = BUILD) -> Path:
         env=os.environ.copy(),
     )
     if r.returncode == 3:
-        require("qemu", f"arm64 package lists unavailable: {r.stderr.strip()}")
+        require("qemu", f"package lists unavailable: {r.stderr.strip()}")
     if r.returncode == 2 and "missing Debian packages" in r.stderr:
         require("qemu", r.stderr.strip())
     assert r.returncode in (0, 1), f"{script} --dir failed ({r.returncode}):\n{r.stderr}"
     lines = r.stdout.splitlines()
     assert len(lines) == 1, r.stdout
     path = Path(lines[0])
-    assert path.parent.name == {BUILD: "qemu-arm64", BUILD_612: "qemu-arm64-6.12"}[script]
+    assert path.parent.name == OUT_FOLDER[script]
     assert len(path.name) == 16 and int(path.name, 16) >= 0, path.name
     # exit 0 exactly when the build is complete
     assert (r.returncode == 0) == (path / "manifest.json").is_file()
@@ -104,9 +107,9 @@ def test_612_dir_is_deterministic_and_its_own(copy):
     assert first.name != out_dir(HOOKS).name
 
 
-@pytest.mark.parametrize(
-    "edit",
-    [
+#: the inputs of each hooked.sh build: editing any one moves its hash
+HOOKED_INPUTS = {
+    BUILD_612: [
         "qemu-arm64/build-6.12.sh",
         "qemu-arm64/hooked.sh",
         "qemu-arm64/hooked-kernel.sh",
@@ -117,13 +120,32 @@ def test_612_dir_is_deterministic_and_its_own(copy):
         "userspace/ui-ready.c",
         "linux/0003-init-main-bootrig-marker-right-before-running-init.patch",
     ],
+    BUILD_ARMV7: [
+        "qemu-armv7/build.sh",
+        "qemu-armv7/kernel.config",
+        "qemu-armv7/u-boot-env.txt",
+        "qemu-arm64/hooked.sh",
+        "qemu-arm64/hooked-kernel.sh",
+        "qemu-arm64/build-common.sh",
+        "qemu-arm64/cross-apt.sh",
+        "qemu-arm64/rootfs/sbin/init",
+        "userspace/ui-ready.c",
+        "linux/0001-init-add-CONFIG_BOOTRIG_MARKERS-boot-time-markers.patch",
+    ],
+}
+
+
+@pytest.mark.parametrize(
+    ("script", "edit"),
+    [(script, edit) for script, edits in HOOKED_INPUTS.items() for edit in edits],
+    ids=str,
 )
-def test_612_dir_changes_with_each_input(copy, edit):
-    before = out_dir(copy, BUILD_612)
+def test_hooked_dir_changes_with_each_input(copy, script, edit):
+    before = out_dir(copy, script)
     path = copy / edit
     assert path.is_file(), edit
     path.write_text(path.read_text() + "\n")
-    assert out_dir(copy, BUILD_612).name != before.name, f"editing {edit} kept the hash"
+    assert out_dir(copy, script).name != before.name, f"editing {edit} kept the hash"
 
 
 def test_each_kernels_images_ignore_the_other_builds_own_files(copy):
@@ -137,3 +159,24 @@ def test_each_kernels_images_ignore_the_other_builds_own_files(copy):
     for f in ("build-6.12.sh", "hooked.sh", "hooked-kernel.sh"):
         shutil.copy(HOOKS / "qemu-arm64" / f, copy / "qemu-arm64" / f)
     assert out_dir(copy, BUILD_612) == before_612
+
+
+def test_armv7_dir_is_deterministic_and_its_own(copy):
+    first = out_dir(HOOKS, BUILD_ARMV7)
+    assert out_dir(HOOKS, BUILD_ARMV7) == first
+    assert out_dir(copy, BUILD_ARMV7) == first, "the hash must not depend on where the tree is"
+
+
+def test_armv7_and_arm64_images_ignore_each_others_own_files(copy):
+    """The armv7 key does not move with the arm64 kernel config, environment or build
+    scripts, nor the arm64 keys with the armv7 folder."""
+    before = {s: out_dir(copy, s) for s in (BUILD, BUILD_612, BUILD_ARMV7)}
+    for f in ("kernel.config", "u-boot-env.txt", "build.sh", "build-6.12.sh"):
+        (copy / "qemu-arm64" / f).write_text("# edited\n")
+    assert out_dir(copy, BUILD_ARMV7) == before[BUILD_ARMV7]
+    for f in ("kernel.config", "u-boot-env.txt", "build.sh", "build-6.12.sh"):
+        shutil.copy(HOOKS / "qemu-arm64" / f, copy / "qemu-arm64" / f)
+    for f in ("kernel.config", "u-boot-env.txt", "build.sh"):
+        (copy / "qemu-armv7" / f).write_text("# edited\n")
+    assert out_dir(copy, BUILD) == before[BUILD]
+    assert out_dir(copy, BUILD_612) == before[BUILD_612]

@@ -1,5 +1,5 @@
 """firmware-hooks/userspace/ui-ready.c: builds warning-free for the host and static for
-arm64, and fails cleanly when it cannot do its job."""
+arm64 and armhf (the QEMU targets), and fails cleanly when it cannot do its job."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from tests.require import require
 
 REPO = Path(__file__).resolve().parents[1]
 SRC = REPO / "firmware-hooks" / "userspace" / "ui-ready.c"
-CROSS_GCC = "aarch64-linux-gnu-gcc"
+#: Debian architecture -> cross gcc, ELF class (1: 32-bit, 2: 64-bit), e_machine
+CROSS = {"arm64": ("aarch64-linux-gnu-gcc", 2, 183), "armhf": ("arm-linux-gnueabihf-gcc", 1, 40)}
 FLAGS = ["-O2", "-Wall", "-Wextra", "-Werror"]
 
 
@@ -67,21 +68,27 @@ def test_help_and_unknown_options(host_binary):
     assert run(host_binary, "extra").returncode == 2
 
 
-def test_cross_compiles_static_for_arm64(tmp_path):
-    if not shutil.which(CROSS_GCC):
-        require("qemu", f"needs {CROSS_GCC} (Debian package gcc-aarch64-linux-gnu)")
+@pytest.mark.parametrize("arch", sorted(CROSS))
+def test_cross_compiles_static(tmp_path, arch):
+    gcc, elf_class, machine = CROSS[arch]
+    if not shutil.which(gcc):
+        require("qemu", f"needs {gcc} (Debian package gcc-{gcc.removesuffix('-gcc')})")
     out = tmp_path / "ui-ready"
     r = subprocess.run(
-        [CROSS_GCC, *FLAGS, "-static", "-o", str(out), str(SRC)], capture_output=True, text=True
+        [gcc, *FLAGS, "-static", "-o", str(out), str(SRC)], capture_output=True, text=True
     )
     assert r.returncode == 0, r.stderr
     data = out.read_bytes()
-    assert data[:4] == b"\x7fELF" and data[4] == 2  # 64-bit
+    assert data[:4] == b"\x7fELF" and data[4] == elf_class
     e_machine = struct.unpack_from("<H", data, 18)[0]
-    assert e_machine == 183, f"e_machine {e_machine}, not AArch64"
-    # static: no program header of type PT_INTERP (3)
-    phoff = struct.unpack_from("<Q", data, 32)[0]
-    phentsize, phnum = struct.unpack_from("<HH", data, 54)
+    assert e_machine == machine, f"e_machine {e_machine}, not {arch}'s {machine}"
+    # static: no program header of type PT_INTERP (3); the header's offsets by ELF class
+    if elf_class == 2:
+        phoff = struct.unpack_from("<Q", data, 32)[0]
+        phentsize, phnum = struct.unpack_from("<HH", data, 54)
+    else:
+        phoff = struct.unpack_from("<I", data, 28)[0]
+        phentsize, phnum = struct.unpack_from("<HH", data, 42)
     types = [struct.unpack_from("<I", data, phoff + i * phentsize)[0] for i in range(phnum)]
     assert 3 not in types, "dynamically linked"
 

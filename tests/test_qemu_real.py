@@ -1,5 +1,7 @@
-"""The real QEMU target, end to end: Debian's U-Boot, the 6.1 and the 6.12 kernel with
-our hooks, the busybox root filesystem with ui-ready; measured by `rig run`, `rig soak`
+"""The real QEMU targets, end to end: Debian's U-Boot, the 6.1 and the 6.12 kernel with
+our hooks on arm64 and the 6.1 kernel on armv7 (32-bit ARM: Debian's qemu_arm U-Boot,
+the markers from its environment alone), the busybox root filesystem with ui-ready;
+measured by `rig run`, `rig soak`
 and checked against QEMU's own trace of the GPIO writes. `make test` builds the images
 first (`make qemu-images`) and requires them (tests/require.py), so a missing build fails
 there."""
@@ -20,8 +22,12 @@ from tests.qemu_env import qemu_config, rig_run, rig_soak
 from tests.require import require
 
 MARKERS = ("bootm", "do_mount_root", "kernel_init", "ui_ready")
-#: kernel version -> the config (under config/) of the hooked target built from it
-CONFIGS = {"6.1": "qemu-arm64.toml", "6.12": "qemu-arm64-6.12.toml"}
+#: test id -> the kernel version and the config (under config/) of the hooked target
+TARGETS = {
+    "linux-6.1": ("6.1", "qemu-arm64.toml"),
+    "linux-6.12": ("6.12", "qemu-arm64-6.12.toml"),
+    "armv7-linux-6.1": ("6.1", "qemu-armv7.toml"),
+}
 
 
 @dataclass(frozen=True)
@@ -34,8 +40,8 @@ class Target:
         return qemu_config(tmp, self.images, extra=extra, base=self.config)
 
 
-def _target(version: str, tmp: Path) -> Target:
-    config = CONFIGS[version]
+def _target(name: str, tmp: Path) -> Target:
+    version, config = TARGETS[name]
     try:
         qemu = driver_specs(load_config(qemu_config(tmp, base=config))).qemu
         assert qemu is not None
@@ -44,7 +50,7 @@ def _target(version: str, tmp: Path) -> Target:
         require("qemu", f"QEMU images for config/{config} not built (make qemu-images): {e}")
 
 
-@pytest.fixture(scope="module", params=sorted(CONFIGS), ids=lambda v: f"linux-{v}")
+@pytest.fixture(scope="module", params=sorted(TARGETS))
 def target(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Target:
     return _target(request.param, tmp_path_factory.mktemp("probe"))
 
@@ -105,7 +111,7 @@ def test_initcall_debug_boot_gives_the_initcall_table(tmp_path: Path, target: Ta
 def test_soak_on_the_real_target(tmp_path: Path) -> None:
     """On 6.1 only: soaking is the rig's, not the kernel's."""
     (tmp_path / "probe").mkdir()
-    target = _target("6.1", tmp_path / "probe")
+    target = _target("linux-6.1", tmp_path / "probe")
     folders = rig_soak(target.cfg(tmp_path), 2, tmp_path / "results")
     assert len(folders) == 2
     for f in folders:

@@ -30,7 +30,7 @@ def _try(*args: str) -> tuple[int, dict]:  # type: ignore[type-arg]
 
 @pytest.fixture(scope="module")
 def target(tmp_path_factory: pytest.TempPathFactory) -> Target:
-    return _target("6.1", tmp_path_factory.mktemp("probe"))
+    return _target("linux-6.1", tmp_path_factory.mktemp("probe"))
 
 
 def test_without_rootdelay_and_with_bootdelay_0_each_gains_its_seconds(

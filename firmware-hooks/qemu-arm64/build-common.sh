@@ -3,25 +3,42 @@
 # hash of the inputs, the locked build folder and its steps, the pieces every image is
 # made of (ui-ready, busybox, Debian's kernel, the initramfs, the boot disk, U-Boot's
 # environment flash) and the final manifest.json and move into place. It sources
-# arm64-apt.sh (the private arm64 apt state and the .deb cache). Both files are inputs
-# of every script's hash (input_lines).
+# cross-apt.sh (the private apt state of the target's architecture and the .deb cache).
+# Both files are inputs of every script's hash (input_lines).
 #
 # The sourcing script sets `target` (the output folder's name under the cache, also the
-# manifest's "target") first, then calls parse_args "$@", toolchain_and_lists, sets
-# `packages` and defines input_files, then begin_build ... finish_build.
+# manifest's "target") and, for another architecture than arm64, `deb_arch` first, then
+# calls parse_args "$@", toolchain_and_lists, sets `packages` and defines input_files,
+# then begin_build ... finish_build. The script may live in another folder of
+# firmware-hooks/ than this file.
 # shellcheck shell=bash
 # shellcheck disable=SC2034 # variables set here are read by the sourcing script
 : "${target:?}" # set by the sourcing script
+deb_arch=${deb_arch:-arm64}
 
 prog=$(basename "${BASH_SOURCE[1]}")
 script=${BASH_SOURCE[1]}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 hooks=$(dirname "$here")
+# the script and this file as input_lines names them: relative to firmware-hooks/
+script_rel=$(cd "$(dirname "$script")" && pwd)
+script_rel=${script_rel#"$hooks"/}/$prog
+here_rel=${here#"$hooks"/}
 cache_root=${BOOTRIG_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/bootrig}
 out_root=$cache_root/$target
-apt_dir=${BOOTRIG_APT_DIR:-$cache_root/apt-arm64}
+apt_dir=${BOOTRIG_APT_DIR:-$cache_root/apt-$deb_arch}
 debs=$cache_root/debs
-cross=aarch64-linux-gnu-
+# Debian names its cross toolchain packages and folders after the GNU triplet.
+case $deb_arch in
+arm64) triplet=aarch64-linux-gnu ;;
+armhf) triplet=arm-linux-gnueabihf ;;
+*)
+	echo "$prog: error: deb_arch '$deb_arch': expected arm64 or armhf" >&2
+	exit 2
+	;;
+esac
+cross=$triplet-
+libc_dev=libc6-dev-$deb_arch-cross
 executables=() # files of the output folder that stay executable (finish_build)
 
 log() { echo "$prog: $*" >&2; }
@@ -52,8 +69,8 @@ pkg_version() {
 	dpkg-query -W -f='${Version}' "$1" 2>/dev/null || die "Debian package $1 is not installed"
 }
 
-# shellcheck source=arm64-apt.sh
-source "$here/arm64-apt.sh"
+# shellcheck source=cross-apt.sh
+source "$here/cross-apt.sh"
 
 # Sets mode (build or dir) and update (0 or 1); --help prints the script's header comment.
 parse_args() {
@@ -74,12 +91,12 @@ parse_args() {
 }
 
 # What every build needs before it can name its output: the cross toolchain (its
-# versions are inputs), the given further requirements, and the arm64 package lists.
+# versions are inputs), the given further requirements, and the package lists of deb_arch.
 toolchain_and_lists() {
 	require dpkg-query:dpkg apt-get:apt sha256sum:coreutils "$@" \
-		"${cross}gcc:gcc-aarch64-linux-gnu" "/usr/aarch64-linux-gnu/lib/libc.a:libc6-dev-arm64-cross"
+		"${cross}gcc:gcc-$triplet" "/usr/$triplet/lib/libc.a:$libc_dev"
 	gcc_version=$("${cross}gcc" --version | head -n1)
-	libc_version=$(pkg_version libc6-dev-arm64-cross)
+	libc_version=$(pkg_version "$libc_dev")
 	if ((update)) || ! apt_lists_present; then
 		apt_update
 	fi
@@ -87,7 +104,7 @@ toolchain_and_lists() {
 
 # --- inputs and their hash -------------------------------------------------------------
 # One line per input file: the path relative to firmware-hooks/, executable bit, content
-# hash; the files are the script, this file, arm64-apt.sh, ui-ready.c and what the
+# hash; the files are the script, this file, cross-apt.sh, ui-ready.c and what the
 # script's input_files prints. Then `packages` ("name version" lines, also the manifest's
 # "packages") and the cross toolchain. Documentation is not an input.
 input_lines() {
@@ -99,14 +116,15 @@ input_lines() {
 			"$(sha256sum <"$hooks/$f" | cut -d' ' -f1)"
 	done < <(
 		cd "$hooks" && {
-			printf 'qemu-arm64/%s\n' "$prog" build-common.sh arm64-apt.sh
+			echo "$script_rel"
+			printf '%s\n' "$here_rel"/{build-common.sh,cross-apt.sh}
 			echo userspace/ui-ready.c
 			input_files
 		} | LC_ALL=C sort
 	)
 	echo "$packages"
 	echo "cross-gcc $gcc_version"
-	echo "libc6-dev-arm64-cross $libc_version"
+	echo "$libc_dev $libc_version"
 }
 
 # --- the build folder ------------------------------------------------------------------
@@ -123,7 +141,7 @@ begin_build() {
 		exit 1
 	fi
 	require "$@" flock:util-linux dpkg-deb:dpkg mke2fs:e2fsprogs mkenvimage:u-boot-tools \
-		"/usr/aarch64-linux-gnu/include/linux/gpio.h:linux-libc-dev-arm64-cross"
+		"/usr/$triplet/include/linux/gpio.h:linux-libc-dev-$deb_arch-cross"
 	mkdir -p "$out_root" "$debs"
 	exec {lock}>"$out_root/.lock"
 	flock "$lock" # one build at a time per cache; a waiting build may find its work done
@@ -154,9 +172,9 @@ step() {
 }
 
 # --- the pieces of the images ------------------------------------------------------------
-# ui-ready, static for arm64, as ROOT/usr/bin/ui-ready.
+# ui-ready, static for deb_arch, as ROOT/usr/bin/ui-ready.
 build_ui_ready() {
-	step "building ui-ready (static arm64)" "${cross}gcc" -O2 -Wall -Wextra -Werror -static \
+	step "building ui-ready (static $deb_arch)" "${cross}gcc" -O2 -Wall -Wextra -Werror -static \
 		-o "$1/usr/bin/ui-ready" "$hooks/userspace/ui-ready.c"
 	"${cross}strip" "$1/usr/bin/ui-ready"
 }
@@ -249,7 +267,7 @@ finish_build() {
 		while read -r pkg ver; do
 			echo "    $(json_string "$pkg"): $(json_string "$ver"),"
 		done <<<"$packages"
-		echo "    \"libc6-dev-arm64-cross\": $(json_string "$libc_version"),"
+		echo "    $(json_string "$libc_dev"): $(json_string "$libc_version"),"
 		echo "    \"cross-gcc\": $(json_string "$gcc_version")"
 		echo "  },"
 		printf '  "files": ['

@@ -37,7 +37,7 @@ parse_args "$@"
 toolchain_and_lists
 kernel=$(noted stock-kernel-6.12 kernel_pkg_612)
 busybox=$(noted busybox-static-pkg busybox_pkg)
-packages=$(as_arm64 <<<"$kernel
+packages=$(as_arch <<<"$kernel
 $busybox")
 input_files() { find qemu-arm64/stock -type f; }
 

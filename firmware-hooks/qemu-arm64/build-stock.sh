@@ -26,7 +26,7 @@ parse_args "$@"
 toolchain_and_lists
 kernel=$(noted stock-kernel kernel_pkg)
 busybox=$(noted busybox-static-pkg busybox_pkg)
-packages=$(as_arm64 <<<"$kernel
+packages=$(as_arch <<<"$kernel
 $busybox")
 input_files() { find qemu-arm64/stock -type f; }
 

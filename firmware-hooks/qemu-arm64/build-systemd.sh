@@ -44,7 +44,7 @@ toolchain_and_lists
 kernel=$(noted stock-kernel kernel_pkg)
 userspace=$(noted systemd-closure closure)
 [[ $userspace == *"systemd "* ]] || die "the closure of $roots has no systemd"
-packages=$(as_arm64 <<<"$kernel
+packages=$(as_arch <<<"$kernel
 $userspace")
 input_files() { find qemu-arm64/systemd -type f; }
 

@@ -32,7 +32,7 @@ compgen -G "$hooks/linux/*.patch" >/dev/null || die "no patches in $hooks/linux"
 ksrc_version=$(pkg_version linux-source-6.1)
 busybox=$(noted busybox-static-pkg busybox_pkg)
 packages="linux-source-6.1 $ksrc_version
-$(as_arm64 <<<"$busybox")"
+$(as_arch <<<"$busybox")"
 input_files() (
 	shopt -s nullglob
 	printf '%s\n' linux/*.patch qemu-arm64/kernel.config qemu-arm64/u-boot-env.txt

@@ -1,13 +1,21 @@
-# The hooked kernel for a given version (sourced by hooked.sh): Debian's
+# The hooked kernel for a given version and architecture (sourced by hooked.sh): Debian's
 # linux-source-$kver with ../linux/*.patch, allnoconfig + a config fragment (every
-# requested option checked), `make Image`. Cached on its own inputs alone, in
-# <cache>/<target>-kernel/<key>/ (the latest only): this file, the patches, the fragment,
-# the linux-source version and the cross gcc. So a new busybox-static, an edited init
-# script or U-Boot environment rebuild the images in seconds, not the kernel.
+# requested option checked), `make Image` (arm64) or `make zImage` (armhf: U-Boot's
+# bootz boots it; the uncompressed arm Image has no boot protocol of its own), left as
+# Image either way. Cached on its own inputs alone, in <cache>/<target>-kernel/<key>/
+# (the latest only): this file, the patches, the fragment, the linux-source version, the
+# architecture and the cross gcc. So a new busybox-static, an edited init script or
+# U-Boot environment rebuild the images in seconds, not the kernel.
 # shellcheck shell=bash
 # shellcheck disable=SC2034 # variables set here are read by the sourcing script
 # shellcheck disable=SC2154 # cache_root, hooks, tmp, ...: build-common.sh and hooked.sh
 : "${ksrc:?}" "${kconfig:?}" "${target:?}" # set by hooked.sh and the sourcing script
+
+case $deb_arch in
+arm64) karch=arm64 kimage=Image ;;
+armhf) karch=arm kimage=zImage ;;
+esac
+kmake=(make ARCH="$karch" CROSS_COMPILE="$cross" KBUILD_BUILD_USER=bootrig KBUILD_BUILD_HOST=bootrig)
 
 kernel_root=$cache_root/$target-kernel
 kernel_files=(Image bootgraph.pl kernel.config kernel_release kernel_seconds)
@@ -21,6 +29,7 @@ kernel_inputs() {
 		printf '%s %s\n' "$f" "$(sha256sum <"$hooks/$f" | cut -d' ' -f1)"
 	done < <(cd "$hooks" && printf '%s\n' qemu-arm64/hooked-kernel.sh linux/*.patch "$kconfig" | LC_ALL=C sort)
 	echo "$ksrc $(pkg_version "$ksrc")"
+	echo "arch $deb_arch"
 	echo "cross-gcc $gcc_version"
 }
 
@@ -67,17 +76,17 @@ build_kernel() {
 
 	merge() (
 		mkdir -p "$obj" && cd "$src" &&
-			ARCH=arm64 CROSS_COMPILE=$cross scripts/kconfig/merge_config.sh -n -O build "$hooks/$kconfig"
+			ARCH=$karch CROSS_COMPILE=$cross scripts/kconfig/merge_config.sh -n -O build "$hooks/$kconfig"
 	)
 	step "configuring the kernel (allnoconfig + $kconfig)" merge
 	check_kconfig "$hooks/$kconfig" "$obj/.config"
 
 	tk=$SECONDS
-	step "building the $ksrc kernel Image (make -j$(nproc) Image; log: build.log)" \
-		"${kmake[@]}" -C "$src" O=build -j"$(nproc)" Image
+	step "building the $ksrc kernel $kimage (make -j$(nproc) $kimage; log: build.log)" \
+		"${kmake[@]}" -C "$src" O=build -j"$(nproc)" "$kimage"
 	echo $((SECONDS - tk)) >"$tmp/kernel_seconds"
 	"${kmake[@]}" -s -C "$src" O=build kernelrelease >"$tmp/kernel_release"
-	cp "$obj/arch/arm64/boot/Image" "$tmp/Image"
+	cp "$obj/arch/$karch/boot/$kimage" "$tmp/Image"
 	cp "$src/scripts/bootgraph.pl" "$tmp/bootgraph.pl"
 	cp "$obj/.config" "$tmp/kernel.config"
 	rm -rf "$tmp/src"

@@ -47,7 +47,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "qemu": (
         "rig.commands.qemu:qemu",
-        "The QEMU arm64 target (real U-Boot and Linux under emulation).",
+        "The QEMU arm64 and armv7 targets (real U-Boot and Linux under emulation).",
     ),
     "report": (
         "rig.commands.report:report",

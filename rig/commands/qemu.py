@@ -1,9 +1,10 @@
-"""`rig qemu`: the QEMU arm64 target's images and recorded real boots.
+"""`rig qemu`: the QEMU targets' images (arm64, armv7) and recorded real boots.
 
 `rig qemu build` builds (or finds cached) U-Boot environment, kernel and root filesystem
-with firmware-hooks/qemu-arm64/build.sh. `rig qemu record` boots the target N times and
-keeps each boot's raw artifacts (not the images) with QEMU's GPIO trace beside them as
-the reference: the recorded real boots under tests/data/real/.
+with the config's build script (firmware-hooks/qemu-arm64/build.sh by default).
+`rig qemu record` boots the target N times and keeps each boot's raw artifacts (not the
+images) with QEMU's GPIO trace beside them as the reference: the recorded real boots
+under tests/data/real/.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ REFERENCE = "reference.json"
 
 @click.group()
 def qemu() -> None:
-    """The QEMU arm64 target (real U-Boot and Linux under emulation)."""
+    """The QEMU arm64 and armv7 targets (real U-Boot and Linux under emulation)."""
 
 
 @qemu.command()

@@ -1,2 +1,2 @@
-"""The QEMU arm64 target: real U-Boot and Linux on emulated hardware, behind the same
-instrument protocols as a board on the bench."""
+"""The QEMU targets (arm64, armv7): real U-Boot and Linux on emulated hardware, behind
+the same instrument protocols as a board on the bench."""

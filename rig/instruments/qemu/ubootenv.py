@@ -9,7 +9,8 @@ from pathlib import Path
 
 from rig.errors import ConfigError
 
-#: qemu_arm64_defconfig: CONFIG_ENV_SIZE; pflash 1 of the virt board is 64 MiB.
+#: qemu_arm64_defconfig and qemu_arm_defconfig: CONFIG_ENV_SIZE; pflash 1 of the virt board
+#: is 64 MiB.
 ENV_SIZE = 0x40000
 FLASH_SIZE = 64 << 20
 

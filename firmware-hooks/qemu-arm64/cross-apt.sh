@@ -1,13 +1,14 @@
-# The private arm64 apt state (lists only: the machine's dpkg is not touched), the
-# package versions the builds take from it and the shared .deb cache. Sourced by
-# build-common.sh (which sets prog, apt_dir and debs and defines log and die), so an input
-# of every build script's hash.
+# The private apt state of the target's Debian architecture, deb_arch (arm64 or armhf;
+# lists only: the machine's dpkg is not touched), the package versions the builds take
+# from it and the shared .deb cache. Sourced by build-common.sh (which sets prog,
+# deb_arch, apt_dir and debs and defines log and die), so an input of every build
+# script's hash.
 # shellcheck shell=bash
-: "${prog:?}" "${apt_dir:?}" "${debs:?}" # set by build-common.sh
+: "${prog:?}" "${deb_arch:?}" "${apt_dir:?}" "${debs:?}" # set by build-common.sh
 meta=linux-image-arm64 # Debian's "current arm64 kernel" package; we take what it depends on
 
 apt_opts=(
-	-o "APT::Architecture=arm64" -o "APT::Architectures=arm64"
+	-o "APT::Architecture=$deb_arch" -o "APT::Architectures=$deb_arch"
 	-o "Dir::State=$apt_dir/state" -o "Dir::State::Lists=$apt_dir/lists"
 	-o "Dir::State::status=$apt_dir/status" -o "Dir::Cache=$apt_dir/cache"
 	-o "Debug::NoLocking=false" -o "APT::Get::List-Cleanup=true"
@@ -15,16 +16,16 @@ apt_opts=(
 ((EUID == 0)) && apt_opts+=(-o "APT::Sandbox::User=root")
 
 apt_lists_present() {
-	compgen -G "$apt_dir/lists/*binary-arm64_Packages*" >/dev/null
+	compgen -G "$apt_dir/lists/*binary-${deb_arch}_Packages*" >/dev/null
 }
 
 apt_update() {
-	log "fetching the Debian arm64 package lists into $apt_dir"
+	log "fetching the Debian $deb_arch package lists into $apt_dir"
 	mkdir -p "$apt_dir/state" "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial"
 	touch "$apt_dir/status"
 	rm -f "$apt_dir"/*.version
 	if ! apt-get "${apt_opts[@]}" -qq update >&2 || ! apt_lists_present; then
-		echo "$prog: error: could not fetch the Debian arm64 package lists" \
+		echo "$prog: error: could not fetch the Debian $deb_arch package lists" \
 			"(apt sources: /etc/apt/sources.list{,.d})" >&2
 		exit 3
 	fi
@@ -43,11 +44,12 @@ noted() {
 candidate() {
 	local v
 	v=$(apt-cache "${apt_opts[@]}" policy "$1" 2>/dev/null | sed -n 's/^ *Candidate: //p')
-	[[ -n $v && $v != "(none)" ]] || die "no arm64 $1 in the Debian package lists ($apt_dir); try --update"
+	[[ -n $v && $v != "(none)" ]] || die "no $deb_arch $1 in the Debian package lists ($apt_dir); try --update"
 	echo "$v"
 }
 
 # linux-image-arm64 ($meta) depends on exactly one linux-image-6.1.0-N-arm64 (= version).
+# (Debian's own kernel: the arm64 stock and systemd targets only.)
 kernel_pkg() {
 	local v dep
 	v=$(candidate "$meta")
@@ -59,16 +61,16 @@ kernel_pkg() {
 
 busybox_pkg() { echo "busybox-static $(candidate busybox-static)"; }
 
-# "package version" lines (stdin) as "package:arm64 version" (how inputs and manifests
-# name them).
-as_arm64() { sed 's/^\([^ ]*\) /\1:arm64 /'; }
+# "package version" lines (stdin) as "package:ARCH version", ARCH the target's (how inputs
+# and manifests name them).
+as_arch() { sed "s/^\([^ ]*\) /\1:$deb_arch /"; }
 
-# The cached .deb of package $1 version $2 (for arm64 or all architectures), or nothing.
+# The cached .deb of package $1 version $2 (for deb_arch or all architectures), or nothing.
 cached_deb() {
 	local d
 	for d in "$debs/$1"_*.deb; do
 		[[ -f $d && $(dpkg-deb -f "$d" Package Version Architecture | tr '\n' ' ') == \
-		"Package: $1 Version: $2 Architecture: "@(arm64|all)" " ]] && echo "$d" && return 0
+		"Package: $1 Version: $2 Architecture: "@("$deb_arch"|all)" " ]] && echo "$d" && return 0
 	done
 	return 1
 }
@@ -81,12 +83,12 @@ fetch_debs() {
 	mapfile -t lines
 	for line in "${lines[@]}"; do
 		read -r pkg ver <<<"$line"
-		cached_deb "$pkg" "$ver" >/dev/null || want+=("$pkg:arm64=$ver")
+		cached_deb "$pkg" "$ver" >/dev/null || want+=("$pkg:$deb_arch=$ver")
 	done
 	if ((${#want[@]} == 1)); then
 		log "downloading ${want[0]/=/ }"
 	elif ((${#want[@]})); then
-		log "downloading ${#want[@]} arm64 packages"
+		log "downloading ${#want[@]} $deb_arch packages"
 	fi
 	if ((${#want[@]})); then
 		mkdir -p "$tmp/dl"
@@ -98,6 +100,6 @@ fetch_debs() {
 	fi
 	for line in "${lines[@]}"; do
 		read -r pkg ver <<<"$line"
-		cached_deb "$pkg" "$ver" || die "apt-get download left no arm64 $pkg $ver .deb"
+		cached_deb "$pkg" "$ver" || die "apt-get download left no $deb_arch $pkg $ver .deb"
 	done
 }
