@@ -104,15 +104,20 @@ qemu-demo: qemu-images
 
 # Everything the tests need is installed above, so under `make test` no test may skip:
 # a missing tool or image fails its test, and any skip fails the run (tests/require.py).
-# Two sessions: the tests on three pytest-xdist workers (two cores; the simulated-board
-# tests mostly wait on the simulated boot's clock), then, in one process, those that boot
-# QEMU, build a kernel or bound the host's latency (marked `serial`: tests/conftest.py,
-# SERIAL_MODULES). Both always run; either failing fails the target. PYTEST_WORKERS=0
-# runs the first in one process too.
+# Two sessions. First the tests on three pytest-xdist workers (two cores: the
+# simulated-board tests mostly wait on the simulated boot's clock), while the QEMU images
+# and the bisect repository build beside them (CPU-bound, minutes each when cold; log in
+# results/images.log). Then, in one process, the tests that boot QEMU, build a kernel or
+# bound the host's latency (marked `serial`: tests/conftest.py, SERIAL_MODULES). Both
+# always run; either failing fails the target. PYTEST_WORKERS=0: the first in one process.
 PYTEST_WORKERS ?= 3
-pytest: setup-test qemu-images bisect-repo $(LG_VENV)/.installed
-	@rc=0; \
+pytest: setup-test $(VENV)/.apt-qemu-ok $(LG_VENV)/.installed
+	@mkdir -p results; rc=0; \
+	$(MAKE) --no-print-directory qemu-images bisect-repo > results/images.log 2>&1 & images=$$!; \
 	BOOTRIG_REQUIRE_ALL=1 $(BIN)/pytest -n $(PYTEST_WORKERS) -m "not serial" --durations=15 || rc=1; \
+	echo "waiting for the QEMU images (results/images.log)"; \
+	if ! wait $$images; then cat results/images.log; echo "make qemu-images bisect-repo failed"; exit 1; fi; \
+	tail -n 20 results/images.log; \
 	BOOTRIG_REQUIRE_ALL=1 $(BIN)/pytest -m serial --durations=10 || rc=1; \
 	exit $$rc
 

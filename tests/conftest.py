@@ -10,9 +10,10 @@ REPO = Path(__file__).resolve().parents[1]
 pytest_plugins = ["tests.skipguard"]
 
 # Modules whose tests boot real firmware under QEMU (TCG: a core each), build a kernel,
-# or bound how soon the host serves a process (a read's lateness, a relay command's
-# latency): marked `serial`. `make pytest` runs the others on pytest-xdist workers first,
-# then these in one process, one at a time: what they measure widens on a busy host.
+# need the images' package lists (test_real_systemd), or bound how soon the host serves a
+# process (a read's lateness, a relay command's latency): marked `serial`. `make pytest`
+# runs the others on pytest-xdist workers while the QEMU images build, then these in one
+# process, one at a time: what they measure widens on a busy host.
 SERIAL_MODULES = frozenset(
     {
         "test_arm_before_off.py",
@@ -26,6 +27,7 @@ SERIAL_MODULES = frozenset(
         "test_qemu_stock.py",
         "test_qemu_uboot.py",
         "test_qemu_uboot_env.py",
+        "test_real_systemd.py",
         "test_reset_boards.py",
         "test_sim_console.py",
         "test_target_claim.py",
