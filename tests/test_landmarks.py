@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.landmark_offsets import measure, summarise
+from bench.landmark_offsets import measure
 from rig.analysis.events import Timebase
 from rig.analysis.hostclock import host_only
 from rig.analysis.kernelid import KernelId
@@ -33,21 +33,6 @@ def test_every_landmark_is_calibrated_on_enough_boots() -> None:
     assert all(o.n >= 10 and o.uncertainty_s > 0 for o in cal.offsets.values())
     assert DATA["target"]["name"].startswith("qemu-arm64")
     assert set(DATA["boots"]) >= {"capture-1", "capture-2"}
-
-
-def test_the_calibration_is_the_summary_of_its_own_per_boot_offsets() -> None:
-    per_boot: dict[str, dict[str, dict]] = {}
-    for key, c in DATA["landmarks"].items():
-        for boot, off in c["boots"].items():
-            per_boot.setdefault(boot, {})[key] = {
-                "offset_s": off,
-                "clock": c["clock"],
-                "bytes": c["bytes_between"],
-            }
-    again = summarise(per_boot)
-    for key, c in DATA["landmarks"].items():
-        for field in ("offset_s", "uncertainty_s", "min_s", "max_s", "n", "bytes_between"):
-            assert again[key][field] == pytest.approx(c[field], rel=1e-9), (key, field)
 
 
 @pytest.mark.parametrize("boot", ["capture-1", "capture-2", "initcall-debug-1"])
