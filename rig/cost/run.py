@@ -183,7 +183,6 @@ class CostRun:
     bench_starts: list[dict[str, Any]] = field(default_factory=list)
     concurrent: bool = True
     wall_s: float = 0.0
-    blocks: int = 0  # runs of one variant's boots a side hook was entered for
 
     def outcomes(self, variant: str) -> list[str]:
         """The outcomes of `variant`'s boots that count (warm-up boots left out)."""
@@ -241,7 +240,6 @@ def run_cost(
                     break
                 block.enter_context(side(variant, bench))
                 current = variant
-                result.blocks += 1
                 if stop.is_set():  # stopped while the side was being set
                     result.interrupted = True
                     break
