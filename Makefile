@@ -79,11 +79,13 @@ fmt: setup
 
 # The QEMU target's images, cached outside the repository (rebuilt only when an input
 # changes; each kernel build takes minutes cold, a second when cached): with Linux 6.1
-# and with 6.12, and the hookless test bed: Debian's own arm64 kernel with a busybox
+# and with 6.12, the 6.1 wireless variant (an initcall rig try can blacklist), and the
+# hookless test bed: Debian's own arm64 kernel with a busybox
 # initramfs (seconds).
 qemu-images: setup $(VENV)/.apt-qemu-ok
 	$(RIG) qemu build
 	$(RIG) qemu build --config config/qemu-arm64-6.12.toml
+	$(RIG) qemu build --config config/qemu-arm64-wifi.toml
 	$(RIG) qemu build --config config/qemu-arm64-stock.toml
 
 # The git repository `rig bisect` is tested on with the QEMU target (docs/bisect.md):
