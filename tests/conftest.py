@@ -32,7 +32,9 @@ SERIAL_MODULES = frozenset(
         "test_sim_console.py",
         "test_target_claim.py",
         "test_try_qemu.py",
+        "test_try_uboot_console.py",
         "test_uboot_console.py",
+        "test_uboot_console_saveenv.py",
     }
 )
 

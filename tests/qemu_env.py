@@ -32,6 +32,24 @@ def uboot_only_images(tmp: Path, env: str = UBOOT_ONLY_ENV) -> Path:
     return images
 
 
+def saveenv_uboot() -> Path:
+    """The QEMU target's U-Boot that can saveenv (firmware-hooks/u-boot/
+    build-qemu-saveenv.sh, built once and cached); skipped or failed, as tests/require.py
+    says, without the cross compiler and QEMU."""
+    import shutil
+
+    from tests.require import require
+
+    missing = [t for t in ("aarch64-linux-gnu-gcc", "qemu-system-aarch64", "make", "bison",
+                           "flex", "bc") if shutil.which(t) is None]  # fmt: skip
+    if missing:
+        require("qemu", f"needs {', '.join(missing)}")
+    script = REPO / "firmware-hooks" / "u-boot" / "build-qemu-saveenv.sh"
+    p = subprocess.run([str(script)], capture_output=True, text=True, timeout=1800)
+    assert p.returncode == 0, p.stderr[-4000:]
+    return Path(p.stdout.strip().splitlines()[-1]) / "u-boot.bin"
+
+
 def qemu_config(
     tmp: Path,
     images: Path | str = "auto",

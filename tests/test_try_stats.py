@@ -11,7 +11,7 @@ from rig import names
 from rig.compare.stats import Settings, compare
 from rig.instruments.drivers import load_config
 from rig.model.knob import Knob
-from rig.trial.knobs import Untryable, apply_kernel_arg, overrides
+from rig.trial.knobs import Untryable, apply_kernel_arg, console_changes, overrides
 from rig.trial.stats import ABOVE, BELOW, BROKE, EXCEEDED, GAINED, HOLDS, NO_GAIN, WITHIN, judge
 from tests.e2e import make_config
 
@@ -69,7 +69,11 @@ def test_a_target_without_a_kernel_argument_key_cannot_take_one(tmp_path: Path) 
     with pytest.raises(Untryable, match="takes no kernel arguments from the rig"):
         overrides(_arg(names.KNOB_SET, "quiet"), cfg)
     env = Knob(names.KNOB_UBOOT_ENV, "", names.KNOB_SET, "bootdelay", "0")
-    with pytest.raises(Untryable, match="set it at the U-Boot prompt by hand"):
+    # auto: a real board's U-Boot variables go through its console; --uboot-env config
+    # has nowhere to put them.
+    assert console_changes(env, cfg, "auto") == {"bootdelay": "0"}
+    assert console_changes(env, cfg, "config") is None
+    with pytest.raises(Untryable, match="--uboot-env console sets them at the U-Boot prompt"):
         overrides(env, cfg)
     none = Knob(names.KNOB_NONE, "", why="build it as a module")
     with pytest.raises(Untryable, match="build it as a module"):

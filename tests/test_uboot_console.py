@@ -124,7 +124,11 @@ def test_bootdelay_0_needs_the_early_key(tmp_path: Path) -> None:
 def test_values_that_cannot_be_typed_are_refused_before_any_power_cycle(
     tmp_path: Path, bench1: Bench
 ) -> None:
-    for bad, message in (({"a b": "1"}, "not a variable name"), ({"x": "it's"}, "with '")):
+    for bad, message in (
+        ({"a b": "1"}, "not a variable name"),
+        ({"x": "it's"}, "with '"),
+        ({"bootdelay": "-2"}, "without checking for a key"),
+    ):
         with (
             pytest.raises(InstrumentError, match=message),
             changed_env(bench1.power, bench1.console, tmp_path / "run", bad),

@@ -13,8 +13,9 @@
 # CROSS_COMPILE defaults to aarch64-linux-gnu-. The build is cached under
 # ${BOOTRIG_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/bootrig}/u-boot-build/, keyed on the
 # patches, the defconfig, the extra options and CROSS_COMPILE; a new key replaces the old
-# build of that defconfig. Needs make, gcc, bison, flex, bc, libssl-dev and the cross
-# compiler.
+# build of that defconfig with the same options (a build with other options stays: the
+# QEMU target's writable-environment build sits beside the default one). Needs make, gcc,
+# bison, flex, bc, libssl-dev and the cross compiler.
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -44,7 +45,14 @@ if [ -f "$dir/.bootrig-complete" ]; then
     echo "$dir/out"
     exit 0
 fi
-rm -rf "$cache/$defconfig"-*
+# The options of a build, one a line: what says which older build this one replaces.
+options=$(printf '%s\n' "$CROSS_COMPILE" "$@")
+for old in "$cache/$defconfig"-*; do
+    if [ -f "$old/.bootrig-options" ] && [ "$(cat "$old/.bootrig-options")" = "$options" ]; then
+        rm -rf "$old"
+    fi
+done
+rm -rf "$dir"
 mkdir -p "$dir"
 cp -a "$src" "$dir/src"
 for p in "$here"/*.patch; do
@@ -69,5 +77,6 @@ start=$(date +%s)
 make -C "$dir/src" -s O="$dir/out" -j"$(nproc)" >&2
 echo "build.sh: U-Boot $defconfig built in $(($(date +%s) - start)) s" >&2
 rm -rf "$dir/src"
+printf '%s\n' "$options" >"$dir/.bootrig-options"
 touch "$dir/.bootrig-complete"
 echo "$dir/out"

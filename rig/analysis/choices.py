@@ -15,6 +15,10 @@ VARIANTS = (ON, OFF)
 #: Boot orders of `rig cost` (docs/cost.md): in `abba` and `random` (abba or baab by a
 #: seeded coin, so nothing periodic lines up) a linear drift cancels every two pairs.
 ORDERS = ("random", "abba", "abab")
+#: How `rig try` gets a U-Boot variable to the board (rig.trial.knobs): `auto` is `config`
+#: where the target's config carries U-Boot variables (the QEMU target, the simulator),
+#: `console` elsewhere (docs/uboot-env.md); `console` on QEMU takes its flash's saveenv.
+UBOOT_ENV_WAYS = ("auto", "config", "console")
 
 # Change points (rig.trend.stats):
 #: beta of the penalty beta * sigma^2 * ln(n): BIC's 2 finds a false change point in 1

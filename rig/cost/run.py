@@ -11,7 +11,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -126,16 +126,26 @@ def concurrent(cfgs: Mapping[str, RigConfig]) -> bool:
     return all(c.sim is not None or c.qemu is not None for c in cfgs.values())
 
 
-class Benches(AbstractContextManager["Benches"]):
-    """One bench of instruments per variant: both open at once where `concurrent`."""
+#: A block of consecutive boots of one variant runs inside `side(variant, bench)`: what
+#: changes the board itself between the sides (`rig try`'s U-Boot console path).
+SideHook = Callable[[str, Bench], AbstractContextManager[object]]
 
-    def __init__(self, cfgs: Mapping[str, RigConfig]) -> None:
+
+class Benches(AbstractContextManager["Benches"]):
+    """One bench of instruments per variant: both open at once where `concurrent`;
+    `shared`: one bench, the board, for both (the variants differ in what a side hook
+    changes on it, not in the config)."""
+
+    def __init__(self, cfgs: Mapping[str, RigConfig], shared: bool = False) -> None:
         self.cfgs = cfgs
-        self.concurrent = concurrent(cfgs)
+        self.shared = shared
+        self.concurrent = concurrent(cfgs) and not shared
         self._open: dict[str, tuple[Instruments, Bench]] = {}
         self.starts: list[dict[str, Any]] = []  # {"variant", "s"}: every bench start
 
     def get(self, name: str) -> Bench:
+        if self.shared:
+            name = OFF
         if name in self._open:
             return self._open[name][1]
         if not self.concurrent:
@@ -186,9 +196,12 @@ def run_cost(
     engine: str,
     stop: threading.Event,
     progress: Callable[[str], None] = lambda _: None,
+    side: SideHook | None = None,
 ) -> CostRun:
     """Boot the schedule (`warmup` boots of each variant first, uncounted), analyze every
-    boot (while the next one is held unpowered) and collect both sides."""
+    boot (while the next one is held unpowered) and collect both sides. With `side`, both
+    variants boot one bench, each run of one variant's boots inside `side(variant, bench)`
+    (entered again only where the variant changes)."""
     _, folder = rundir.new_run_folder(next(iter(cfgs.values())).results_dir, prefix=PREFIX)
     result = CostRun(folder)
     plan = [(v, False, f"warmup-{v}-{i + 1}") for i in range(warmup) for v in (ON, OFF)]
@@ -208,8 +221,10 @@ def run_cost(
             boots[done.variant].append(report_boot(report, str(where)))
 
     t0 = time.monotonic()
-    with Benches(cfgs) as benches:
+    # The side blocks end (e.g. the environment restored) before the benches close.
+    with Benches(cfgs, shared=side is not None) as benches, ExitStack() as block:
         result.concurrent = benches.concurrent
+        current: str | None = None
         for k, (variant, counted, run_id) in enumerate(plan):
             if stop.is_set():
                 result.interrupted = True
@@ -217,6 +232,17 @@ def run_cost(
             progress(f"boot {k + 1}/{len(plan)}: {run_id}")
             cfg = dataclasses.replace(cfgs[variant], results_dir=folder)
             bench = benches.get(variant)
+            if side is not None and variant != current:
+                block.close()
+                current = None
+                if stop.is_set():
+                    result.interrupted = True
+                    break
+                block.enter_context(side(variant, bench))
+                current = variant
+                if stop.is_set():  # stopped while the side was being set
+                    result.interrupted = True
+                    break
             cycle = run_cycle(cfg, bench, run_id=run_id, during_hold=analyze_pending, abort=stop)
             done = BootDone(variant, run_id, counted, "pending")
             result.boots.append(done)
@@ -225,6 +251,7 @@ def run_cost(
                 result.interrupted = True
                 break
             pending.append((done, cycle.folder))
+        block.close()
         result.bench_starts = benches.starts
     analyze_pending()
     result.wall_s = time.monotonic() - t0

@@ -12,7 +12,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from types import FrameType
 
@@ -187,6 +187,34 @@ def _check(values: Mapping[str, str | None]) -> None:
         _quoted(name, value or "")
 
 
+def _delay(values: Mapping[str, object]) -> int | None:
+    """The bootdelay `values` set, if they set a number."""
+    value = values.get("bootdelay")
+    try:
+        return int(str(value), 0) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _refuse_unstoppable(changes: Mapping[str, str | None]) -> None:
+    """bootdelay=-2 (and below) boots without looking for a key: the restore could never
+    stop it again."""
+    delay = _delay(changes)
+    if delay is not None and delay < -1:
+        raise InstrumentError(
+            f"U-Boot env: bootdelay={changes['bootdelay']} boots without checking for a "
+            "key: the original environment could not be restored through the console"
+        )
+
+
+def _restore_early_key(doc: Mapping[str, object]) -> bool:
+    """The restore's power cycle meets the changed environment: with bootdelay 0 or -1
+    set, only a key sent from power-on stops it (or finds the prompt)."""
+    changes = doc.get("changes")
+    delay = _delay(changes) if isinstance(changes, Mapping) else None
+    return bool(doc.get("early_key")) or (delay is not None and delay <= 0)
+
+
 def _journal(folder: Path, doc: dict[str, object]) -> None:
     write_text(folder / JOURNAL, json.dumps(doc, indent=2) + "\n")
 
@@ -221,7 +249,7 @@ def _restore(
         power, console, folder / RESTORE_LOG, timeout_s, str(doc.get("prompt", PROMPT))
     )
     try:
-        prompt.enter(bool(doc.get("early_key")))
+        prompt.enter(_restore_early_key(doc))
         prompt.apply(originals)
     finally:
         prompt.leave()
@@ -274,12 +302,17 @@ def changed_env(
     timeout_s: float = 30.0,
     early_key: bool = False,
     prompt_text: str = PROMPT,
+    own_signals: bool = True,
 ) -> Iterator[dict[str, str | None]]:
     """Inside the block the board's saved environment has `changes` (None: deleted); it
     yields the originals. The board is left on at U-Boot's prompt: each boot the block
     measures is a power cycle of its own (rig.measure.cycle powers off first). After the
-    block, and on any error or Ctrl-C/SIGTERM, the originals go back."""
+    block, and on any error or Ctrl-C/SIGTERM, the originals go back. `own_signals=False`
+    leaves Ctrl-C and SIGTERM to the caller's handlers (a stop flag, as `rig try` has; the
+    block then ends soon after one), except during the restore, after which a signal held
+    there is handed to them."""
     _check(changes)
+    _refuse_unstoppable(changes)
     folder.mkdir(parents=True, exist_ok=True)
     doc: dict[str, object] = {
         "changes": dict(changes),
@@ -289,7 +322,7 @@ def changed_env(
     prompt = UbootPrompt(power, console, folder / SET_LOG, timeout_s, prompt_text)
     changing = False
     try:
-        with _signals_raise():
+        with _signals_raise() if own_signals else nullcontext():
             prompt.enter(early_key)
             originals = {name: prompt.printenv(name) for name in changes}
             _check(originals)  # what cannot be typed back is refused before any change
@@ -316,5 +349,8 @@ def changed_env(
                         f"restoring the environment: {e}{after}; the originals stay in "
                         f"{folder / JOURNAL} (restore_journal)"
                     ) from e
-            if held and pending is None:  # a signal held during the restore stops now
+            if not own_signals:
+                for signum in held:  # to the caller's handlers, now restored
+                    signal.raise_signal(signum)
+            elif held and pending is None:  # a signal held during the restore stops now
                 raise KeyboardInterrupt

@@ -14,7 +14,7 @@ from typing import Any
 import click
 from rich.markup import escape
 
-from rig.analysis.choices import ORDERS
+from rig.analysis.choices import ORDERS, UBOOT_ENV_WAYS
 from rig.artifacts import rundir
 from rig.commands.common import (
     config_option,
@@ -61,7 +61,11 @@ def print_trials(doc: dict[str, Any]) -> None:
                 highlight=False,
             )
     for tr in doc["trials"]:
-        console.print(f"{tr['rule']}: booted with {escape(', '.join(tr['sets']))}", highlight=False)
+        how = ", ".join(tr["sets"])
+        if at := tr.get("uboot_console"):
+            changes = " ".join(f"{k}={v}" for k, v in at["changes"].items())
+            how = f"{changes} saved at the U-Boot prompt ({len(at['blocks'])} blocks)"
+        console.print(f"{tr['rule']}: booted with {escape(how)}", highlight=False)
     for rule, why in doc["untried"]:
         console.print(f"not tried: {rule}: {escape(why)}", highlight=False)
     recorded = " (verified gains recorded in it)" if doc.get("recorded") else ""
@@ -86,6 +90,11 @@ def print_trials(doc: dict[str, Any]) -> None:
               help="Uncounted boots of each variant first, per advice.")  # fmt: skip
 @click.option("--alpha", type=float, default=0.05, show_default=True,
               help="1 - confidence, for all the advice tried together (Bonferroni).")  # fmt: skip
+@click.option("--uboot-env", "uboot_env", type=click.Choice(UBOOT_ENV_WAYS), default="auto",
+              show_default=True,
+              help="How a U-Boot variable reaches the board: through the config (QEMU, "
+              "simulator) or set at the U-Boot prompt and saveenv (console); auto: the "
+              "config where it carries them.")  # fmt: skip
 @engine_option
 @json_option
 def try_(
@@ -98,6 +107,7 @@ def try_(
     seed: int,
     warmup: int,
     alpha: float,
+    uboot_env: str,
     engine: str,
     as_json: bool,
 ) -> None:
@@ -105,7 +115,17 @@ def try_(
     from rig.compare.stats import Settings
     from rig.instruments.drivers import load_config
     from rig.trial.knobs import Untryable
-    from rig.trial.run import PREFIX, RESULT, SCHEMA, Plan, Trial, record, try_one, variants
+    from rig.trial.run import (
+        PREFIX,
+        RESULT,
+        SCHEMA,
+        Plan,
+        Trial,
+        record,
+        restore_leftovers,
+        try_one,
+        variants,
+    )
     from rig.trial.source import boot_once, read_source, select
 
     try:
@@ -115,7 +135,7 @@ def try_(
     base = load_config(config_path, overrides=list(common))
     rundir.probe_results_dir(base.results_dir, f"{base.path}: key 'rig.results_dir'")
     recover_leftovers(base.results_dir, as_json)
-    plan = Plan(config_path, common, pairs, order, seed, warmup, engine)
+    plan = Plan(config_path, common, pairs, order, seed, warmup, engine, uboot_env)
     stop = StopFlag()
     _, folder = rundir.new_run_folder(base.results_dir, prefix=PREFIX)
     doc: dict[str, Any] = {"schema": SCHEMA, "folder": str(folder), "alpha": alpha}
@@ -123,6 +143,7 @@ def try_(
     with spinner(as_json) as progress, stop.installed():
         task = progress.add_task("starting", total=None)
         say = lambda text: progress.update(task, description=text)  # noqa: E731
+        doc["restored"] = restore_leftovers(base, plan)  # before the board is touched
         if source is None:
             say("booting once for the advice")
             cfg = dataclasses.replace(base, results_dir=folder)
@@ -132,11 +153,11 @@ def try_(
         advice = select(report_path, rules)
         for a in advice.tried:
             try:
-                sets, cfgs = variants(plan, base, a, advice.cmdline)
+                sets, cfgs, at_prompt = variants(plan, base, a, advice.cmdline)
             except Untryable as e:
                 advice.untried.append((a.rule, str(e)))
                 continue
-            trials.append(Trial(a, sets, cfgs))
+            trials.append(Trial(a, sets, cfgs, at_prompt))
         if not trials:
             why = "; ".join(f"{r}: {w}" for r, w in advice.untried) or "no advisory"
             raise InputError(f"{report_path}: nothing to try ({why})")
@@ -144,7 +165,7 @@ def try_(
         for tr in trials:
             if stop.event.is_set():
                 break
-            say(f"{tr.advisory.rule}: {' '.join(tr.sets)}")
+            say(f"{tr.advisory.rule}: {' '.join(tr.sets) or 'at the U-Boot prompt'}")
             try_one(plan, tr, folder, each, stop.event, say)
     doc["recorded"] = record(report_path, advice.report, trials, pairs)
     if doc["recorded"] and base.influx:

@@ -63,9 +63,25 @@ def _bootargs(cfg: RigConfig, knob: Knob, cmdline: str | None, extra: str) -> li
     return [f"sim.uboot_env.bootargs={json.dumps(' '.join(kept))}"]
 
 
+def console_changes(knob: Knob, cfg: RigConfig, way: str = "auto") -> dict[str, str] | None:
+    """The U-Boot variables to set at the board's prompt for `knob` (the console path);
+    None when the knob goes through the config (`overrides`)."""
+    if knob.kind != names.KNOB_UBOOT_ENV or not knob.name:
+        return None
+    by_config = cfg.qemu is not None or cfg.sim is not None
+    if way == "config" or (way == "auto" and by_config):
+        return None
+    if cfg.sim is not None:
+        raise Untryable("the simulated board has no U-Boot prompt: --uboot-env config")
+    if knob.op == names.KNOB_REMOVE or knob.value is None:
+        raise Untryable(f"removing the U-Boot variable {knob.name} is not supported")
+    return {knob.name: knob.value}
+
+
 def overrides(knob: Knob, cfg: RigConfig, cmdline: str | None = None) -> list[str]:
     """The `--set` items booting `cfg`'s target with `knob` applied; `cmdline` is the
-    kernel command line the advised boot printed, if it did."""
+    kernel command line the advised boot printed, if it did. A U-Boot variable of a
+    target whose config carries none goes through the console (`console_changes`)."""
     if knob.kind == names.KNOB_KERNEL_ARG and knob.name:
         key, args = kernel_args_key(cfg)
         if knob.op == names.KNOB_REMOVE and knob.name not in {_arg_name(t) for t in args.split()}:
@@ -78,10 +94,9 @@ def overrides(knob: Knob, cfg: RigConfig, cmdline: str | None = None) -> list[st
             return [f"qemu.uboot_env.{knob.name}={json.dumps(knob.value)}"]
         if cfg.sim is not None:
             return [f"sim.uboot_env.{knob.name}={json.dumps(knob.value)}"]
-        # The console path (rig.instruments.uboot_console) is not wired to rig try yet.
         raise Untryable(
-            "this target takes no U-Boot variables from the rig (the QEMU target's "
-            "[qemu.uboot_env] and the simulated board's [sim.uboot_env] do): set it at "
-            "the U-Boot prompt by hand"
+            "this target's config carries no U-Boot variables (the QEMU target's "
+            "[qemu.uboot_env] and the simulated board's [sim.uboot_env] do): "
+            "rig try --uboot-env console sets them at the U-Boot prompt"
         )
     raise Untryable(knob.why or "nothing the rig can set")

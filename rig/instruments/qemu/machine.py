@@ -83,13 +83,18 @@ class QemuMachine:
             "-chardev", "pty,id=console",
             "-serial", "chardev:console",
             "-bios", str(c.bios),
-            "-drive", f"if=pflash,format=raw,index=1,readonly=on,file={self._flash}",
+            "-drive", f"if=pflash,format=raw,index=1,{self._flash_mode()}file={self._flash}",
             "-drive", f"if=none,format=raw,id=root,snapshot=on,file={self.images / 'rootfs.img'}",
             "-device", "virtio-blk-device,drive=root",
             *(a for e in self.trace_events for a in ("-trace", e)),
             "-D", str(self.trace),
             "-msg", "timestamp=on",
         ]  # fmt: skip
+
+    def _flash_mode(self) -> str:
+        # The flash is this machine's own copy, written when it was made: writable, what
+        # U-Boot saves there stays for the next power cycle and never reaches the images.
+        return "" if self.cfg.env_writable else "readonly=on,"
 
     def launch(self) -> None:
         """Start a fresh, paused QEMU (the previous one, if any, is quit first)."""

@@ -30,6 +30,9 @@ class QemuConfig:
     bios: Path = UBOOT_BIN
     kernel_args: str = ""  # appended to the environment's bootargs (a variant's knob)
     uboot_env: dict[str, str] = field(default_factory=dict)  # overrides, name -> value
+    # the machine's private environment flash attached writable: saveenv keeps across its
+    # power cycles (the console path, docs/uboot-env.md); measured boots keep it read-only
+    env_writable: bool = False
     gpio: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_GPIO))
     base: Path = Path(".")
     # what `images = "auto"` asks for its cache folder: the hooked build or a variant's
@@ -114,6 +117,7 @@ def parse_qemu(t: Table, base: Path) -> QemuConfig:
         bios=(base / t.str("bios", str(UBOOT_BIN))).resolve(),
         kernel_args=t.str("kernel_args", ""),
         uboot_env=env,
+        env_writable=t.bool("env_writable", False),
         gpio=gpio,
         base=base,
         build_script=(base / t.str("build_script", str(BUILD_SCRIPT))).resolve(),
