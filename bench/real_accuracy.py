@@ -2,12 +2,12 @@
 
 Per target (`--target`, default every one in TARGETS): boots its hooked QEMU config
 (real U-Boot 2023.01 and our hooked kernel: config/qemu-arm64.toml for Linux 6.1,
-config/qemu-arm64-6.12.toml for 6.12) N times console-only and N times with the capture,
-and its stock variant (Debian's kernel, no hooks: landmarks stand in for its markers,
-config/qemu-arm64-stock*.toml) the same way when its images are built. `--config PATH`
-adds a target of its own (named after the file, hooked only): a new board's config
-(the armv7 one, say) is measured by running this with it. Every run keeps
-QEMU's own trace of the GPIO writes; `report_edges` turns it into the true marker
+config/qemu-arm64-6.12.toml for 6.12, config/qemu-armv7.toml for 6.1 on 32-bit ARM) N
+times console-only and N times with the capture, and its stock variant (Debian's kernel,
+no hooks: landmarks stand in for its markers, config/qemu-arm64-stock*.toml) the same way
+when its images are built. `--config PATH` adds a target of its own (named after the
+file, hooked only): a new board's config is measured by running this with it. Every run
+keeps QEMU's own trace of the GPIO writes; `report_edges` turns it into the true marker
 times on the report's clock, and each stage boundary the analysis put on a traced marker
 is compared with it. A console-only run's t = 0 is the power-on command, which QEMU's
 RESUME follows by a lag (`resume_lag_ms`): the truth is counted from the command there,
@@ -59,6 +59,9 @@ CONFIG = REPO / "config"
 TARGETS: dict[str, tuple[Path, Path | None]] = {
     "linux-6.1-arm64": (CONFIG / "qemu-arm64.toml", CONFIG / "qemu-arm64-stock.toml"),
     "linux-6.12-arm64": (CONFIG / "qemu-arm64-6.12.toml", CONFIG / "qemu-arm64-stock-6.12.toml"),
+    # 32-bit ARM: our hooked 6.1 for armhf; no stock variant (landmarks: the recorded
+    # armv7-* boots with their hooks taken out, tests/test_real_hookless.py).
+    "linux-6.1-armv7": (CONFIG / "qemu-armv7.toml", None),
 }
 HOST_LIMIT_S = 20e-3
 HOST_BOOTS = 0.99  # fraction of boots whose host-timed boundaries must all hold

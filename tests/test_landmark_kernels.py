@@ -15,6 +15,7 @@ from rig.analysis.landmark_calibration import (
     CALIBRATION_SCHEMA,
     FOLDER,
     GLOB,
+    OTHER_ARCH_FACTOR,
     REFERENCE,
     choose,
     load_calibrations,
@@ -84,7 +85,8 @@ def test_version_and_architecture_come_from_what_the_kernel_prints(
 
 def test_each_stored_calibration_is_one_kernels_and_its_own_summary() -> None:
     keys = [c.key for c in CALS]
-    assert {"linux-6.1-arm64", "linux-6.12-arm64"} <= set(keys) and REFERENCE in keys
+    assert {"linux-6.1-arm64", "linux-6.12-arm64", "linux-6.1-armv7"} <= set(keys)
+    assert REFERENCE in keys
     assert len(set(keys)) == len(keys)
     for path in FILES:
         data = json.loads(path.read_text())
@@ -117,7 +119,9 @@ def test_each_stored_calibration_is_one_kernels_and_its_own_summary() -> None:
         ("6.6", "arm64", "linux-6.1-arm64", False),  # 5 minors from 6.1, 6 from 6.12
         ("6.13", "arm64", "linux-6.12-arm64", False),
         ("5.15", "arm64", "linux-6.1-arm64", False),  # 6.1 is the LTS after 5.15
-        ("6.12", "armv7", "linux-6.12-arm64", False),  # no armv7 calibration (yet)
+        ("6.1", "armv7", "linux-6.1-armv7", True),
+        ("6.12", "armv7", "linux-6.1-armv7", False),  # the same architecture first
+        ("6.1", "armv6", "linux-6.1-arm64", False),  # no armv6: the same version, the reference
         ("6.12", None, "linux-6.12-arm64", False),
         (None, None, REFERENCE, False),  # e.g. `quiet`: the kernel is not named
     ],
@@ -129,8 +133,10 @@ def test_a_boot_takes_its_kernels_calibration_else_the_nearest_widened(
     assert choice is not None and choice.calibration.key == key
     if own:
         assert choice.widened_s == 0.0
-    else:
+    elif arch == choice.calibration.arch:
         assert choice.widened_s >= choice.offset.uncertainty_s > 0
+    else:  # another architecture, or one not known: twice the uncertainty again
+        assert choice.widened_s >= OTHER_ARCH_FACTOR * choice.offset.uncertainty_s > 0
 
 
 def test_a_landmark_its_kernel_did_not_calibrate_comes_from_another_widened() -> None:

@@ -16,7 +16,10 @@ def test_a_target_choice_boots_that_target_only() -> None:
     # No choice: every known target, 6.1's and 6.12's.
     prefixes = [p for _, p, _ in plan_targets([], [], 1, 0)]
     assert prefixes == [f"{t}/hooked" for t in TARGETS]
-    assert {"linux-6.1-arm64", "linux-6.12-arm64"} <= set(TARGETS)
+    assert {"linux-6.1-arm64", "linux-6.12-arm64", "linux-6.1-armv7"} <= set(TARGETS)
+    # The 32-bit target is the armv7 config, hooked only (no stock armv7 images).
+    armv7 = plan_targets(["linux-6.1-armv7"], [], 2, 5)
+    assert armv7 == [(REPO / "config" / "qemu-armv7.toml", "linux-6.1-armv7/hooked", 2)]
 
 
 def test_a_config_of_its_own_is_a_target_named_after_it(tmp_path: Any) -> None:

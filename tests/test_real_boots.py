@@ -25,6 +25,11 @@ def kernel(boot: Path) -> str:
     return "6.12" if boot.name.startswith("612-") else "6.1"
 
 
+def arch(boot: Path) -> str:
+    """The architecture a recorded boot ran: `armv7-*` folders are the 32-bit target's."""
+    return "armv7" if boot.name.startswith("armv7-") else "arm64"
+
+
 def bootargs(boot: Path) -> list[str]:
     return json.loads((boot / "qemu.json").read_text())["uboot_env"]["bootargs"].split()
 
@@ -49,10 +54,12 @@ def analyze(src: Path, tmp: Path) -> dict:
     return rig_analyze_json(folder)[1]
 
 
-@pytest.mark.parametrize("version", ["6.1", "6.12"])
-def test_there_are_recorded_boots_of_both_kinds(version: str) -> None:
-    captured = [b for b in CAPTURED if kernel(b) == version]
-    console_only = [b for b in CONSOLE_ONLY if kernel(b) == version]
+@pytest.mark.parametrize(
+    ("version", "arch_"), [("6.1", "arm64"), ("6.12", "arm64"), ("6.1", "armv7")]
+)
+def test_there_are_recorded_boots_of_both_kinds(version: str, arch_: str) -> None:
+    captured = [b for b in CAPTURED if (kernel(b), arch(b)) == (version, arch_)]
+    console_only = [b for b in CONSOLE_ONLY if (kernel(b), arch(b)) == (version, arch_)]
     assert len(captured) >= 2 and len(console_only) >= 2, [b.name for b in BOOTS]
 
 
@@ -124,11 +131,13 @@ def test_console_only_host_clock_tells_the_log_buffer_from_latency(
     host = report["clocks"]["host"]
     assert host["pacing"]["verdict"] == "unpaced"
     assert host["pacing"]["bytes_per_s"] > 5 * 115200 / 10
-    # Every line of the backlog (50 and more) counts as held but the first, which sets
-    # where the hold starts, and the ones the reader read late (no production either).
+    # Every line of the backlog (50 and more on arm64; the armv7 kernel, built from
+    # allnoconfig, logs 46) counts as held but the first, which sets where the hold
+    # starts, and the ones the reader read late (no production either).
     backlog = kernel_backlog(split_lines(console_chunks(boot)))
     on_time = backlog - set(host["reads"]["late_lines"])
-    assert len(backlog) >= 50 and host["held_lines"] >= len(on_time) - 1
+    assert len(backlog) >= (40 if arch(boot) == "armv7" else 50)
+    assert host["held_lines"] >= len(on_time) - 1
     assert host["spread_s"] < 10e-3
     assert all(t["t_s"] >= 0 for t in report["console_times"])
     arrivals = console_arrivals(boot)

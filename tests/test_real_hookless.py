@@ -18,7 +18,7 @@ import pytest
 from rig.analysis.landmark_calibration import FOLDER
 from rig.instruments.qemu.reference import reference_edges
 from rig.measure.pipeline import analyze_folder
-from tests.test_real_boots import DATA, bootargs, kernel
+from tests.test_real_boots import DATA, arch, bootargs, kernel
 
 # Debian's stock 6.1 kernel (stock-*) and 6.12 kernel (612-stock-*).
 STOCK_CONSOLE = sorted([*DATA.glob("stock-console-*"), *DATA.glob("612-stock-console-*")])
@@ -41,17 +41,19 @@ def assert_covers(stage: dict[str, Any], edge: float) -> None:
     assert abs(stage["end_s"] - edge) <= end["uncertainty_s"], (stage["name"], end)
 
 
-def calibration(version: str) -> dict[str, Any]:
-    return json.loads((FOLDER / f"landmarks-linux-{version}-arm64.json").read_text())
+def calibration(boot: Path) -> dict[str, Any]:
+    """The stored calibration of the kernel the recorded boot ran."""
+    return json.loads((FOLDER / f"landmarks-linux-{kernel(boot)}-{arch(boot)}.json").read_text())
 
 
 def assert_own_calibration(report: dict[str, Any], boot: Path) -> None:
     """Every landmark came from the boot's own kernel's calibration, not widened."""
     used = report["analysis"]["landmarks"]
-    assert used["kernel_version"] == kernel(boot) and used["kernel_arch"] == "arm64"
+    assert (used["kernel_version"], used["kernel_arch"]) == (kernel(boot), arch(boot))
     assert used["used"], used
     for u in used["used"]:
-        assert u["calibration"] == f"linux-{kernel(boot)}-arm64" and u["widened_s"] == 0, u
+        key = f"linux-{kernel(boot)}-{arch(boot)}"
+        assert u["calibration"] == key and u["widened_s"] == 0, u
 
 
 def test_the_stock_boots_are_real_and_hookless() -> None:
@@ -148,12 +150,22 @@ def without_hooks(src: Path, dst: Path, strip_cmdline: bool = True) -> Path:
     return edit_console(src, dst, edit)
 
 
-@pytest.mark.parametrize("name", ["console-1", "console-2", "612-console-1", "612-console-2"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "console-1",
+        "console-2",
+        "612-console-1",
+        "612-console-2",
+        "armv7-console-1",
+        "armv7-console-2",
+    ],
+)
 def test_landmarks_cover_the_traced_edges_of_a_hooked_boot_without_hooks(
     name: str, tmp_path: Path
 ) -> None:
     # Not among its kernel's calibration boots: an independent check.
-    assert name not in calibration(kernel(DATA / name))["boots"]
+    assert name not in calibration(DATA / name)["boots"]
     boot = without_hooks(DATA / name, tmp_path / name)
     report = analyze(boot)
     truth = reference_edges(boot)
