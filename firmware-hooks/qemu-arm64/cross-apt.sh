@@ -24,10 +24,23 @@ apt_update() {
 	mkdir -p "$apt_dir/state" "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial"
 	touch "$apt_dir/status"
 	rm -f "$apt_dir"/*.version
-	if ! apt-get "${apt_opts[@]}" -qq update >&2 || ! apt_lists_present; then
+	# A mirror in the middle of a sync serves an index that does not match its Release
+	# file ("File has unexpected size ... Mirror sync in progress?"), for minutes or until
+	# the mirror's cache moves on: try again, then build from the lists that did arrive
+	# (every version taken is in the build's inputs and manifest), saying which failed.
+	local try
+	for try in 1 2 3; do
+		apt-get "${apt_opts[@]}" -qq update >&2 2>"$apt_dir/update.err" && break
+		cat "$apt_dir/update.err" >&2
+		if ((try < 3)); then sleep $((try * 15)); fi
+	done
+	if ! apt_lists_present; then
 		echo "$prog: error: could not fetch the Debian $deb_arch package lists" \
 			"(apt sources: /etc/apt/sources.list{,.d})" >&2
 		exit 3
+	fi
+	if [[ -s $apt_dir/update.err ]] && grep -q '^E:' "$apt_dir/update.err"; then
+		log "warning: some $deb_arch package lists did not arrive (above); building from the others"
 	fi
 }
 
