@@ -23,14 +23,4 @@ kconfig=qemu-arm64/kernel-wifi.config
 # shellcheck source=hooked.sh
 source "$here/hooked.sh"
 
-parse_args "$@"
-hooked_requirements
-
-# --- build ---------------------------------------------------------------------------------
-begin_build make:make gcc:gcc bc:bc bison:bison flex:flex perl:perl patch:patch xz:xz-utils
-hooked_kernel
-hooked_rootfs
-files=(Image rootfs.img flash1.img u-boot-env.txt bootgraph.pl kernel.config build.log)
-executables=(bootgraph.pl)
-finish_build "$kernel_release" "kernel $kernel_key, built in ${kernel_seconds} s" \
-	kernel_build_seconds="$kernel_seconds" kernel_key="\"$kernel_key\""
+hooked_build "$@"
