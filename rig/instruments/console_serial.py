@@ -27,6 +27,8 @@ from rig.steps import as_step
 #: How long one blocking read waits before checking whether to stop (ports without a
 #: file descriptor, read in a thread of the rig).
 _POLL_S = 0.05
+#: How long a write may wait for the target to take the bytes.
+_WRITE_S = 2.0
 
 
 @CONSOLE.register("serial")
@@ -57,7 +59,10 @@ class SerialConsole:
         self._start_reader()
 
     def _open(self, port: str) -> serial.SerialBase:
-        return open_serial(port, "console", baudrate=self.baud, timeout=_POLL_S)
+        ser = open_serial(port, "console", baudrate=self.baud, timeout=_POLL_S)
+        with contextlib.suppress(NotImplementedError):  # rfc2217:// has no write timeout
+            ser.write_timeout = _WRITE_S
+        return ser
 
     def reopen(self, port: str) -> None:
         """Switch to another port between boots (an emulated board's new pty)."""
@@ -150,9 +155,16 @@ class SerialConsole:
 
     def write(self, data: bytes) -> None:
         """Type at the target (U-Boot's prompt, rig/instruments/uboot_console.py)."""
+        # No flush(): on a pty it is tcdrain, which waits until the far end reads, and an
+        # emulated UART whose guest stopped reading (U-Boot booting on past a key sent
+        # too late) never does: the restore of a changed environment hung there.
         try:
             self._ser.write(data)
-            self._ser.flush()
+        except serial.SerialTimeoutException:
+            raise InstrumentError(
+                f"console {self.port}: the target took no input for {_WRITE_S:g} s "
+                "(nothing on its side reads the line)"
+            ) from None
         except (OSError, serial.SerialException) as e:
             raise InstrumentError(f"console {self.port}: cannot write: {e}") from None
 
