@@ -23,7 +23,7 @@ from rig.model.knob import uboot_env
 from rig.trial.knobs import Untryable, console_changes
 from tests.e2e import REPO, make_config
 from tests.qemu_env import qemu_config, rig_run, saveenv_uboot, uboot_only_images
-from tests.waiting import wait_until
+from tests.waiting import signal_when, wait_until
 
 COUNT_1 = "Hit any key to stop autoboot:  1"
 COUNT_0 = "Hit any key to stop autoboot:  0"
@@ -112,8 +112,8 @@ def test_a_signal_mid_try_restores_the_environment(
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
     )  # fmt: skip
     results = tmp_path / "results"
-    try:
-        # Signal it while the change is saved on the board (the first block's boot).
+
+    def saved() -> None:  # the change is saved on the board (the first block's boot)
         wait_until(
             "a block with the change saved",
             lambda: any(
@@ -122,12 +122,8 @@ def test_a_signal_mid_try_restores_the_environment(
             ),
             600,
         )
-        proc.send_signal(signum)
-        out, err = proc.communicate(timeout=300)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+
+    out, err = signal_when(proc, saved, signum, 300)
     assert "Traceback" not in err, err
     assert proc.returncode == 128 + signum, (proc.returncode, err[-2000:])
     doc = json.loads(out)

@@ -27,7 +27,7 @@ from rig.instruments.uboot_console import (
     restore_journal,
 )
 from tests.qemu_env import qemu_config, uboot_only_images
-from tests.waiting import wait_until
+from tests.waiting import signal_when, wait_until
 
 
 def _bench(tmp: Path, bootdelay: str) -> Iterator[Bench]:
@@ -178,15 +178,11 @@ def test_a_signal_in_the_middle_restores(tmp_path: Path, signum: int) -> None:
         stdout=subprocess.PIPE,
         text=True,
     )
-    try:
-        # The journal is written right before the first setenv: signal the rig there.
+
+    def journaled() -> None:  # right before the first setenv: signal the rig there
         wait_until("the journal", lambda: (run / JOURNAL).exists(), 60)
-        proc.send_signal(signum)
-        out, _ = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+
+    out, _ = signal_when(proc, journaled, signum, 120)
     result = json.loads(out.strip().splitlines()[-1])
     # Whether the signal came in the setenv or in the restore the failed saveenv began
     # (it is held there), the restore ran to its saveenv with the originals.

@@ -31,6 +31,7 @@ from rig.instruments.uboot_console import (
 )
 from rig.measure.cycle import run_cycle
 from tests.qemu_env import qemu_config, saveenv_uboot, uboot_only_images
+from tests.waiting import signal_when
 
 pytestmark = pytest.mark.slow
 
@@ -168,15 +169,13 @@ def test_a_signal_in_the_block_restores_the_saved_environment(
         stdout=subprocess.PIPE,
         text=True,
     )
-    try:
-        assert proc.stdout is not None
-        assert proc.stdout.readline().strip() == "changed"
-        proc.send_signal(signum)
-        out, _ = proc.communicate(timeout=240)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    assert proc.stdout is not None
+    stdout = proc.stdout
+
+    def changed() -> None:
+        assert stdout.readline().strip() == "changed"
+
+    out, _ = signal_when(proc, changed, signum, 240)
     result = json.loads(out.strip().splitlines()[-1])
     # SIGTERM unwinds as changed_env's own KeyboardInterrupt (docs/uboot-env.md).
     raised = "KeyboardInterrupt" if signum == signal.SIGINT else "_Interrupted"

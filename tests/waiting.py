@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
+import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -37,3 +38,19 @@ def console_so_far(results: Path) -> str:
             if line.endswith("\n"):
                 text += base64.b64decode(json.loads(line)["data_b64"])
     return text.decode(errors="replace")
+
+
+def signal_when(
+    proc: subprocess.Popen[str], ready: Callable[[], object], signum: int, timeout_s: float
+) -> tuple[str, str]:
+    """Once `ready()` returns, send `signum` to `proc` and read its output (stdout, stderr)
+    within `timeout_s`; the process is killed if it is still there, whatever failed."""
+    try:
+        ready()
+        proc.send_signal(signum)
+        out, err = proc.communicate(timeout=timeout_s)
+        return out or "", err or ""
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
