@@ -98,11 +98,11 @@ def console_clocks(
         # late, so there is no printk map, as with too few stamped lines.
         return with_bounds(fallback, lines, {}, pacing), None
     n = len(kept)
-    spread = max(kept.values()) - low if n >= MIN_STAMPED else DEFAULT_BAND_S
+    spread = max(kept.values()) - low  # kept holds at least MIN_STAMPED here
     # Unknown pacing placed lines at their arrival: a paced first byte's own character
     # time is then part of the least latency too.
     floor = LATENCY_FLOOR_S + (char_s if pacing.verdict == "unknown" else 0.0)
-    margin = floor + (beta_margin(spread, n) if n >= MIN_STAMPED else DEFAULT_BAND_S)
+    margin = floor + beta_margin(spread, n)
     # The least latency is in [0, margin]: centre the printk map in it.
     pk = dataclasses.replace(
         env,
